@@ -1,0 +1,328 @@
+import type { Command } from 'commander';
+import { formatDuration } from '../../lib/config';
+import { formatProblem } from '../../lib/errors';
+import { describeSource, planSubmit, submit, type JobOptionFlags, type SubmitPlan } from '../../lib/jobs';
+import { S3Layout, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import type { SettingName } from '../../lib/settings';
+import { formatBytes, progressListener } from '../output';
+
+interface SubmitFlags {
+  dryRun?: boolean;
+  json?: boolean;
+  debug?: boolean;
+  description?: string;
+  template?: string;
+  evalConfig?: string;
+  trainerSrc?: string;
+  image?: string;
+  jobLog?: string;
+  instanceType?: string;
+  instanceCount?: string;
+  volumeGb?: string;
+  trainGpus?: string;
+  evalGpus?: string;
+  maxRuntime?: string;
+  spot?: boolean;
+  maxWait?: string;
+  keepAlive?: string;
+  trainerCommand?: string;
+  modelInputMode?: string;
+  networkIsolation?: boolean;
+  ray?: boolean;
+  tag?: string[];
+  bucket?: string;
+  prefix?: string;
+  roleArn?: string;
+  repositoryUri?: string;
+  region?: string;
+  subnets?: string;
+  securityGroups?: string;
+  kmsKey?: string;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function optionFlags(flags: SubmitFlags): JobOptionFlags {
+  const tags = flags.tag?.length
+    ? Object.fromEntries(
+        flags.tag.map((t) => {
+          const i = t.indexOf('=');
+          return i < 0 ? [t, ''] : [t.slice(0, i), t.slice(i + 1)];
+        }),
+      )
+    : undefined;
+  return {
+    instance_type: flags.instanceType,
+    instance_count: flags.instanceCount,
+    volume_gb: flags.volumeGb,
+    train_gpus: flags.trainGpus,
+    eval_gpus: flags.evalGpus,
+    max_runtime: flags.maxRuntime,
+    spot: flags.spot,
+    max_wait: flags.maxWait,
+    keep_alive: flags.keepAlive,
+    trainer_command: flags.trainerCommand,
+    model_input_mode: flags.modelInputMode,
+    network_isolation: flags.networkIsolation,
+    use_ray: flags.ray,
+    tags,
+  };
+}
+
+export function registerSubmit(program: Command): void {
+  program
+    .command('submit')
+    .description('validate a training config and submit it as a SageMaker training job')
+    .argument('<config>', 'training config (YAML)')
+    .option('--dry-run', 'validate and print the full plan; create nothing (works without AWS)')
+    .option('--json', 'print one JSON object on stdout')
+    .option('--description <text>', 'what this job is for (job log, plan)')
+    .option('--template <name>', 'job template (p4de-train-eval, p4de-train, p5-train-eval, g5-smoke, …)')
+    .option('--eval-config <file>', 'eval watcher config, run beside training on the eval GPUs')
+    .option('--trainer-src <dir>', "trainer's source folder (default: the git repository holding the config)")
+    .option('--image <uri>', 'training image, used as it is (repo@sha256:… or repo:tag)')
+    .option('--job-log <file>', 'job log to append to (default: docs/job_log.md of the config repository)')
+    .option('--instance-type <type>', 'e.g. ml.p4de.24xlarge')
+    .option('--instance-count <n>', 'instances')
+    .option('--volume-gb <n>', 'EBS volume per instance, GB')
+    .option('--train-gpus <list>', 'GPUs for training, e.g. 0,1,2,3,4,5 or 0-5')
+    .option('--eval-gpus <list>', 'GPUs for the eval watcher, e.g. 6,7')
+    .option('--max-runtime <duration>', 'e.g. 24h, 90m, 86400')
+    .option('--spot', 'managed spot training (resumes from checkpoints)')
+    .option('--no-spot', 'on-demand training')
+    .option('--max-wait <duration>', 'spot: longest wait plus runtime (≥ max runtime)')
+    .option('--keep-alive <duration>', 'warm pool keep-alive (≤ 1h)')
+    .option('--trainer-command <cmd>', 'trainer command; {config} is the config path')
+    .option('--model-input-mode <mode>', 'FastFile or File')
+    .option('--network-isolation', 'run with network isolation (default)')
+    .option('--no-network-isolation', 'allow the container network access')
+    .option('--ray', 'start a Ray head on the train GPUs before the trainer (default)')
+    .option('--no-ray', 'do not start Ray')
+    .option('--tag <key=value>', 'extra job tag (repeatable)', collect)
+    .option('--bucket <name>', 'S3 bucket (else RLVR_BUCKET or the deployed settings)')
+    .option('--prefix <prefix>', 'root prefix in the bucket (default rlvr-experiments/)')
+    .option('--role-arn <arn>', 'SageMaker execution role (else RLVR_ROLE_ARN or the deployed settings)')
+    .option('--repository-uri <uri>', 'image repository (else RLVR_REPOSITORY_URI or the deployed settings)')
+    .option('--region <region>', 'AWS region (else AWS_REGION)')
+    .option('--subnets <ids>', 'comma-separated subnet ids (else RLVR_SUBNETS)')
+    .option('--security-groups <ids>', 'comma-separated security group ids (else RLVR_SECURITY_GROUPS)')
+    .option('--kms-key <id>', 'KMS key for volumes and output (else RLVR_KMS_KEY)')
+    .option('--debug', 'show stack traces')
+    .action(async (configPath: string, flags: SubmitFlags) => {
+      const input = {
+        configPath,
+        evalConfigPath: flags.evalConfig,
+        options: optionFlags(flags),
+        template: flags.template,
+        description: flags.description,
+        trainerSrc: flags.trainerSrc,
+        image: flags.image,
+        jobLog: flags.jobLog,
+        settings: {
+          bucket: flags.bucket,
+          prefix: flags.prefix,
+          roleArn: flags.roleArn,
+          repositoryUri: flags.repositoryUri,
+          region: flags.region,
+          subnets: flags.subnets,
+          securityGroups: flags.securityGroups,
+          kmsKey: flags.kmsKey,
+        },
+        dryRun: Boolean(flags.dryRun),
+        listener: progressListener({ quiet: Boolean(flags.json) }),
+      };
+      if (flags.dryRun) {
+        const plan = await planSubmit(input);
+        process.stdout.write(flags.json ? `${JSON.stringify(planJson(plan), null, 2)}\n` : renderPlan(plan));
+        return;
+      }
+      const result = await submit(input);
+      if (flags.json) {
+        process.stdout.write(
+          `${JSON.stringify(
+            {
+              ok: true,
+              jobName: result.jobName,
+              jobArn: result.jobArn,
+              checkpointsUri: result.checkpointsUri,
+              consoleUrl: result.consoleUrl,
+              jobLog: result.jobLogPath,
+              createTrainingJobRequest: { ...result.plan.request, TrainingJobName: result.jobName },
+            },
+            null,
+            2,
+          )}\n`,
+        );
+      } else {
+        const warnings = result.plan.warnings.map((w) => `  warning: ${formatProblem(w)}\n`).join('');
+        process.stdout.write(
+          `${warnings}Submitted ${result.jobName}\n` +
+            `  checkpoints and traces stream to ${result.checkpointsUri}\n` +
+            `  console: ${result.consoleUrl}\n` +
+            `  logged in ${result.jobLogPath}\n`,
+        );
+      }
+    });
+}
+
+function planJson(plan: SubmitPlan) {
+  return {
+    ok: true,
+    dryRun: true,
+    jobName: plan.jobName,
+    createTrainingJobRequest: plan.request,
+    uploads: plan.uploads,
+    preflight: plan.preflight,
+    placeholders: plan.placeholders,
+    settings: Object.fromEntries(
+      (Object.keys(plan.settings.sources) as SettingName[]).map((k) => [
+        k,
+        { value: plan.settings.values[k] ?? null, source: plan.settings.sources[k] },
+      ]),
+    ),
+    template: plan.template ?? null,
+    options: Object.fromEntries(
+      Object.entries(plan.options).map(([k, v]) => [k, { value: v.value, source: describeSource(v.source) }]),
+    ),
+    image: plan.image,
+    model: {
+      uri: `s3://${plan.inputs.model.location.bucket}/${plan.inputs.model.location.key}`,
+      mappings: plan.inputs.model.mappings,
+    },
+    datasets: plan.inputs.datasets.map((d) => ({
+      folder: d.folder,
+      uri: `s3://${d.location.bucket}/${d.location.key}`,
+      note: d.note,
+    })),
+    source: plan.source,
+    warnings: plan.warnings.map((w) => ({ ...w, text: formatProblem(w) })),
+  };
+}
+
+function row(label: string, value: string, source?: string): string {
+  const left = `  ${label.padEnd(16)}${value}`;
+  return source ? `${left.padEnd(64)}  ← ${source}\n` : `${left}\n`;
+}
+
+export function renderPlan(plan: SubmitPlan): string {
+  const o = plan.options;
+  const layout = new S3Layout(plan.requestSettings.bucket, plan.requestSettings.prefix);
+  const marked = (name: string, value: string) =>
+    plan.placeholders.includes(name as never) ? `<UNRESOLVED ${name}>` : value;
+  let out = `Plan for ${plan.jobName} (dry run: nothing was created)\n\n`;
+  out += row('config', `${plan.config.displayPath} (run ${plan.config.value.run.name})`);
+  out += row('eval config', plan.evalConfig ? plan.evalConfig.displayPath : 'none');
+  out += row(
+    'template',
+    plan.template
+      ? `${plan.template.name} (${plan.template.from === 'built-in' ? 'built-in; the deployed stack publishes its own' : 'published by the stack'})`
+      : 'none',
+  );
+  out += row('description', plan.description || '(none: pass --description)');
+  out += '\nSettings\n';
+  for (const name of [
+    'bucket',
+    'prefix',
+    'roleArn',
+    'repositoryUri',
+    'region',
+    'subnets',
+    'securityGroups',
+    'kmsKeyId',
+  ] as SettingName[]) {
+    const v = plan.settings.values[name];
+    const shown =
+      v === undefined
+        ? plan.placeholders.includes(name as never)
+          ? `<UNRESOLVED ${name}>`
+          : '-'
+        : Array.isArray(v)
+          ? v.join(',')
+          : String(v);
+    out += row(name, shown, plan.settings.sources[name]);
+  }
+  if (plan.placeholders.length > 0) {
+    out += `  Unresolved settings are placeholders: pass flags, set RLVR_* variables, or deploy the stack (it publishes ${SETTINGS_PARAMETER_NAME}).\n`;
+  }
+  out += '\nHow the job runs\n';
+  out += row(
+    'instance',
+    `${o.instanceCount.value} × ${o.instanceType.value}`,
+    describeSource(o.instanceType.source),
+  );
+  out += row('train GPUs', o.trainGpus.value.join(',') || 'none', describeSource(o.trainGpus.source));
+  out += row('eval GPUs', o.evalGpus.value.join(',') || 'none', describeSource(o.evalGpus.source));
+  out += row(
+    'max runtime',
+    formatDuration(o.maxRuntimeSeconds.value),
+    describeSource(o.maxRuntimeSeconds.source),
+  );
+  out += row(
+    'spot',
+    o.spot.value
+      ? `yes, max wait ${formatDuration(o.maxWaitSeconds.value ?? o.maxRuntimeSeconds.value)}`
+      : 'no',
+    describeSource(o.spot.source),
+  );
+  out += row(
+    'warm pool',
+    o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off',
+    describeSource(o.keepAliveSeconds.source),
+  );
+  out += row('volume', `${o.volumeGb.value} GB`, describeSource(o.volumeGb.source));
+  out += row(
+    'network',
+    o.networkIsolation.value ? 'isolated' : 'not isolated',
+    describeSource(o.networkIsolation.source),
+  );
+  out += row('trainer', o.trainerCommand.value, describeSource(o.trainerCommand.source));
+  out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', describeSource(o.useRay.source));
+  out += row('image', marked('image', plan.image.uri), plan.image.source);
+  out += '\nInputs (jobs cannot reach the Hugging Face Hub: everything comes from S3)\n';
+  const model = plan.inputs.model;
+  for (const m of model.mappings)
+    out += row('model', `${m.value} → s3://${model.location.bucket}/${model.location.key}`, m.note);
+  out += row('', `channel model (${o.modelInputMode.value}) at ${model.containerPath}`);
+  for (const d of plan.inputs.datasets)
+    out += row('dataset', `s3://${d.location.bucket}/${d.location.key}`, d.note);
+  for (const f of plan.inputs.orderFiles)
+    out += row('order file', `s3://${f.location.bucket}/${f.location.key}`, `channel ${f.channel}`);
+  for (const f of plan.inputs.localOrderFiles)
+    out += row('order file', f.value, "travels with the trainer's source");
+  out += '\nSource and outputs\n';
+  out += row(
+    'source',
+    `${plan.source.root} (${plan.source.isGit ? 'git' : 'folder'}, ${plan.source.fileCount} files, ${formatBytes(plan.source.bytes)})`,
+  );
+  out += row('', `→ s3://${plan.requestSettings.bucket}/${plan.source.key} (uploaded once per content hash)`);
+  if (plan.git?.commit)
+    out += row(
+      'commit',
+      `${plan.git.commit}${plan.git.dirty ? ' + uncommitted changes (captured in patches/)' : ''}`,
+    );
+  if (plan.source.excluded.length > 0) out += row('excluded', plan.source.excluded.slice(0, 10).join(', '));
+  out += row(
+    'checkpoints',
+    `${layout.uri(layout.checkpointsPrefix(plan.jobName))} (streamed while the job runs)`,
+  );
+  out += row('job log', plan.jobLogPath);
+  out += '\nUploads at submit\n';
+  for (const u of plan.uploads)
+    out += row(
+      '',
+      `s3://${plan.requestSettings.bucket}/${u.key}`,
+      `${u.what}${u.onlyIfAbsent ? ', if absent' : ''}`,
+    );
+  out += '\nPre-flight\n';
+  if (!plan.preflight.ran) out += `  not run: ${plan.preflight.reason}\n`;
+  for (const c of plan.preflight.checks)
+    out += row(c.ok ? 'ok' : 'FAILED', `${c.what}: ${c.target}`, c.detail);
+  if (plan.warnings.length > 0) {
+    out += '\nWarnings\n';
+    for (const w of plan.warnings) out += `  ${formatProblem(w)}\n`;
+  }
+  out += `\nRun without --dry-run to submit; --json prints the exact CreateTrainingJob request.\n`;
+  return out;
+}

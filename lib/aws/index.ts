@@ -1,0 +1,16 @@
+export {
+  createAwsClients,
+  type AwsClients,
+  type AwsClientOptions,
+  type IS3,
+  type ISageMaker,
+  type ISsm,
+  type S3ObjectInfo,
+} from './clients';
+export {
+  mayHaveCredentials,
+  sdkDefaultRegion,
+  classifyAwsError,
+  describeAwsError,
+  type AwsFailureKind,
+} from './environment';

@@ -1,0 +1,14 @@
+export { loadTrainingConfig, loadEvalConfig, type LoadedConfig } from './load';
+export { trainingConfigSchema, type TrainingConfig, type Role } from './training-schema';
+export { evalConfigSchema, type EvalConfig, CODE_BENCHMARK_PATTERN } from './eval-schema';
+export {
+  jobTemplateSchema,
+  launcherSectionSchema,
+  type JobTemplate,
+  type LauncherSection,
+  type JobOptionName,
+} from './launcher-schema';
+export { datasetNames, EVAL_STANDARDS } from './checks';
+export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
+export { zodIssuesToProblems, didYouMean } from './zod-problems';
+export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { parseDuration, parseGpuList } from './units';
+
+const duration = z.union([z.number(), z.string()]).superRefine((v, ctx) => {
+  if (parseDuration(v) === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(v)} is not a duration`,
+      params: { hint: 'Write seconds (86400) or a duration such as "24h", "90m", "1h30m".' },
+    });
+  }
+});
+
+const gpuList = z.union([z.string(), z.array(z.number())]).superRefine((v, ctx) => {
+  if (parseGpuList(v) === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(v)} is not a GPU list`,
+      params: { hint: 'Write GPU indices as "0,1,2,3", a range "0-5", or a list [0, 1].' },
+    });
+  }
+});
+
+const metricDefinition = z.strictObject({
+  Name: z.string().min(1).max(255),
+  Regex: z.string().min(1).max(500),
+});
+
+/**
+ * How a job runs: the fields a job template sets (published by the infrastructure stack) and that the
+ * config's `launcher` section and CLI flags override.
+ */
+export const jobOptionsShape = {
+  instance_type: z.string().min(1),
+  instance_count: z.number().int().min(1).max(64),
+  volume_gb: z.number().int().min(1).max(16384),
+  train_gpus: gpuList,
+  eval_gpus: gpuList,
+  max_runtime: duration,
+  spot: z.boolean(),
+  max_wait: duration,
+  keep_alive: duration,
+  model_input_mode: z.enum(['FastFile', 'File']),
+  network_isolation: z.boolean(),
+  use_ray: z.boolean(),
+  trainer_command: z.string().min(1),
+  metric_definitions: z.array(metricDefinition).max(40),
+  tags: z.record(z.string(), z.string()),
+};
+
+export const jobTemplateSchema = z
+  .strictObject({
+    description: z.string().optional(),
+    ...jobOptionsShape,
+  })
+  .partial();
+export type JobTemplate = z.infer<typeof jobTemplateSchema>;
+
+/** The config's own `launcher:` section: one file describes one job. */
+export const launcherSectionSchema = z
+  .strictObject({
+    template: z.string().min(1),
+    description: z.string(),
+    trainer_src: z.string().min(1),
+    include: z.array(z.string().min(1)),
+    exclude: z.array(z.string().min(1)),
+    eval_config: z.string().min(1),
+    image: z.string().min(1),
+    ...jobOptionsShape,
+  })
+  .partial();
+export type LauncherSection = z.infer<typeof launcherSectionSchema>;
+
+export type JobOptionName = keyof typeof jobOptionsShape;

@@ -1,0 +1,121 @@
+import * as fs from 'node:fs';
+import {
+  Document,
+  isMap,
+  isNode,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  type Node,
+} from 'yaml';
+import { ProblemsError, UserError, type Problem, type SourceLocation } from '../errors';
+
+export type KeyPath = readonly (string | number)[];
+
+/** A YAML file parsed with positions, so every problem can name file:line:column. */
+export class YamlFile {
+  private constructor(
+    readonly path: string,
+    readonly text: string,
+    readonly document: Document.Parsed,
+    private readonly lines: LineCounter,
+  ) {}
+
+  /** Reads and parses a file; YAML syntax errors (all of them) become a ProblemsError. */
+  static read(path: string, displayPath = path): YamlFile {
+    let text: string;
+    try {
+      text = fs.readFileSync(path, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new UserError(
+        code === 'ENOENT'
+          ? `${displayPath}: no such file. Check the path (it is relative to the current directory).`
+          : `${displayPath}: cannot read: ${(err as Error).message}`,
+        'ConfigNotReadable',
+      );
+    }
+    return YamlFile.parse(text, displayPath);
+  }
+
+  static parse(text: string, displayPath: string): YamlFile {
+    const lines = new LineCounter();
+    const document = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    const file = new YamlFile(displayPath, text, document, lines);
+    if (document.errors.length > 0) {
+      throw new ProblemsError(
+        `${displayPath} is not valid YAML`,
+        document.errors.map((e) => ({
+          location: file.locationOfOffset(e.pos[0]),
+          where: 'yaml',
+          message: e.message.split('\n')[0],
+          hint: 'Fix the YAML syntax (indentation, quoting, duplicate keys).',
+        })),
+      );
+    }
+    return file;
+  }
+
+  /** The plain JavaScript value of the document. */
+  toJS(): unknown {
+    return this.document.toJS({ maxAliasCount: 100 });
+  }
+
+  locationOfOffset(offset: number): SourceLocation {
+    const { line, col } = this.lines.linePos(offset);
+    return { file: this.path, line, column: col };
+  }
+
+  /**
+   * The position of the value at `path`; for a missing key, the position of the nearest existing parent.
+   * With `key: true`, the position of the key itself (for unknown-key errors).
+   */
+  locate(path: KeyPath, options: { key?: boolean } = {}): SourceLocation {
+    let node: unknown = this.document.contents;
+    let best = rangeStart(node) ?? 0;
+    for (let i = 0; i < path.length; i++) {
+      const segment = path[i];
+      let value: unknown;
+      let keyNode: unknown;
+      if (isMap(node)) {
+        const pair = node.items.find(
+          (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
+        );
+        if (pair) {
+          value = pair.value;
+          keyNode = pair.key;
+        }
+      } else if (isSeq(node) && typeof segment === 'number') {
+        value = node.items[segment];
+      }
+      if (value === undefined && keyNode === undefined) break;
+      // A block map or list value starts on the next line: point at its key instead.
+      const isCollection = isMap(value) || isSeq(value);
+      const wantKey =
+        i === path.length - 1 && (options.key === true || isCollection) && keyNode !== undefined;
+      best = rangeStart(wantKey ? keyNode : (value ?? keyNode)) ?? best;
+      node = value;
+    }
+    return this.locationOfOffset(best);
+  }
+
+  problem(path: KeyPath, message: string, hint?: string, options: { key?: boolean } = {}): Problem {
+    return { location: this.locate(path, options), where: formatKeyPath(path), message, hint };
+  }
+}
+
+function rangeStart(node: unknown): number | undefined {
+  if (isNode(node) && (node as Node).range) return (node as Node).range![0];
+  return undefined;
+}
+
+/** `roles[0].config.optimizer.lr` */
+export function formatKeyPath(path: KeyPath): string {
+  if (path.length === 0) return '(top level)';
+  return path.reduce<string>((acc, seg) => {
+    if (typeof seg === 'number') return `${acc}[${seg}]`;
+    return acc === '' ? seg : `${acc}.${seg}`;
+  }, '');
+}

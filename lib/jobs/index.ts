@@ -1,0 +1,27 @@
+export {
+  planSubmit,
+  PLACEHOLDERS,
+  type SubmitPlan,
+  type SubmitInput,
+  type SubmitEvent,
+  type SubmitListener,
+  type Upload,
+  type PreflightReport,
+} from './plan';
+export { submit, quotaName, type SubmitResult } from './submit';
+export { buildCreateTrainingJobRequest, sanitizeTagValue, JOB_ENV, type RequestInput } from './request';
+export { checkRequestLimits, LIMITS } from './limits';
+export {
+  resolveJobOptions,
+  describeSource,
+  idleGpus,
+  OPTION_FLAGS,
+  type JobOptionFlags,
+  type ResolvedJobOptions,
+  type OptionSource,
+} from './options';
+export { planInputs, resolveConfigForJob, datasetFolder, parseS3Uri, type InputPlan } from './inputs';
+export { reserveJobName, firstJobName } from './job-name';
+export { appendJobLogRow, formatJobLogRow, JOB_LOG_COLUMNS } from './job-log';
+export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS, DEFAULT_TRAINER_COMMAND } from './templates';
+export { gpuCount, isTrainingInstanceType } from './instance-types';

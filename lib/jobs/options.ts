@@ -1,0 +1,380 @@
+import type { JobOptionName, JobTemplate, LauncherSection, YamlFile } from '../config';
+import { formatGpuList, parseDuration, parseGpuList } from '../config';
+import type { Problem, SourceLocation } from '../errors';
+import { gpuCount, isTrainingInstanceType, suggestInstanceType } from './instance-types';
+import { BUILT_IN_DEFAULTS, DEFAULT_EVAL_GPU_COUNT } from './templates';
+
+/** SageMaker's limits (BRIEF §4). */
+export const MAX_RUNTIME_SECONDS = 28 * 24 * 3600;
+export const MAX_KEEP_ALIVE_SECONDS = 3600;
+
+/** Where a value came from: shown in the plan, and named in every error about it. */
+export type OptionSource =
+  | { readonly kind: 'flag'; readonly flag: string }
+  | { readonly kind: 'config'; readonly location: SourceLocation; readonly path: string }
+  | { readonly kind: 'template'; readonly name: string }
+  | { readonly kind: 'default'; readonly note?: string };
+
+export interface Sourced<T> {
+  readonly value: T;
+  readonly source: OptionSource;
+}
+
+export interface JobOptions {
+  readonly instanceType: string;
+  readonly instanceCount: number;
+  readonly volumeGb: number;
+  readonly trainGpus: readonly number[];
+  readonly evalGpus: readonly number[];
+  readonly maxRuntimeSeconds: number;
+  readonly spot: boolean;
+  readonly maxWaitSeconds: number | undefined;
+  readonly keepAliveSeconds: number;
+  readonly modelInputMode: 'FastFile' | 'File';
+  readonly networkIsolation: boolean;
+  readonly useRay: boolean;
+  readonly trainerCommand: string;
+  readonly metricDefinitions: readonly { readonly Name: string; readonly Regex: string }[];
+  readonly tags: Readonly<Record<string, string>>;
+}
+export type ResolvedJobOptions = { readonly [K in keyof JobOptions]: Sourced<JobOptions[K]> };
+
+/** Raw option values from CLI flags, in the launcher section's vocabulary. */
+export type JobOptionFlags = Partial<Record<JobOptionName, unknown>>;
+
+/** The flag that sets each option (for messages and the plan). */
+export const OPTION_FLAGS: Readonly<Record<JobOptionName, string>> = {
+  instance_type: '--instance-type',
+  instance_count: '--instance-count',
+  volume_gb: '--volume-gb',
+  train_gpus: '--train-gpus',
+  eval_gpus: '--eval-gpus',
+  max_runtime: '--max-runtime',
+  spot: '--spot',
+  max_wait: '--max-wait',
+  keep_alive: '--keep-alive',
+  model_input_mode: '--model-input-mode',
+  network_isolation: '--no-network-isolation',
+  use_ray: '--no-ray',
+  trainer_command: '--trainer-command',
+  metric_definitions: '(config only)',
+  tags: '--tag',
+};
+
+export interface OptionLayers {
+  readonly flags: JobOptionFlags;
+  readonly launcher: LauncherSection | undefined;
+  /** Where the launcher section's values are (the training config file). */
+  readonly configFile: YamlFile | undefined;
+  readonly template: { readonly name: string; readonly values: JobTemplate } | undefined;
+  /** Whether an eval config is in play (decides the default GPU split). */
+  readonly hasEvalConfig: boolean;
+}
+
+export function describeSource(source: OptionSource): string {
+  switch (source.kind) {
+    case 'flag':
+      return `flag ${source.flag}`;
+    case 'config':
+      return `config ${source.location.file}:${source.location.line}:${source.location.column}`;
+    case 'template':
+      return `template ${source.name}`;
+    case 'default':
+      return source.note ? `default (${source.note})` : 'default';
+  }
+}
+
+/** Flags > the config's launcher section > the named template > built-in defaults. */
+function pick(layers: OptionLayers, name: JobOptionName): Sourced<unknown> | undefined {
+  if (layers.flags[name] !== undefined)
+    return { value: layers.flags[name], source: { kind: 'flag', flag: OPTION_FLAGS[name] } };
+  const fromConfig = layers.launcher?.[name];
+  if (fromConfig !== undefined && layers.configFile) {
+    return {
+      value: fromConfig,
+      source: {
+        kind: 'config',
+        location: layers.configFile.locate(['launcher', name]),
+        path: `launcher.${name}`,
+      },
+    };
+  }
+  const fromTemplate = layers.template?.values[name];
+  if (fromTemplate !== undefined)
+    return { value: fromTemplate, source: { kind: 'template', name: layers.template!.name } };
+  const fallback = (BUILT_IN_DEFAULTS as Record<string, unknown>)[name];
+  return fallback === undefined ? undefined : { value: fallback, source: { kind: 'default' } };
+}
+
+function problemAt(source: OptionSource, option: string, message: string, hint?: string): Problem {
+  return {
+    location: source.kind === 'config' ? source.location : undefined,
+    where:
+      source.kind === 'config'
+        ? source.path
+        : source.kind === 'flag'
+          ? source.flag
+          : `${option} (${describeSource(source)})`,
+    message,
+    hint,
+  };
+}
+
+/** Resolves every job option and checks it; all problems at once. Pure. */
+export function resolveJobOptions(layers: OptionLayers): {
+  options?: ResolvedJobOptions;
+  problems: Problem[];
+} {
+  const problems: Problem[] = [];
+  const get = <T>(name: JobOptionName, parse: (v: unknown) => T | undefined, what: string): Sourced<T> => {
+    const picked = pick(layers, name)!;
+    const value = parse(picked.value);
+    if (value === undefined) {
+      problems.push(problemAt(picked.source, name, `${JSON.stringify(picked.value)} is not ${what}`));
+    }
+    return { value: value as T, source: picked.source };
+  };
+  const int = (min: number, max: number) => (v: unknown) => {
+    const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+    return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+  };
+  const bool = (v: unknown) => (typeof v === 'boolean' ? v : undefined);
+  const duration = (v: unknown) =>
+    typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : undefined;
+  const gpus = (v: unknown) =>
+    typeof v === 'string' || Array.isArray(v) ? parseGpuList(v as string | number[]) : undefined;
+
+  const instanceType = get(
+    'instance_type',
+    (v) => (typeof v === 'string' ? v : undefined),
+    'an instance type',
+  );
+  const instanceCount = get('instance_count', int(1, 64), 'an instance count from 1 to 64');
+  const volumeGb = get('volume_gb', int(1, 16384), 'a volume size in GB from 1 to 16384');
+  const maxRuntime = get('max_runtime', duration, 'a duration');
+  const spot = get('spot', bool, 'true or false');
+  const keepAlive = get('keep_alive', duration, 'a duration');
+  const modelInputMode = get(
+    'model_input_mode',
+    (v) => (v === 'FastFile' || v === 'File' ? v : undefined),
+    'FastFile or File',
+  );
+  const networkIsolation = get('network_isolation', bool, 'true or false');
+  const useRay = get('use_ray', bool, 'true or false');
+  const trainerCommand = get(
+    'trainer_command',
+    (v) => (typeof v === 'string' && v.trim() ? v : undefined),
+    'a command',
+  );
+  const metricDefinitions = get(
+    'metric_definitions',
+    (v) => (Array.isArray(v) ? (v as JobOptions['metricDefinitions']) : undefined),
+    'a list of metric definitions',
+  );
+  const tags = get(
+    'tags',
+    (v) => (v && typeof v === 'object' ? (v as Record<string, string>) : undefined),
+    'a mapping',
+  );
+  const maxWaitPicked = pick(layers, 'max_wait');
+  const maxWaitValue = maxWaitPicked ? duration(maxWaitPicked.value) : undefined;
+  if (maxWaitPicked && maxWaitValue === undefined) {
+    problems.push(
+      problemAt(maxWaitPicked.source, 'max_wait', `${JSON.stringify(maxWaitPicked.value)} is not a duration`),
+    );
+  }
+
+  // Instance type: one SageMaker accepts, with GPUs we know how to split.
+  let gpusOnInstance: number | undefined;
+  if (instanceType.value !== undefined) {
+    if (!isTrainingInstanceType(instanceType.value)) {
+      const suggestion = suggestInstanceType(instanceType.value);
+      problems.push(
+        problemAt(
+          instanceType.source,
+          'instance_type',
+          `"${instanceType.value}" is not an instance type SageMaker training accepts`,
+          suggestion
+            ? `Did you mean "${suggestion}"?`
+            : 'Use e.g. ml.p4de.24xlarge, ml.p5.48xlarge or ml.g5.2xlarge.',
+        ),
+      );
+    } else {
+      gpusOnInstance = gpuCount(instanceType.value);
+      if (gpusOnInstance === undefined) {
+        problems.push(
+          problemAt(
+            instanceType.source,
+            'instance_type',
+            `"${instanceType.value}" is not a GPU instance type this launcher knows`,
+            'Use a p4d, p4de, p5, g5, g6 or g6e instance.',
+          ),
+        );
+      }
+    }
+  }
+
+  // GPU split: eval GPUs default to the last two when an eval config is given on an 8-GPU instance.
+  const evalPicked = pick(layers, 'eval_gpus');
+  const trainPicked = pick(layers, 'train_gpus');
+  const all = gpusOnInstance ? Array.from({ length: gpusOnInstance }, (_, i) => i) : [];
+  let evalGpus: Sourced<number[]>;
+  if (evalPicked) {
+    evalGpus = get('eval_gpus', gpus, 'a GPU list');
+  } else if (layers.hasEvalConfig && gpusOnInstance && gpusOnInstance >= 4 && !trainPicked) {
+    evalGpus = {
+      value: all.slice(gpusOnInstance - DEFAULT_EVAL_GPU_COUNT),
+      source: { kind: 'default', note: 'eval config given: last two GPUs' },
+    };
+  } else {
+    evalGpus = { value: [], source: { kind: 'default' } };
+  }
+  const trainGpus: Sourced<number[]> = trainPicked
+    ? get('train_gpus', gpus, 'a GPU list')
+    : {
+        value: all.filter((g) => !(evalGpus.value ?? []).includes(g)),
+        source: { kind: 'default', note: 'every GPU not used for eval' },
+      };
+
+  if (gpusOnInstance !== undefined && trainGpus.value && evalGpus.value) {
+    const range = `0–${gpusOnInstance - 1}`;
+    for (const [label, sourced] of [
+      ['train_gpus', trainGpus],
+      ['eval_gpus', evalGpus],
+    ] as const) {
+      const outside = sourced.value.filter((g) => g >= gpusOnInstance!);
+      if (outside.length > 0) {
+        problems.push(
+          problemAt(
+            sourced.source,
+            label,
+            `GPU ${outside.join(', ')} does not exist on ${instanceType.value} (${gpusOnInstance} GPUs: ${range})`,
+            `Use GPUs in ${range}.`,
+          ),
+        );
+      }
+    }
+    if (trainGpus.value.length === 0) {
+      problems.push(
+        problemAt(trainGpus.source, 'train_gpus', 'no GPU left for training', 'Give the trainer GPUs.'),
+      );
+    }
+    const overlap = trainGpus.value.filter((g) => evalGpus.value.includes(g));
+    if (overlap.length > 0) {
+      problems.push(
+        problemAt(
+          evalGpus.source,
+          'eval_gpus',
+          `GPU ${overlap.join(', ')} is given to both training (${formatGpuList(trainGpus.value)}) and eval (${formatGpuList(evalGpus.value)})`,
+          'Split the GPUs: e.g. --train-gpus 0-5 --eval-gpus 6-7.',
+        ),
+      );
+    }
+    if (layers.hasEvalConfig && evalGpus.value.length === 0) {
+      problems.push(
+        problemAt(
+          evalGpus.source,
+          'eval_gpus',
+          'an eval config is given but no GPU is set aside for evaluation',
+          'Set --eval-gpus (e.g. 6-7 with --train-gpus 0-5), or use the template p4de-train-eval.',
+        ),
+      );
+    }
+  }
+
+  if (maxRuntime.value !== undefined && (maxRuntime.value < 1 || maxRuntime.value > MAX_RUNTIME_SECONDS)) {
+    problems.push(
+      problemAt(
+        maxRuntime.source,
+        'max_runtime',
+        `must be between 1 s and 28 days, got ${maxRuntime.value} s`,
+      ),
+    );
+  }
+  let maxWaitSeconds: Sourced<number | undefined> = {
+    value: undefined,
+    source: maxWaitPicked?.source ?? { kind: 'default' },
+  };
+  if (spot.value) {
+    maxWaitSeconds = maxWaitPicked
+      ? { value: maxWaitValue, source: maxWaitPicked.source }
+      : { value: maxRuntime.value, source: { kind: 'default', note: 'spot: equal to max_runtime' } };
+    if (
+      maxWaitSeconds.value !== undefined &&
+      maxRuntime.value !== undefined &&
+      maxWaitSeconds.value < maxRuntime.value
+    ) {
+      problems.push(
+        problemAt(
+          maxWaitSeconds.source,
+          'max_wait',
+          `${maxWaitSeconds.value} s is shorter than max_runtime (${maxRuntime.value} s); spot jobs need max_wait ≥ max_runtime`,
+        ),
+      );
+    }
+  } else if (
+    maxWaitPicked &&
+    maxWaitPicked.source.kind !== 'default' &&
+    maxWaitPicked.source.kind !== 'template'
+  ) {
+    problems.push(
+      problemAt(maxWaitPicked.source, 'max_wait', 'applies only to spot jobs', 'Add --spot or remove it.'),
+    );
+  }
+  if (keepAlive.value !== undefined) {
+    if (keepAlive.value > MAX_KEEP_ALIVE_SECONDS) {
+      problems.push(
+        problemAt(keepAlive.source, 'keep_alive', `must be at most 3600 s (1h), got ${keepAlive.value} s`),
+      );
+    }
+    if (keepAlive.value > 0 && spot.value) {
+      problems.push(
+        problemAt(
+          keepAlive.source,
+          'keep_alive',
+          'warm pools cannot be used with spot training',
+          'Drop one of the two.',
+        ),
+      );
+    }
+  }
+  if (trainerCommand.value !== undefined && !trainerCommand.value.includes('{config}')) {
+    problems.push(
+      problemAt(
+        trainerCommand.source,
+        'trainer_command',
+        'does not contain {config}',
+        'Write where the config path goes, e.g. "python entrypoints/train_grpo.py {config}".',
+      ),
+    );
+  }
+
+  if (problems.length > 0) return { problems };
+  return {
+    problems,
+    options: {
+      instanceType,
+      instanceCount,
+      volumeGb,
+      trainGpus,
+      evalGpus,
+      maxRuntimeSeconds: maxRuntime,
+      spot,
+      maxWaitSeconds,
+      keepAliveSeconds: keepAlive,
+      modelInputMode: modelInputMode as Sourced<'FastFile' | 'File'>,
+      networkIsolation,
+      useRay,
+      trainerCommand,
+      metricDefinitions,
+      tags,
+    },
+  };
+}
+
+/** GPUs paid for but given to nobody ("every idle GPU is wasted money"). */
+export function idleGpus(options: ResolvedJobOptions): number[] {
+  const count = gpuCount(options.instanceType.value) ?? 0;
+  const used = new Set([...options.trainGpus.value, ...options.evalGpus.value]);
+  return Array.from({ length: count }, (_, i) => i).filter((g) => !used.has(g));
+}

@@ -1,0 +1,525 @@
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
+import { stringify } from 'yaml';
+import {
+  CODE_BENCHMARK_PATTERN,
+  jobTemplateSchema,
+  loadEvalConfig,
+  loadTrainingConfig,
+  type EvalConfig,
+  type JobTemplate,
+  type LoadedConfig,
+  type TrainingConfig,
+} from '../config';
+import {
+  classifyAwsError,
+  createAwsClients,
+  describeAwsError,
+  mayHaveCredentials,
+  sdkDefaultRegion,
+  type AwsClients,
+  type AwsClientOptions,
+} from '../aws';
+import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
+import {
+  JOB_FILES,
+  LOCAL,
+  PATCH_FILES,
+  S3Layout,
+  SETTINGS_PARAMETER_NAME,
+  templateParameterName,
+} from '../layout';
+import {
+  mergeSettings,
+  parseSettingsParameter,
+  requireSettings,
+  validateSettings,
+  type ResolvedSettings,
+  type SettingFlags,
+} from '../settings';
+import {
+  captureGitState,
+  gitRoot,
+  packSource,
+  stageSource,
+  type GitState,
+  type PackedSource,
+} from '../source';
+import { planInputs, resolveConfigForJob, type InputPlan } from './inputs';
+import { checkRequestLimits } from './limits';
+import { firstJobName } from './job-name';
+import {
+  idleGpus,
+  resolveJobOptions,
+  type JobOptionFlags,
+  type ResolvedJobOptions,
+  type JobOptions,
+} from './options';
+import { runPreflight, type PreflightCheck } from './preflight';
+import { checkReferencedFiles } from './references';
+import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
+import { BUILT_IN_TEMPLATES } from './templates';
+
+/** Progress events; the CLI decides how to show them. The library never prints. */
+export type SubmitEvent =
+  | { readonly type: 'step'; readonly message: string }
+  | { readonly type: 'upload'; readonly key: string; readonly bytes: number; readonly skipped: boolean }
+  | { readonly type: 'retry'; readonly message: string };
+export type SubmitListener = (event: SubmitEvent) => void;
+
+export interface SubmitInput {
+  readonly configPath: string;
+  readonly evalConfigPath?: string;
+  readonly options: JobOptionFlags;
+  readonly template?: string;
+  readonly description?: string;
+  readonly trainerSrc?: string;
+  readonly image?: string;
+  readonly jobLog?: string;
+  readonly settings: SettingFlags;
+  readonly dryRun: boolean;
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly now?: () => Date;
+  /** Test hook: configure the SDK clients (fault injection). */
+  readonly configureClients?: AwsClientOptions['configure'];
+  readonly listener?: SubmitListener;
+}
+
+export type PlaceholderName = 'bucket' | 'roleArn' | 'repositoryUri' | 'region' | 'image';
+export const PLACEHOLDERS: Readonly<Record<PlaceholderName, string>> = {
+  bucket: 'unresolved-bucket',
+  roleArn: 'arn:aws:iam::000000000000:role/UNRESOLVED-execution-role',
+  repositoryUri: '000000000000.dkr.ecr.unresolved.amazonaws.com/unresolved',
+  region: 'unresolved-region',
+  image: '000000000000.dkr.ecr.unresolved.amazonaws.com/unresolved:UNRESOLVED-image',
+};
+
+export interface Upload {
+  readonly key: string;
+  readonly bytes: number;
+  readonly what: string;
+  /** Content-addressed objects are uploaded only when absent. */
+  readonly onlyIfAbsent?: boolean;
+}
+
+export interface PreflightReport {
+  readonly ran: boolean;
+  /** Why it did not run. */
+  readonly reason?: string;
+  readonly checks: readonly PreflightCheck[];
+}
+
+export interface SubmitPlan {
+  readonly jobName: string;
+  readonly config: LoadedConfig<TrainingConfig>;
+  readonly evalConfig?: LoadedConfig<EvalConfig>;
+  readonly settings: ResolvedSettings;
+  readonly requestSettings: RequestSettings & { readonly region: string; readonly repositoryUri: string };
+  /** Settings that are placeholders in this plan (dry-run without AWS). */
+  readonly placeholders: readonly PlaceholderName[];
+  readonly template: { readonly name: string; readonly from: 'parameter' | 'built-in' } | undefined;
+  readonly options: ResolvedJobOptions;
+  readonly image: { readonly uri: string; readonly source: string };
+  readonly inputs: InputPlan;
+  readonly source: {
+    readonly root: string;
+    readonly isGit: boolean;
+    readonly fileCount: number;
+    readonly bytes: number;
+    readonly sha256: string;
+    readonly key: string;
+    readonly excluded: readonly string[];
+  };
+  readonly packed: PackedSource;
+  readonly git: GitState | undefined;
+  readonly resolvedConfigYaml: string;
+  readonly description: string;
+  readonly submitId: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly uploads: readonly Upload[];
+  /** Everything the request is built from but the job name (claimed at submit). */
+  readonly requestInput: Omit<RequestInput, 'jobName'>;
+  readonly request: CreateTrainingJobRequest;
+  readonly preflight: PreflightReport;
+  readonly warnings: readonly Problem[];
+  readonly jobLogPath: string;
+  readonly configDisplayPath: string;
+  readonly submittedAt: Date;
+  /** Clients, when AWS was reachable (reused by the submit). */
+  readonly aws: AwsClients | undefined;
+}
+
+function plainOptions(options: ResolvedJobOptions): JobOptions {
+  return Object.fromEntries(Object.entries(options).map(([k, v]) => [k, v.value])) as unknown as JobOptions;
+}
+
+/** The job's files under `jobs/<job>/` (besides the reservation). */
+export function jobUploads(plan: Pick<SubmitPlan, 'config' | 'evalConfig' | 'resolvedConfigYaml' | 'git'>): {
+  file: string;
+  body: string;
+  what: string;
+}[] {
+  const files: { file: string; body: string; what: string }[] = [
+    { file: JOB_FILES.configAsWritten, body: plan.config.text, what: 'the config as written' },
+    { file: JOB_FILES.resolvedConfig, body: plan.resolvedConfigYaml, what: 'the config the trainer reads' },
+  ];
+  if (plan.evalConfig)
+    files.push({ file: JOB_FILES.evalConfig, body: plan.evalConfig.text, what: 'the eval config' });
+  if (plan.git) {
+    const patches = JOB_FILES.patchesDir;
+    files.push(
+      { file: `${patches}${PATCH_FILES.commit}`, body: `${plan.git.commit ?? ''}\n`, what: 'source state' },
+      { file: `${patches}${PATCH_FILES.status}`, body: plan.git.status, what: 'source state' },
+      { file: `${patches}${PATCH_FILES.diff}`, body: plan.git.diff, what: 'source state' },
+      { file: `${patches}${PATCH_FILES.diffCached}`, body: plan.git.diffCached, what: 'source state' },
+      { file: `${patches}${PATCH_FILES.untracked}`, body: plan.git.untracked, what: 'source state' },
+    );
+  }
+  return files;
+}
+
+async function readParameter(aws: AwsClients, name: string): Promise<string | undefined> {
+  return aws.ssm.getParameter(name);
+}
+
+/**
+ * Validates everything and computes the exact request, without creating anything. A dry-run with no
+ * AWS access still gets a full plan: unresolved settings become marked placeholders and the
+ * pre-flight is reported as not run.
+ */
+export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
+  const cwd = input.cwd ?? process.cwd();
+  const env = input.env ?? process.env;
+  const emit = input.listener ?? (() => undefined);
+  const submittedAt = (input.now ?? (() => new Date()))();
+
+  // 1. Configs: every problem in a file at once.
+  const configAbs = path.resolve(cwd, input.configPath);
+  const config = loadTrainingConfig(configAbs, input.configPath);
+  const launcher = config.value.launcher ?? {};
+  const configDir = path.dirname(configAbs);
+  let evalConfig: LoadedConfig<EvalConfig> | undefined;
+  if (input.evalConfigPath) {
+    evalConfig = loadEvalConfig(path.resolve(cwd, input.evalConfigPath), input.evalConfigPath);
+  } else if (launcher.eval_config) {
+    const abs = path.resolve(configDir, launcher.eval_config);
+    evalConfig = loadEvalConfig(abs, path.relative(cwd, abs) || abs);
+  }
+
+  // 2. Settings: flags > environment > the stack's parameter.
+  const partial = mergeSettings(input.settings, env, undefined);
+  const region = partial.values.region ?? (await sdkDefaultRegion());
+  const awsPossible = input.dryRun ? region !== undefined && mayHaveCredentials(env) : true;
+  let aws: AwsClients | undefined;
+  let awsNote: string | undefined;
+  if (!region) {
+    awsNote = 'no region: set AWS_REGION or pass --region';
+    if (!input.dryRun) throw new UserError(`No AWS region. Set AWS_REGION or pass --region.`, 'NoRegion');
+  } else if (!awsPossible) {
+    awsNote = 'no AWS credentials found';
+  } else {
+    aws = createAwsClients(
+      {
+        region,
+        // A dry-run probes quickly and never hangs; a submit retries like any AWS tool.
+        ...(input.dryRun ? { maxAttempts: 2, requestTimeoutMs: 5000 } : {}),
+        configure: input.configureClients,
+      },
+      env,
+    );
+  }
+  const failAws = (what: string, err: unknown): never => {
+    throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
+  };
+
+  let settings = partial;
+  const templateName = input.template ?? launcher.template;
+  const needsParameter = partial.missing.length > 0;
+  if (aws && (needsParameter || templateName)) {
+    try {
+      const text = needsParameter ? await readParameter(aws, SETTINGS_PARAMETER_NAME) : undefined;
+      settings = mergeSettings(
+        input.settings,
+        { ...env, ...(region && !partial.values.region ? { AWS_REGION: region } : {}) },
+        text ? parseSettingsParameter(text) : undefined,
+        needsParameter && !text ? `${SETTINGS_PARAMETER_NAME} does not exist in ${region}` : undefined,
+      );
+    } catch (err) {
+      if (err instanceof UserError) throw err;
+      if (!input.dryRun) failAws(`read the settings parameter ${SETTINGS_PARAMETER_NAME}`, err);
+      awsNote = describeAwsError(err);
+      aws = undefined;
+    }
+  } else if (region && !partial.values.region) {
+    settings = mergeSettings(input.settings, { ...env, AWS_REGION: region }, undefined, awsNote);
+  }
+  const settingProblems = validateSettings(settings);
+  if (settingProblems.length > 0) throw new ProblemsError('Invalid launcher settings', settingProblems);
+  if (!input.dryRun) requireSettings(settings);
+
+  // 3. Template: published by the stack, built-ins until it is deployed.
+  let template: { name: string; values: JobTemplate; from: 'parameter' | 'built-in' } | undefined;
+  if (templateName) {
+    let published: string | undefined;
+    if (aws) {
+      try {
+        published = await readParameter(aws, templateParameterName(templateName));
+      } catch (err) {
+        if (!input.dryRun) failAws(`read the template ${templateName}`, err);
+      }
+    }
+    if (published) {
+      const parsed = jobTemplateSchema.safeParse(JSON.parse(published));
+      if (!parsed.success) {
+        throw new UserError(
+          `The published template ${templateName} is invalid (${parsed.error.issues[0].message}); redeploy the infrastructure stack.`,
+        );
+      }
+      template = { name: templateName, values: parsed.data, from: 'parameter' };
+    } else if (BUILT_IN_TEMPLATES[templateName]) {
+      template = { name: templateName, values: BUILT_IN_TEMPLATES[templateName], from: 'built-in' };
+    } else {
+      const known = Object.keys(BUILT_IN_TEMPLATES).join(', ');
+      const problem: Problem = input.template
+        ? {
+            where: '--template',
+            message: `no job template named "${templateName}"`,
+            hint: `Known templates: ${known}.`,
+          }
+        : config.file.problem(
+            ['launcher', 'template'],
+            `no job template named "${templateName}"`,
+            `Known templates: ${known}.`,
+          );
+      throw new ProblemsError('Unknown job template', [problem]);
+    }
+  }
+
+  // 4. How the job runs, each value with where it came from.
+  const resolved = resolveJobOptions({
+    flags: input.options,
+    launcher: config.value.launcher,
+    configFile: config.file,
+    template: template && { name: template.name, values: template.values },
+    hasEvalConfig: evalConfig !== undefined,
+  });
+  if (!resolved.options) throw new ProblemsError('The job cannot run as configured', resolved.problems);
+  const options = resolved.options;
+
+  // 5. Inputs the job reads from S3.
+  const placeholders: PlaceholderName[] = [];
+  const value = <K extends PlaceholderName>(name: K, v: string | undefined): string => {
+    if (v !== undefined) return v;
+    placeholders.push(name);
+    return PLACEHOLDERS[name];
+  };
+  const bucket = value('bucket', settings.values.bucket);
+  const layout = new S3Layout(bucket, settings.values.prefix);
+  const planned = planInputs(config.value, config.file, layout, configDir);
+  if (!planned.inputs)
+    throw new ProblemsError(`${config.displayPath}: inputs cannot be mapped to S3`, planned.problems);
+  const inputs = planned.inputs;
+
+  // 6. The trainer's source: staged, packed reproducibly, content-addressed.
+  const sourceRoot = input.trainerSrc
+    ? path.resolve(cwd, input.trainerSrc)
+    : launcher.trainer_src
+      ? path.resolve(configDir, launcher.trainer_src)
+      : await gitRoot(configDir);
+  if (!sourceRoot) {
+    throw new UserError(
+      `${config.displayPath} is not inside a git repository, so the trainer's source is unknown. Pass --trainer-src DIR or set launcher.trainer_src.`,
+      'NoTrainerSource',
+    );
+  }
+  emit({ type: 'step', message: `staging the trainer's source from ${sourceRoot}` });
+  const staged = await stageSource({
+    root: sourceRoot,
+    include: launcher.include,
+    exclude: launcher.exclude,
+  });
+  const referenceCheck = checkReferencedFiles(
+    config.value as unknown as Record<string, unknown>,
+    config.file,
+    staged,
+    [
+      ...inputs.model.referencedAt,
+      ...inputs.datasets.map((d) => d.referencedAt),
+      ...inputs.orderFiles.map((o) => o.referencedAt),
+    ],
+  );
+  if (referenceCheck.problems.length > 0) {
+    throw new ProblemsError(
+      'The config names files that would not travel with the job',
+      referenceCheck.problems,
+    );
+  }
+  const packed = await packSource(staged);
+  const git = staged.isGit ? await captureGitState(sourceRoot) : undefined;
+
+  // 7. Image: given as it is (the image pipeline pins builds by digest).
+  const imageUri = input.image ?? launcher.image;
+  if (!imageUri && !input.dryRun) {
+    throw new UserError(
+      `No training image. Pass --image <repository-uri>@sha256:… (or :tag), or set launcher.image in ${config.displayPath}.`,
+      'NoImage',
+    );
+  }
+  const image = {
+    uri: value('image', imageUri),
+    source: input.image ? 'flag --image' : launcher.image ? 'config launcher.image' : 'unresolved',
+  };
+
+  // 8. The request.
+  const jobNamePrefix = settings.values.jobNamePrefix!;
+  const jobName = firstJobName(jobNamePrefix, submittedAt);
+  const submitId = randomUUID();
+  const configRepoRoot = (await gitRoot(configDir)) ?? sourceRoot;
+  const configDisplayPath = path.relative(configRepoRoot, configAbs) || path.basename(configAbs);
+  const description = input.description ?? launcher.description ?? '';
+  const tags: Record<string, string> = {
+    'rlvr:config': configDisplayPath,
+    'rlvr:run-name': config.value.run.name,
+    'rlvr:user': os.userInfo().username,
+    'rlvr:source-sha256': packed.sha256,
+    ...(git?.commit ? { 'rlvr:git-commit': `${git.commit}${git.dirty ? '+dirty' : ''}` } : {}),
+    ...(template ? { 'rlvr:template': template.name } : {}),
+  };
+  const requestSettings = {
+    bucket,
+    prefix: layout.root,
+    roleArn: value('roleArn', settings.values.roleArn),
+    region: value('region', settings.values.region),
+    repositoryUri: value('repositoryUri', settings.values.repositoryUri),
+    subnets: settings.values.subnets,
+    securityGroups: settings.values.securityGroups,
+    kmsKeyId: settings.values.kmsKeyId,
+  };
+  const codeEval = Boolean(
+    evalConfig &&
+    [
+      ...(evalConfig.value.benchmarks ?? []).map((b) => b.task),
+      ...(evalConfig.value.olmes?.tasks ?? []),
+    ].some((t) => CODE_BENCHMARK_PATTERN.test(t)),
+  );
+  const requestInput: Omit<RequestInput, 'jobName'> = {
+    settings: requestSettings,
+    image: image.uri,
+    options: plainOptions(options),
+    inputs,
+    sourceSha256: packed.sha256,
+    submitId,
+    runName: config.value.run.name,
+    hasEvalConfig: evalConfig !== undefined,
+    codeEval,
+    tags,
+  };
+  const request = buildCreateTrainingJobRequest({ ...requestInput, jobName });
+  const limitProblems = checkRequestLimits(request);
+  if (limitProblems.length > 0)
+    throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);
+
+  const resolvedConfigYaml = `# Resolved by rlvr submit from ${configDisplayPath}: inputs point at the job's channels.\n${stringify(
+    resolveConfigForJob(config.value, inputs),
+  )}`;
+
+  // 9. Pre-flight: every object the job reads exists. Failures are bad input (exit 2).
+  let preflight: PreflightReport = { ran: false, reason: awsNote ?? 'AWS not available', checks: [] };
+  const warnings: Problem[] = [
+    ...config.warnings,
+    ...(evalConfig?.warnings ?? []),
+    ...referenceCheck.warnings,
+  ];
+  if (aws && placeholders.includes('bucket')) {
+    preflight = { ran: false, reason: 'the bucket is not resolved', checks: [] };
+  } else if (aws) {
+    emit({ type: 'step', message: 'pre-flight: checking the model, datasets and order files in S3' });
+    try {
+      const result = await runPreflight(aws.s3, inputs, config.file);
+      if (result.problems.length > 0)
+        throw new ProblemsError('Pre-flight failed: the job would not find its inputs', result.problems);
+      warnings.push(...result.warnings);
+      preflight = { ran: true, checks: result.checks };
+    } catch (err) {
+      if (err instanceof ProblemsError) throw err;
+      const kind = classifyAwsError(err);
+      if (!input.dryRun) failAws('run the pre-flight checks in S3', err);
+      preflight = { ran: false, reason: `${kind}: ${describeAwsError(err)}`, checks: [] };
+    }
+  }
+  const idle = idleGpus(options);
+  if (idle.length > 0) {
+    warnings.push({
+      where: 'GPU split',
+      message: `GPU ${idle.join(', ')} of ${options.instanceType.value} would sit idle (train ${options.trainGpus.value.join(',')}, eval ${options.evalGpus.value.join(',') || 'none'})`,
+      hint: 'Every idle GPU is paid for: give it to training or evaluation.',
+    });
+  }
+
+  const jobLogPath = input.jobLog
+    ? path.resolve(cwd, input.jobLog)
+    : env.RLVR_JOB_LOG
+      ? path.resolve(cwd, env.RLVR_JOB_LOG)
+      : path.join(configRepoRoot, LOCAL.defaultJobLog);
+
+  const base = {
+    config,
+    evalConfig,
+    resolvedConfigYaml,
+    git,
+  };
+  const uploads: Upload[] = [
+    {
+      key: layout.sourceKey(packed.sha256),
+      bytes: packed.gzip.length,
+      what: "the trainer's source",
+      onlyIfAbsent: true,
+    },
+    { key: layout.jobKey(jobName, JOB_FILES.reservation), bytes: 0, what: 'job name reservation' },
+    ...jobUploads(base).map((u) => ({
+      key: layout.jobKey(jobName, u.file),
+      bytes: Buffer.byteLength(u.body),
+      what: u.what,
+    })),
+  ];
+
+  return {
+    jobName,
+    config,
+    evalConfig,
+    settings,
+    requestSettings,
+    placeholders,
+    template: template && { name: template.name, from: template.from },
+    options,
+    image,
+    inputs,
+    source: {
+      root: staged.root,
+      isGit: staged.isGit,
+      fileCount: packed.fileCount,
+      bytes: staged.totalBytes,
+      sha256: packed.sha256,
+      key: layout.sourceKey(packed.sha256),
+      excluded: staged.excluded,
+    },
+    packed,
+    git,
+    resolvedConfigYaml,
+    description,
+    submitId,
+    tags,
+    uploads,
+    requestInput,
+    request,
+    preflight,
+    warnings,
+    jobLogPath,
+    configDisplayPath,
+    submittedAt,
+    aws,
+  };
+}

@@ -1,0 +1,161 @@
+import * as path from 'node:path';
+import type { YamlFile } from '../config';
+import type { IS3 } from '../aws';
+import type { Problem } from '../errors';
+import { s3Uri, type InputPlan } from './inputs';
+
+/*
+ * Before anything is created, every S3 object the job will read must exist: a job that finds its model
+ * missing dies after start-up with the GPUs billed, and jobs in the VPC cannot fetch anything else.
+ */
+
+export interface PreflightCheck {
+  readonly what: string;
+  readonly target: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface PreflightResult {
+  readonly checks: readonly PreflightCheck[];
+  readonly problems: readonly Problem[];
+  readonly warnings: readonly Problem[];
+}
+
+const SAVE_TO_DISK_MARKERS = ['dataset_info.json', 'dataset_dict.json', 'state.json'];
+const INDEX_FILE = 'model.safetensors.index.json';
+
+export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): Promise<PreflightResult> {
+  const checks: PreflightCheck[] = [];
+  const problems: Problem[] = [];
+  const warnings: Problem[] = [];
+  const at = inputs.model.referencedAt[0];
+
+  // Model folder: config, weights, and an index that names only files that exist.
+  const model = inputs.model.location;
+  const objects = await s3.listObjects(model.bucket, model.key, 5000);
+  const names = new Set(objects.map((o) => o.key.slice(model.key.length)));
+  const modelUri = s3Uri(model);
+  const mapping = inputs.model.mappings.find((m) => m.kind !== 's3');
+  if (objects.length === 0) {
+    const source = mapping?.value ?? modelUri;
+    const local = mapping?.kind === 'hub-id' ? path.basename(source) : source;
+    const download =
+      mapping?.kind === 'hub-id' ? `huggingface-cli download ${source} --local-dir ${local} && ` : '';
+    problems.push(
+      file.problem(
+        at,
+        `no model at ${modelUri}`,
+        `Jobs cannot reach the Hugging Face Hub or your disks: upload the model first:\n      ${download}aws s3 sync ${local} ${modelUri}`,
+      ),
+    );
+    checks.push({ what: 'model', target: modelUri, ok: false, detail: 'no objects' });
+  } else {
+    const weights = [...names].filter((n) => n.endsWith('.safetensors') || n.endsWith('.bin'));
+    const missing: string[] = [];
+    if (!names.has('config.json')) missing.push('config.json');
+    if (weights.length === 0) missing.push('weights (*.safetensors)');
+    if (names.has(INDEX_FILE)) {
+      const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${INDEX_FILE}`)) as {
+        weight_map?: Record<string, string>;
+      };
+      const named = [...new Set(Object.values(index.weight_map ?? {}))];
+      const absent = named.filter((n) => !names.has(n));
+      if (absent.length > 0) {
+        const fix =
+          absent.length === 1 && weights.length === 1
+            ? ` The folder holds ${weights[0]}: rename it to ${absent[0]} (aws s3 mv ${modelUri}${weights[0]} ${modelUri}${absent[0]}).`
+            : '';
+        problems.push(
+          file.problem(
+            at,
+            `${modelUri}${INDEX_FILE} names ${absent.join(', ')}, which the folder does not have: vLLM cannot load it`,
+            `Make the weight files match the index.${fix}`,
+          ),
+        );
+      }
+    } else if (weights.length > 1 && weights.every((w) => w.endsWith('.safetensors'))) {
+      missing.push(INDEX_FILE);
+    }
+    if (missing.length > 0) {
+      problems.push(
+        file.problem(
+          at,
+          `${modelUri} is not a complete Hugging Face model folder: missing ${missing.join(', ')}`,
+        ),
+      );
+    }
+    if (!names.has('tokenizer.json') && !names.has('tokenizer_config.json')) {
+      warnings.push(
+        file.problem(at, `${modelUri} has no tokenizer files; the tokenizer must come from elsewhere`),
+      );
+    }
+    const bytes = objects.reduce((n, o) => n + o.size, 0);
+    checks.push({
+      what: 'model',
+      target: modelUri,
+      ok: missing.length === 0,
+      detail: `${objects.length} files, ${(bytes / 1e9).toFixed(2)} GB`,
+    });
+  }
+
+  // Datasets: saved with save_to_disk.
+  for (const d of inputs.datasets) {
+    const uri = s3Uri(d.location);
+    const found = await s3.listObjects(d.location.bucket, d.location.key, 1000);
+    const files = new Set(found.map((o) => path.posix.basename(o.key)));
+    if (found.length === 0) {
+      problems.push(
+        file.problem(
+          d.referencedAt,
+          `no dataset at ${uri}`,
+          `Upload the dataset saved with save_to_disk first: aws s3 sync <local ${d.folder} folder> ${uri}`,
+        ),
+      );
+      checks.push({ what: `dataset ${d.folder}`, target: uri, ok: false, detail: 'no objects' });
+    } else if (!SAVE_TO_DISK_MARKERS.some((m) => files.has(m))) {
+      problems.push(
+        file.problem(
+          d.referencedAt,
+          `${uri} is not a dataset saved with save_to_disk (no ${SAVE_TO_DISK_MARKERS.join(' / ')})`,
+          'Save it with datasets.Dataset.save_to_disk and upload the folder.',
+        ),
+      );
+      checks.push({
+        what: `dataset ${d.folder}`,
+        target: uri,
+        ok: false,
+        detail: 'not a save_to_disk folder',
+      });
+    } else {
+      checks.push({ what: `dataset ${d.folder}`, target: uri, ok: true, detail: `${found.length} files` });
+    }
+  }
+
+  // Order files: present and not empty.
+  for (const o of inputs.orderFiles) {
+    const uri = s3Uri(o.location);
+    const head = await s3.headObject(o.location.bucket, o.location.key);
+    if (!head) {
+      problems.push(
+        file.problem(
+          o.referencedAt,
+          `no order file at ${uri}`,
+          `Upload it first: aws s3 cp <local file> ${uri}`,
+        ),
+      );
+    } else if (head.size === 0) {
+      problems.push(
+        file.problem(o.referencedAt, `${uri} is empty`, 'An order file lists one prompt id per line.'),
+      );
+    }
+    checks.push({
+      what: 'order file',
+      target: uri,
+      ok: Boolean(head && head.size > 0),
+      detail: head ? `${head.size} bytes` : 'missing',
+    });
+  }
+
+  return { checks, problems, warnings };
+}

@@ -1,0 +1,160 @@
+import type { Channel, CreateTrainingJobRequest, Tag } from '@aws-sdk/client-sagemaker';
+import { formatGpuList } from '../config';
+import { channelPath, CHANNELS, CONTAINER, JOB_FILES, S3Layout } from '../layout';
+import { s3Uri, type InputPlan } from './inputs';
+import type { JobOptions } from './options';
+
+/** The settings a request needs; in a dry-run without AWS, placeholders stand in. */
+export interface RequestSettings {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly roleArn: string;
+  readonly subnets?: readonly string[];
+  readonly securityGroups?: readonly string[];
+  readonly kmsKeyId?: string;
+}
+
+export interface RequestInput {
+  readonly jobName: string;
+  readonly settings: RequestSettings;
+  readonly image: string;
+  readonly options: JobOptions;
+  readonly inputs: InputPlan;
+  readonly sourceSha256: string;
+  /** Unique per submit: lets a retried create recognise the job it already created. */
+  readonly submitId: string;
+  readonly runName: string;
+  readonly hasEvalConfig: boolean;
+  /** The eval config runs benchmarks that execute generated code. */
+  readonly codeEval: boolean;
+  /** Launcher tags: config path, git commit, user, template, submit id… (values sanitised here). */
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** The environment variables the entrypoint and trainer read inside the job. */
+export const JOB_ENV = {
+  runName: 'RLVR_RUN_NAME',
+  config: 'RLVR_CONFIG',
+  evalConfig: 'RLVR_EVAL_CONFIG',
+  trainGpus: 'RLVR_TRAIN_GPUS',
+  evalGpus: 'RLVR_EVAL_GPUS',
+  trainerCommand: 'RLVR_TRAINER_COMMAND',
+  useRay: 'RLVR_USE_RAY',
+  modelDir: 'RLVR_MODEL_DIR',
+  datasetsDir: 'RLVR_DATASETS_DIR',
+  sourceSha256: 'RLVR_SOURCE_SHA256',
+  submitId: 'RLVR_SUBMIT_ID',
+} as const;
+
+/** Tag values allow letters, digits, spaces and `_.:/=+-@` (≤256); anything else becomes `_`. */
+export function sanitizeTagValue(value: string): string {
+  return value.replace(/[^\p{L}\p{Z}\p{N}_.:/=+\-@]/gu, '_').slice(0, 256);
+}
+
+function s3Channel(
+  name: string,
+  uri: string,
+  mode: 'File' | 'FastFile',
+  distribution = 'FullyReplicated',
+): Channel {
+  return {
+    ChannelName: name,
+    InputMode: mode,
+    DataSource: {
+      S3DataSource: {
+        S3DataType: 'S3Prefix',
+        S3Uri: uri,
+        S3DataDistributionType: distribution as 'FullyReplicated',
+      },
+    },
+  };
+}
+
+/** From (config, settings, flags) to the exact CreateTrainingJob input. Pure. */
+export function buildCreateTrainingJobRequest(input: RequestInput): CreateTrainingJobRequest {
+  const { options, settings, inputs } = input;
+  const layout = new S3Layout(settings.bucket, settings.prefix);
+
+  const channels: Channel[] = [
+    s3Channel(CHANNELS.config, layout.uri(layout.jobPrefix(input.jobName)), 'File'),
+    s3Channel(CHANNELS.code, layout.uri(layout.sourceKey(input.sourceSha256)), 'File'),
+    s3Channel(CHANNELS.model, s3Uri(inputs.model.location), options.modelInputMode),
+    ...inputs.datasets.map((d) => s3Channel(d.channel, s3Uri(d.location), 'File')),
+    ...inputs.orderFiles.map((o) => s3Channel(o.channel, s3Uri(o.location), 'File')),
+  ];
+
+  const environment: Record<string, string> = {
+    [JOB_ENV.runName]: input.runName,
+    [JOB_ENV.config]: `${channelPath(CHANNELS.config)}/${JOB_FILES.resolvedConfig}`,
+    [JOB_ENV.trainGpus]: formatGpuList(options.trainGpus),
+    [JOB_ENV.evalGpus]: formatGpuList(options.evalGpus),
+    [JOB_ENV.trainerCommand]: options.trainerCommand,
+    [JOB_ENV.useRay]: options.useRay ? '1' : '0',
+    [JOB_ENV.modelDir]: inputs.model.containerPath,
+    [JOB_ENV.datasetsDir]: CONTAINER.dataDir,
+    [JOB_ENV.sourceSha256]: input.sourceSha256,
+    [JOB_ENV.submitId]: input.submitId,
+    // Jobs cannot reach the Hub: fail at once rather than hang on a download.
+    HF_HUB_OFFLINE: '1',
+    HF_DATASETS_OFFLINE: '1',
+    TRANSFORMERS_OFFLINE: '1',
+  };
+  if (input.hasEvalConfig) {
+    environment[JOB_ENV.evalConfig] = `${channelPath(CHANNELS.config)}/${JOB_FILES.evalConfig}`;
+  }
+  if (input.codeEval) environment.HF_ALLOW_CODE_EVAL = '1';
+
+  const userTags = Object.entries(options.tags).map(([Key, Value]) => ({
+    Key,
+    Value: sanitizeTagValue(Value),
+  }));
+  const tags: Tag[] = [
+    ...Object.entries(input.tags).map(([Key, Value]) => ({ Key, Value: sanitizeTagValue(Value) })),
+    ...userTags.filter((t) => !(t.Key in input.tags)),
+  ];
+
+  const request: CreateTrainingJobRequest = {
+    TrainingJobName: input.jobName,
+    RoleArn: settings.roleArn,
+    AlgorithmSpecification: {
+      TrainingImage: input.image,
+      TrainingInputMode: 'File',
+      MetricDefinitions: options.metricDefinitions.map((m) => ({ Name: m.Name, Regex: m.Regex })),
+      EnableSageMakerMetricsTimeSeries: true,
+    },
+    InputDataConfig: channels,
+    OutputDataConfig: {
+      S3OutputPath: layout.uri(layout.outputPath()),
+      ...(settings.kmsKeyId ? { KmsKeyId: settings.kmsKeyId } : {}),
+    },
+    CheckpointConfig: {
+      S3Uri: layout.uri(layout.checkpointsPrefix(input.jobName)),
+      LocalPath: CONTAINER.checkpointsDir,
+    },
+    ResourceConfig: {
+      InstanceType: options.instanceType as NonNullable<
+        CreateTrainingJobRequest['ResourceConfig']
+      >['InstanceType'],
+      InstanceCount: options.instanceCount,
+      VolumeSizeInGB: options.volumeGb,
+      ...(settings.kmsKeyId ? { VolumeKmsKeyId: settings.kmsKeyId } : {}),
+      ...(options.keepAliveSeconds > 0 ? { KeepAlivePeriodInSeconds: options.keepAliveSeconds } : {}),
+    },
+    StoppingCondition: {
+      MaxRuntimeInSeconds: options.maxRuntimeSeconds,
+      ...(options.spot ? { MaxWaitTimeInSeconds: options.maxWaitSeconds ?? options.maxRuntimeSeconds } : {}),
+    },
+    EnableManagedSpotTraining: options.spot,
+    EnableNetworkIsolation: options.networkIsolation,
+    EnableInterContainerTrafficEncryption: options.instanceCount > 1,
+    Environment: environment,
+    Tags: tags,
+  };
+  if (settings.subnets?.length || settings.securityGroups?.length) {
+    request.VpcConfig = {
+      Subnets: [...(settings.subnets ?? [])],
+      SecurityGroupIds: [...(settings.securityGroups ?? [])],
+    };
+  }
+  return request;
+}

@@ -1,0 +1,153 @@
+/**
+ * The one module that spells S3 keys, prefixes, container paths, parameter names and job-name rules.
+ * Infrastructure, launcher and container entrypoint all import it (BRIEF §3, §4, §7).
+ */
+
+export const DEFAULT_ROOT_PREFIX = 'rlvr-experiments/';
+export const DEFAULT_JOB_NAME_PREFIX = 'annotations-adhoc';
+
+/** SSM parameters the infrastructure stack publishes and the launcher reads. */
+export const SETTINGS_PARAMETER_NAME = '/rlvr-infra/settings';
+export const TEMPLATE_PARAMETER_PREFIX = '/rlvr-infra/templates/';
+export function templateParameterName(template: string): string {
+  return `${TEMPLATE_PARAMETER_PREFIX}${template}`;
+}
+
+/** The training-job log group SageMaker writes to. */
+export const TRAINING_LOG_GROUP = '/aws/sagemaker/TrainingJobs';
+
+/** Normalises a root prefix to `a/b/` form (no leading slash, one trailing slash). */
+export function normalisePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/^\/+/, '').replace(/\/+$/, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+/** S3 keys under the root prefix, as in BRIEF §3. All prefixes end with `/`. */
+export class S3Layout {
+  readonly root: string;
+
+  constructor(
+    readonly bucket: string,
+    rootPrefix: string = DEFAULT_ROOT_PREFIX,
+  ) {
+    this.root = normalisePrefix(rootPrefix);
+  }
+
+  uri(key: string): string {
+    return `s3://${this.bucket}/${key}`;
+  }
+
+  datasetsPrefix(): string {
+    return `${this.root}datasets/`;
+  }
+  datasetPrefix(name: string): string {
+    return `${this.datasetsPrefix()}${name}/`;
+  }
+  curriculaPrefix(): string {
+    return `${this.root}curricula/`;
+  }
+  curriculumKey(file: string): string {
+    return `${this.curriculaPrefix()}${file}`;
+  }
+  modelsPrefix(): string {
+    return `${this.root}models/`;
+  }
+  modelPrefix(name: string): string {
+    return `${this.modelsPrefix()}${name}/`;
+  }
+  checkpointsPrefix(job: string): string {
+    return `${this.root}checkpoints/${job}/`;
+  }
+  /** The trainer's source, content-addressed: `source/<sha256 of the .tar.gz>.tar.gz`. */
+  sourceKey(sha256: string): string {
+    return `${this.root}source/${sha256}.tar.gz`;
+  }
+  jobPrefix(job: string): string {
+    return `${this.root}jobs/${job}/`;
+  }
+  /** Files the launcher uploads for a job, relative to `jobPrefix(job)`. */
+  jobKey(job: string, file: JobFile | string): string {
+    return `${this.jobPrefix(job)}${file}`;
+  }
+  /** SageMaker appends `<job>/output/model.tar.gz` to this path. */
+  outputPath(): string {
+    return `${this.root}output`;
+  }
+  modelArtifactKey(job: string): string {
+    return `${this.outputPath()}/${job}/output/model.tar.gz`;
+  }
+}
+
+/** Names of the files the launcher uploads under `jobs/<job>/` (and the entrypoint reads). */
+export const JOB_FILES = {
+  /** Written first, with If-None-Match: claims the job name across machines. */
+  reservation: 'reservation.json',
+  configAsWritten: 'config.yaml',
+  resolvedConfig: 'resolved-config.yaml',
+  evalConfig: 'eval-config.yaml',
+  plan: 'plan.json',
+  patchesDir: 'patches/',
+} as const;
+export type JobFile = (typeof JOB_FILES)[keyof typeof JOB_FILES];
+
+/** Source-state capture, in `jobs/<job>/patches/` and the run folder's `patches/` (BRIEF §7). */
+export const PATCH_FILES = {
+  status: 'git_status.txt',
+  diff: 'git_diff.patch',
+  diffCached: 'git_diff_cached.patch',
+  untracked: 'git_untracked.txt',
+  commit: 'git_commit.txt',
+} as const;
+
+/** SageMaker's container contract (BRIEF §4). */
+export const CONTAINER = {
+  inputConfigDir: '/opt/ml/input/config',
+  dataDir: '/opt/ml/input/data',
+  modelDir: '/opt/ml/model',
+  outputDir: '/opt/ml/output',
+  failureFile: '/opt/ml/output/failure',
+  checkpointsDir: '/opt/ml/checkpoints',
+  olmesPython: '/opt/olmes-venv/bin/python',
+} as const;
+
+/** Input channel names the launcher creates and the entrypoint reads. */
+export const CHANNELS = {
+  config: 'config',
+  code: 'code',
+  model: 'model',
+  curricula: 'curricula',
+} as const;
+export const RESERVED_CHANNEL_NAMES: readonly string[] = Object.values(CHANNELS);
+
+export function channelPath(channel: string): string {
+  return `${CONTAINER.dataDir}/${channel}`;
+}
+
+/** Job names: `<prefix>-YYYYMMDD-HHMMSS` in UTC, then `-2`, `-3`, … when taken. */
+export const TRAINING_JOB_NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+export const TRAINING_JOB_NAME_MAX_LENGTH = 63;
+
+export function jobNameTimestamp(date: Date): string {
+  const iso = date.toISOString(); // 2026-11-22T04:05:06.789Z
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`;
+}
+
+/** The n-th candidate name for a submit at `date` (n = 1 is the plain name). */
+export function jobNameCandidate(prefix: string, date: Date, n: number): string {
+  const base = `${prefix}-${jobNameTimestamp(date)}`;
+  return n <= 1 ? base : `${base}-${n}`;
+}
+
+export function isValidTrainingJobName(name: string): boolean {
+  return name.length <= TRAINING_JOB_NAME_MAX_LENGTH && TRAINING_JOB_NAME_PATTERN.test(name);
+}
+
+/** Local folders (BRIEF §7). */
+export const LOCAL = {
+  resultsDir: 'results',
+  defaultJobLog: 'docs/job_log.md',
+} as const;
+
+export function consoleJobUrl(region: string, job: string): string {
+  return `https://${region}.console.aws.amazon.com/sagemaker/home?region=${region}#/jobs/${job}`;
+}

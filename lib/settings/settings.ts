@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import { ProblemsError, UserError, type Problem } from '../errors';
+import {
+  DEFAULT_JOB_NAME_PREFIX,
+  DEFAULT_ROOT_PREFIX,
+  normalisePrefix,
+  SETTINGS_PARAMETER_NAME,
+} from '../layout';
+
+/**
+ * The launcher settings: what the infrastructure stack publishes (one SSM parameter, JSON) and what
+ * flags and environment variables can override. The stack validates its parameter with this schema.
+ */
+export const settingsSchema = z.strictObject({
+  bucket: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      'an S3 bucket name (3–63 lowercase letters, digits, "." and "-")',
+    ),
+  prefix: z.string().default(DEFAULT_ROOT_PREFIX),
+  roleArn: z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, 'an IAM role ARN'),
+  repositoryUri: z.string().regex(/^[a-zA-Z0-9.-]+(:\d+)?\/[a-z0-9._/-]+$/, 'a repository URI (host/name)'),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-west-2'),
+  subnets: z
+    .array(z.string().regex(/^subnet-[0-9a-f]+$/))
+    .max(16)
+    .optional(),
+  securityGroups: z
+    .array(z.string().regex(/^sg-[0-9a-f]+$/))
+    .max(5)
+    .optional(),
+  kmsKeyId: z.string().min(1).optional(),
+  jobNamePrefix: z.string().default(DEFAULT_JOB_NAME_PREFIX),
+});
+export type Settings = z.infer<typeof settingsSchema>;
+export type SettingName = keyof Settings;
+
+/** Where a setting came from, shown in the plan. */
+export type SettingSource =
+  `flag --${string}` | `env ${string}` | `parameter ${string}` | 'default' | 'not set' | 'unresolved';
+
+export interface SettingFlags {
+  readonly bucket?: string;
+  readonly prefix?: string;
+  readonly roleArn?: string;
+  readonly repositoryUri?: string;
+  readonly region?: string;
+  readonly subnets?: string;
+  readonly securityGroups?: string;
+  readonly kmsKey?: string;
+}
+
+interface SettingSpec {
+  readonly flag: string;
+  readonly env?: readonly string[];
+  readonly list?: boolean;
+}
+
+const SPECS: Record<SettingName, SettingSpec> = {
+  bucket: { flag: 'bucket', env: ['RLVR_BUCKET'] },
+  prefix: { flag: 'prefix', env: ['RLVR_PREFIX'] },
+  roleArn: { flag: 'role-arn', env: ['RLVR_ROLE_ARN'] },
+  repositoryUri: { flag: 'repository-uri', env: ['RLVR_REPOSITORY_URI'] },
+  region: { flag: 'region', env: ['AWS_REGION', 'AWS_DEFAULT_REGION'] },
+  subnets: { flag: 'subnets', env: ['RLVR_SUBNETS'], list: true },
+  securityGroups: { flag: 'security-groups', env: ['RLVR_SECURITY_GROUPS'], list: true },
+  kmsKeyId: { flag: 'kms-key', env: ['RLVR_KMS_KEY'] },
+  jobNamePrefix: { flag: 'job-name-prefix', env: ['RLVR_JOB_NAME_PREFIX'] },
+};
+
+const FLAG_KEYS: Partial<Record<SettingName, keyof SettingFlags>> = {
+  bucket: 'bucket',
+  prefix: 'prefix',
+  roleArn: 'roleArn',
+  repositoryUri: 'repositoryUri',
+  region: 'region',
+  subnets: 'subnets',
+  securityGroups: 'securityGroups',
+  kmsKeyId: 'kmsKey',
+};
+
+/** Settings without which nothing can be submitted. */
+export const REQUIRED_SETTINGS: readonly SettingName[] = ['bucket', 'roleArn', 'repositoryUri', 'region'];
+
+export interface ResolvedSettings {
+  /** Values; unresolved required settings are absent. */
+  readonly values: Partial<Settings>;
+  readonly sources: Readonly<Record<SettingName, SettingSource>>;
+  readonly missing: readonly SettingName[];
+  /** Why the parameter was not read, when it was not. */
+  readonly parameterNote?: string;
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Merges flags > environment > the stack's parameter. `parameterValues` is the parsed SSM parameter
+ * (or undefined when it could not be read). Pure.
+ */
+export function mergeSettings(
+  flags: SettingFlags,
+  env: NodeJS.ProcessEnv,
+  parameterValues: Partial<Settings> | undefined,
+  parameterNote?: string,
+): ResolvedSettings {
+  const values: Record<string, unknown> = {};
+  const sources = {} as Record<SettingName, SettingSource>;
+  for (const name of Object.keys(SPECS) as SettingName[]) {
+    const spec = SPECS[name];
+    const flagKey = FLAG_KEYS[name];
+    const flagValue = flagKey ? flags[flagKey] : undefined;
+    const envName = spec.env?.find((e) => env[e] !== undefined && env[e] !== '');
+    let raw: unknown;
+    if (flagValue !== undefined) {
+      raw = flagValue;
+      sources[name] = `flag --${spec.flag}`;
+    } else if (envName) {
+      raw = env[envName];
+      sources[name] = `env ${envName}`;
+    } else if (parameterValues && parameterValues[name] !== undefined) {
+      values[name] = parameterValues[name];
+      sources[name] = `parameter ${SETTINGS_PARAMETER_NAME}`;
+      continue;
+    } else {
+      sources[name] =
+        name === 'prefix' || name === 'jobNamePrefix'
+          ? 'default'
+          : REQUIRED_SETTINGS.includes(name)
+            ? 'unresolved'
+            : 'not set';
+      continue;
+    }
+    values[name] = spec.list ? splitList(String(raw)) : raw;
+  }
+  values.prefix = normalisePrefix((values.prefix as string | undefined) ?? DEFAULT_ROOT_PREFIX);
+  values.jobNamePrefix ??= DEFAULT_JOB_NAME_PREFIX;
+  const missing = REQUIRED_SETTINGS.filter((n) => values[n] === undefined);
+  return { values: values as Partial<Settings>, sources, missing, parameterNote };
+}
+
+/** Checks each resolved value; problems name the flag or variable it came from. */
+export function validateSettings(resolved: ResolvedSettings): Problem[] {
+  const shape = settingsSchema.shape;
+  const problems: Problem[] = [];
+  for (const [name, value] of Object.entries(resolved.values) as [SettingName, unknown][]) {
+    const result = (shape[name] as z.ZodType).safeParse(value);
+    if (!result.success) {
+      problems.push({
+        where: `setting ${name} (from ${resolved.sources[name]})`,
+        message: `${JSON.stringify(value)} is not valid: ${result.error.issues[0].message}`,
+      });
+    }
+  }
+  return problems;
+}
+
+/** For a real submit: every required setting present and valid, or one error saying how to provide them. */
+export function requireSettings(resolved: ResolvedSettings): Settings {
+  const problems = validateSettings(resolved);
+  for (const name of resolved.missing) {
+    const spec = SPECS[name];
+    problems.push({
+      where: `setting ${name}`,
+      message: 'not set',
+      hint: `Pass --${spec.flag}, set ${spec.env?.[0] ?? ''}, or deploy the infrastructure stack (\`npx cdk deploy --all\`), which publishes ${SETTINGS_PARAMETER_NAME}.${resolved.parameterNote ? ` (${resolved.parameterNote})` : ''}`,
+    });
+  }
+  if (problems.length > 0) throw new ProblemsError('The launcher settings are incomplete', problems);
+  return settingsSchema.parse(resolved.values);
+}
+
+/** Parses the published parameter; a malformed parameter is a user-fixable error (redeploy). */
+export function parseSettingsParameter(text: string): Partial<Settings> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UserError(
+      `The parameter ${SETTINGS_PARAMETER_NAME} is not JSON. Redeploy the infrastructure stack (\`npx cdk deploy --all\`).`,
+      'BadSettingsParameter',
+    );
+  }
+  const result = settingsSchema.partial().safeParse(json);
+  if (!result.success) {
+    throw new UserError(
+      `The parameter ${SETTINGS_PARAMETER_NAME} does not hold valid settings (${result.error.issues
+        .map((i) => `${i.path.join('.')}: ${i.message}`)
+        .join('; ')}). Redeploy the infrastructure stack.`,
+      'BadSettingsParameter',
+    );
+  }
+  return result.data;
+}

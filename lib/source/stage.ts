@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import picomatch from 'picomatch';
+import { pack } from 'tar-stream';
+import { UserError } from '../errors';
+import { gitListFiles, gitRoot } from './git';
+
+/** Outside git, these are never shipped (git's ignore rules do this job inside a repository). */
+const NON_GIT_EXCLUDES = [
+  '**/.git/**',
+  '**/node_modules/**',
+  '**/__pycache__/**',
+  '**/*.pyc',
+  '**/.venv/**',
+  'results/**',
+];
+/** A trainer's source is code and small files; more than this is almost surely data or checkpoints. */
+export const DEFAULT_MAX_SOURCE_BYTES = 256 * 1024 * 1024;
+
+export interface StageOptions {
+  readonly root: string;
+  /** Globs (relative to root) added even when git ignores them, e.g. `data/*.txt`. */
+  readonly include?: readonly string[];
+  /** Globs removed from what would be shipped. */
+  readonly exclude?: readonly string[];
+  readonly maxBytes?: number;
+}
+
+export interface StagedFile {
+  readonly path: string;
+  readonly size: number;
+  readonly executable: boolean;
+  readonly symlinkTarget?: string;
+}
+
+export interface StagedSource {
+  readonly root: string;
+  readonly isGit: boolean;
+  readonly files: readonly StagedFile[];
+  readonly totalBytes: number;
+  /** Files git would ship that an exclude rule removed (shown in the plan). */
+  readonly excluded: readonly string[];
+}
+
+function walk(root: string, skip: (rel: string) => boolean): string[] {
+  const out: string[] = [];
+  const visit = (dir: string) => {
+    for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.name === '.git') continue;
+      if (entry.isDirectory()) {
+        if (!skip(`${rel}/`)) visit(rel);
+      } else if (entry.isFile() || entry.isSymbolicLink()) {
+        out.push(rel);
+      }
+    }
+  };
+  visit('');
+  return out;
+}
+
+/** Chooses the files that travel with a job: git's view of the tree, adjusted by include/exclude globs. */
+export async function stageSource(options: StageOptions): Promise<StagedSource> {
+  const root = path.resolve(options.root);
+  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
+    throw new UserError(
+      `The trainer source ${root} is not a folder. Pass --trainer-src with the trainer's folder.`,
+    );
+  }
+  const isGit = (await gitRoot(root)) !== undefined;
+  const excludeMatch = picomatch([...(options.exclude ?? []), ...(isGit ? [] : NON_GIT_EXCLUDES)], {
+    dot: true,
+  });
+  const candidates = new Set(isGit ? await gitListFiles(root) : walk(root, (rel) => excludeMatch(rel)));
+  if (options.include && options.include.length > 0) {
+    const includeMatch = picomatch([...options.include], { dot: true });
+    for (const rel of walk(root, () => false)) if (includeMatch(rel)) candidates.add(rel);
+  }
+  const files: StagedFile[] = [];
+  const excluded: string[] = [];
+  let totalBytes = 0;
+  for (const rel of [...candidates].sort(compareBytes)) {
+    if (excludeMatch(rel)) {
+      excluded.push(rel);
+      continue;
+    }
+    const abs = path.join(root, rel);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(abs);
+    } catch {
+      continue; // tracked but deleted in the work tree: the job gets the tree as it is
+    }
+    if (stat.isSymbolicLink()) {
+      files.push({ path: rel, size: 0, executable: false, symlinkTarget: fs.readlinkSync(abs) });
+    } else if (stat.isFile()) {
+      files.push({ path: rel, size: stat.size, executable: (stat.mode & 0o111) !== 0 });
+      totalBytes += stat.size;
+    }
+  }
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_SOURCE_BYTES;
+  if (totalBytes > maxBytes) {
+    const largest = [...files]
+      .sort((a, b) => b.size - a.size)
+      .slice(0, 5)
+      .map((f) => `${f.path} (${(f.size / 1e6).toFixed(1)} MB)`);
+    throw new UserError(
+      `The trainer source ${root} would ship ${(totalBytes / 1e6).toFixed(0)} MB (limit ${(maxBytes / 1e6).toFixed(0)} MB). ` +
+        `Largest files: ${largest.join(', ')}. Upload data with \`rlvr upload\` and add exclude globs to the launcher section.`,
+      'SourceTooLarge',
+    );
+  }
+  return { root, isGit, files, totalBytes, excluded };
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+export interface PackedSource {
+  readonly gzip: Buffer;
+  /** sha256 of the .tar.gz bytes: the object's name in `source/`. */
+  readonly sha256: string;
+  readonly fileCount: number;
+}
+
+/**
+ * Packs the staged files reproducibly: same files → same bytes → same hash. Entries are sorted,
+ * with fixed mtime, owner and modes (0644, or 0755 when executable); gzip carries no timestamp.
+ */
+export async function packSource(source: StagedSource): Promise<PackedSource> {
+  const tar = pack();
+  const chunks: Buffer[] = [];
+  tar.on('data', (c: unknown) => chunks.push(c as Buffer));
+  const finished = new Promise<void>((resolve, reject) => {
+    tar.on('end', resolve);
+    tar.on('error', reject);
+  });
+  const fixed = { mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '' };
+  for (const file of source.files) {
+    if (file.symlinkTarget !== undefined) {
+      tar.entry({ ...fixed, name: file.path, type: 'symlink', linkname: file.symlinkTarget, mode: 0o777 });
+    } else {
+      const body = fs.readFileSync(path.join(source.root, file.path));
+      tar.entry({ ...fixed, name: file.path, type: 'file', mode: file.executable ? 0o755 : 0o644 }, body);
+    }
+  }
+  tar.finalize();
+  await finished;
+  const gzip = gzipSync(Buffer.concat(chunks), { level: 6 });
+  // The gzip header's OS byte depends on the platform zlib was built for; fix it ("unknown") so a
+  // Mac and a Linux workstation produce the same bytes and share one upload.
+  gzip[9] = 0xff;
+  return { gzip, sha256: createHash('sha256').update(gzip).digest('hex'), fileCount: source.files.length };
+}

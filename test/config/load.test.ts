@@ -1,0 +1,178 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadEvalConfig, loadTrainingConfig } from '../../lib/config';
+import { ProblemsError, formatProblem } from '../../lib/errors';
+import { EVAL_DIR, exampleConfigs, gsm8kWith, lineOf, tempDir, writeConfig } from '../helpers/fixtures';
+
+function problemsOf(fn: () => unknown): ProblemsError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ProblemsError) return err;
+    throw err;
+  }
+  throw new Error('expected a ProblemsError');
+}
+
+describe('loading training configs', () => {
+  it.each(exampleConfigs().map((f) => [path.basename(f), f]))('accepts the example %s', (_name, file) => {
+    const loaded = loadTrainingConfig(file);
+    expect(loaded.value.roles.some((r) => r.name === 'trainer')).toBe(true);
+    expect(loaded.text).toBe(fs.readFileSync(file, 'utf8'));
+  });
+
+  it.each(fs.readdirSync(EVAL_DIR).map((f) => [f]))('accepts the eval example %s', (f) => {
+    expect(loadEvalConfig(path.join(EVAL_DIR, f)).value.vllm?.tensor_parallel_size).toBe(1);
+  });
+
+  const dir = tempDir();
+  const cases: [string, string, string, RegExp][] = [
+    [
+      'misspelt key',
+      gsm8kWith(['checkpoint_interval: 20', 'checkpoint_intervall: 20']),
+      'checkpoint_intervall: 20',
+      /unknown key "checkpoint_intervall" — did you mean "checkpoint_interval"\?/,
+    ],
+    [
+      'wrong type',
+      gsm8kWith(['lr: 1.0e-6', 'lr: fast']),
+      'lr: fast',
+      /roles\[0\]\.config\.optimizer\.lr: expected a number, got the string "fast"/,
+    ],
+    [
+      'out of range',
+      gsm8kWith(['temperature: 1.0', 'temperature: -0.5']),
+      'temperature: -0.5',
+      /sampling\.temperature: must be ≥ 0/,
+    ],
+    [
+      'not a positive integer',
+      gsm8kWith(['checkpoint_interval: 20', 'checkpoint_interval: 2.5']),
+      'checkpoint_interval: 2.5',
+      /training\.checkpoint_interval: expected an integer|training\.checkpoint_interval/,
+    ],
+    [
+      'enum',
+      gsm8kWith(['name: grpo', 'name: ppo']),
+      'name: ppo',
+      /loss\.name: must be one of "grpo", "drgrpo", got the string "ppo"/,
+    ],
+    [
+      'no trainer role',
+      gsm8kWith(['- name: trainer', '- name: learner']),
+      'roles:',
+      /no role is named "trainer"/,
+    ],
+    [
+      'Base model fed a chat template',
+      gsm8kWith(['skip_chat_template: true', 'skip_chat_template: false']),
+      'skip_chat_template: false',
+      /is a Base model but data_iter\.skip_chat_template is not true/,
+    ],
+    [
+      'GSM8K without the Question: stop',
+      gsm8kWith(['stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"]', 'stop: ["\\n\\n"]']),
+      'stop: ["\\n\\n"]',
+      /GSM8K data but sampling\.stop lacks "Question:"/,
+    ],
+    [
+      'fixed sampling seed',
+      gsm8kWith(['  n: 8\n', '  n: 8\n  seed: 7\n']),
+      '  seed: 7',
+      /a fixed sampling seed makes all n rollouts/,
+    ],
+    [
+      'checkpoints disabled',
+      gsm8kWith(['enable: true', 'enable: false']),
+      'enable: false',
+      /checkpointing is disabled/,
+    ],
+    [
+      'wrong role kind',
+      gsm8kWith(['kind: titan', 'kind: torch']),
+      'kind: torch',
+      /kind must be one of "titan", "vllm"/,
+    ],
+    [
+      'bad launcher value',
+      gsm8kWith(['max_runtime: 24h', 'max_runtime: forever']),
+      'max_runtime: forever',
+      /"forever" is not a duration/,
+    ],
+  ];
+
+  it.each(cases)('reports a %s with file:line:column and what is wrong', (_kind, text, line, message) => {
+    const file = writeConfig(dir, `${_kind.replace(/\W+/g, '-')}.yaml`, text);
+    const err = problemsOf(() => loadTrainingConfig(file));
+    const problem = err.problems.find((p) => message.test(formatProblem(p)));
+    expect(problem).toBeDefined();
+    expect(problem!.location).toEqual({ file, line: lineOf(text, line), column: expect.any(Number) });
+    expect(err.message).toContain(`${file}:${lineOf(text, line)}:`);
+  });
+
+  it('reports every problem in a file at once, in file order', () => {
+    const text = gsm8kWith(
+      ['checkpoint_interval: 20', 'checkpoint_intervall: 20'],
+      ['name: grpo', 'name: ppo'],
+      ['temperature: 1.0', 'temperature: -1'],
+      ['skip_chat_template: true', 'skip_chat_template: false'],
+    );
+    const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'many.yaml', text)));
+    const lines = err.problems.map((p) => p.location!.line);
+    expect(err.problems.length).toBeGreaterThanOrEqual(4);
+    expect(lines).toEqual([...lines].sort((a, b) => a - b));
+    const text2 = err.problems.map(formatProblem).join('\n');
+    expect(text2).toMatch(/did you mean "checkpoint_interval"/);
+    expect(text2).toMatch(/loss\.name/);
+    expect(text2).toMatch(/sampling\.temperature/);
+    expect(text2).toMatch(/skip_chat_template/);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const file = writeConfig(dir, 'syntax.yaml', 'run:\n  name: x\nmodel: {path: "unterminated\n');
+    const err = problemsOf(() => loadTrainingConfig(file));
+    expect(err.problems[0].location?.file).toBe(file);
+    expect(err.problems[0].location?.line).toBeGreaterThanOrEqual(3);
+  });
+
+  it('rejects duplicate keys', () => {
+    const file = writeConfig(
+      dir,
+      'dup.yaml',
+      gsm8kWith(['max_steps: 200', 'max_steps: 200\n  max_steps: 300']),
+    );
+    expect(problemsOf(() => loadTrainingConfig(file)).message).toMatch(/unique|duplicate/i);
+  });
+
+  it('says so when the file does not exist', () => {
+    expect(() => loadTrainingConfig(path.join(dir, 'nope.yaml'))).toThrow(/no such file/);
+  });
+
+  it('never changes max_staleness (an experimental variable)', () => {
+    const file = writeConfig(dir, 'staleness.yaml', gsm8kWith(['max_staleness: 1', 'max_staleness: 7']));
+    expect(loadTrainingConfig(file).value.training.max_staleness).toBe(7);
+  });
+});
+
+describe('loading eval configs', () => {
+  const dir = tempDir();
+  it('refuses tensor parallelism above 1', () => {
+    const text = fs
+      .readFileSync(path.join(EVAL_DIR, 'lm_eval_watch.yaml'), 'utf8')
+      .replace('tensor_parallel_size: 1', 'tensor_parallel_size: 2');
+    const file = writeConfig(dir, 'tp.yaml', text);
+    const err = problemsOf(() => loadEvalConfig(file));
+    expect(formatProblem(err.problems[0])).toMatch(
+      /vllm\.tensor_parallel_size: is 2: evaluation with tensor parallelism > 1/,
+    );
+    expect(err.problems[0].location?.line).toBe(lineOf(text, 'tensor_parallel_size: 2'));
+  });
+
+  it('warns about settings off the team standard without refusing them', () => {
+    const text = fs
+      .readFileSync(path.join(EVAL_DIR, 'lm_eval_watch.yaml'), 'utf8')
+      .replace('seed: 42', 'seed: 1');
+    const loaded = loadEvalConfig(writeConfig(dir, 'seed.yaml', text));
+    expect(loaded.warnings.map(formatProblem).join()).toMatch(/seed: is 1; the team's standard is 42/);
+  });
+});

@@ -1,0 +1,82 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const EXAMPLES_DIR = path.join(REPO_ROOT, 'configs', 'examples');
+export const EVAL_DIR = path.join(REPO_ROOT, 'configs', 'eval');
+export const GSM8K_EXAMPLE = path.join(EXAMPLES_DIR, 'qwen3-1.7B-gsm8k-grpo.yaml');
+
+export function exampleConfigs(): string[] {
+  return fs
+    .readdirSync(EXAMPLES_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => path.join(EXAMPLES_DIR, f));
+}
+
+export function tempDir(label = 'rlvr-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), label));
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
+}
+
+/**
+ * A trainer repository like the users' own: configs/, entrypoints/, a committed .gitignore that drops
+ * data/ (as theirs does), and the GSM8K example config (its eval config next to it).
+ */
+export function makeTrainerRepo(options: { config?: string; files?: Record<string, string> } = {}): {
+  root: string;
+  configPath: string;
+} {
+  const root = tempDir('rlvr-trainer-');
+  const files: Record<string, string> = {
+    'entrypoints/train_grpo.py': 'print("train")\n',
+    'entrypoints/eval_benchmarks.py': 'print("eval")\n',
+    'pyproject.toml': '[project]\nname = "trainer"\n',
+    '.gitignore': 'data/\n*.log\n',
+    'configs/eval/lm_eval_watch.yaml': fs.readFileSync(path.join(EVAL_DIR, 'lm_eval_watch.yaml'), 'utf8'),
+    'configs/gsm8k.yaml': (options.config ?? fs.readFileSync(GSM8K_EXAMPLE, 'utf8')).replace(
+      'eval_config: ../eval/lm_eval_watch.yaml',
+      'eval_config: eval/lm_eval_watch.yaml',
+    ),
+    ...options.files,
+  };
+  for (const [rel, body] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), body);
+  }
+  git(root, 'init', '-q');
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', 'trainer');
+  return { root, configPath: path.join(root, 'configs', 'gsm8k.yaml') };
+}
+
+export function writeConfig(dir: string, name: string, text: string): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+/** The GSM8K example with text replacements applied (each must match). */
+export function gsm8kWith(...replacements: [string | RegExp, string][]): string {
+  let text = fs.readFileSync(GSM8K_EXAMPLE, 'utf8');
+  for (const [from, to] of replacements) {
+    const next = text.replace(from, to);
+    if (next === text) throw new Error(`fixture replacement did not match: ${String(from)}`);
+    text = next;
+  }
+  return text;
+}
+
+/** 1-based line of the first line containing `needle` in `text`. */
+export function lineOf(text: string, needle: string): number {
+  const index = text.split('\n').findIndex((l) => l.includes(needle));
+  if (index < 0) throw new Error(`not in text: ${needle}`);
+  return index + 1;
+}
