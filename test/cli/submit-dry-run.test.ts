@@ -1,0 +1,130 @@
+import * as path from 'node:path';
+import { bareEnv, runCli, runCommand } from '../helpers/cli';
+import { exampleConfigs, gsm8kWith, lineOf, REPO_ROOT, tempDir, writeConfig } from '../helpers/fixtures';
+import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
+import { freePort } from '../helpers/moto';
+
+const model = loadBotocoreModel('sagemaker');
+
+describe('rlvr submit --dry-run on a machine without AWS', () => {
+  it.each(exampleConfigs().map((f) => [path.relative(REPO_ROOT, f)]))(
+    '%s: exit 0, placeholders marked, pre-flight not run',
+    async (config) => {
+      const { code, stdout, stderr } = await runCli(['submit', config, '--dry-run']);
+      expect(stderr).not.toMatch(/error|Error|at .*\.ts/);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/Plan for annotations-adhoc-\d{8}-\d{6}/);
+      expect(stdout).toMatch(/bucket +<UNRESOLVED bucket> +← unresolved/);
+      expect(stdout).toMatch(/Pre-flight\n  not run: no region/);
+      expect(stdout).toMatch(/models\/Qwen3-1.7B-Base\//);
+    },
+  );
+
+  it('--json prints one JSON object and nothing else, with the exact request', async () => {
+    const config = path.relative(REPO_ROOT, exampleConfigs()[0]);
+    const { code, stdout } = await runCli(['submit', config, '--dry-run', '--json', '--region', 'us-west-2']);
+    expect(code).toBe(0);
+    const json = JSON.parse(stdout);
+    expect(json.jobName).toMatch(/^annotations-adhoc-/);
+    expect(json.createTrainingJobRequest.TrainingJobName).toBe(json.jobName);
+    expect([...json.placeholders].sort()).toEqual(['bucket', 'image', 'repositoryUri', 'roleArn']);
+    expect(json.preflight).toEqual({ ran: false, reason: 'no AWS credentials found', checks: [] });
+    expect(json.uploads.map((u: { key: string }) => u.key)).toContain(
+      `rlvr-experiments/jobs/${json.jobName}/config.yaml`,
+    );
+    expect(validateAgainstModel(model, 'CreateTrainingJob', json.createTrainingJobRequest)).toEqual([]);
+  });
+
+  it('`npm run -s submit -- … --json` prints nothing but the JSON on stdout', async () => {
+    const config = path.relative(REPO_ROOT, exampleConfigs()[0]);
+    const { code, stdout } = await runCommand(
+      'npm',
+      ['run', '-s', 'submit', '--', config, '--dry-run', '--json'],
+      {
+        env: bareEnv(),
+      },
+    );
+    expect(code).toBe(0);
+    expect(() => JSON.parse(stdout)).not.toThrow();
+  });
+
+  it('with settings in the environment, the request uses them', async () => {
+    const config = path.relative(REPO_ROOT, exampleConfigs()[0]);
+    const env = bareEnv({
+      RLVR_BUCKET: 'my-bucket',
+      RLVR_ROLE_ARN: 'arn:aws:iam::123456789012:role/exec',
+      RLVR_REPOSITORY_URI: '123456789012.dkr.ecr.us-west-2.amazonaws.com/rlvr-experiments',
+      AWS_REGION: 'us-west-2',
+    });
+    const { code, stdout } = await runCli(['submit', config, '--dry-run', '--json', '--image', 'img:1'], {
+      env,
+    });
+    expect(code).toBe(0);
+    const json = JSON.parse(stdout);
+    expect(json.createTrainingJobRequest.RoleArn).toBe('arn:aws:iam::123456789012:role/exec');
+    expect(json.createTrainingJobRequest.CheckpointConfig.S3Uri).toBe(
+      `s3://my-bucket/rlvr-experiments/checkpoints/${json.jobName}/`,
+    );
+    expect(json.settings.bucket).toEqual({ value: 'my-bucket', source: 'env RLVR_BUCKET' });
+    expect(json.placeholders).toEqual([]);
+  });
+
+  it('when S3 cannot be reached, prints the plan with the pre-flight marked as not run (exit 0)', async () => {
+    const port = await freePort(); // nothing listens here
+    const env = bareEnv({
+      AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
+      AWS_ACCESS_KEY_ID: 'x',
+      AWS_SECRET_ACCESS_KEY: 'y',
+      AWS_REGION: 'us-west-2',
+      RLVR_BUCKET: 'b-unreachable',
+      RLVR_ROLE_ARN: 'arn:aws:iam::123456789012:role/exec',
+      RLVR_REPOSITORY_URI: '123456789012.dkr.ecr.us-west-2.amazonaws.com/r',
+    });
+    const { code, stdout } = await runCli(
+      ['submit', path.relative(REPO_ROOT, exampleConfigs()[0]), '--dry-run', '--json'],
+      { env },
+    );
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).preflight).toMatchObject({
+      ran: false,
+      reason: expect.stringMatching(/^unreachable: /),
+    });
+  });
+
+  it('a bad config exits 2 with file:line:column and no stack trace; --json carries the problems', async () => {
+    const dir = tempDir();
+    const text = gsm8kWith(['name: grpo', 'name: ppo']);
+    const file = writeConfig(dir, 'bad.yaml', text);
+    const plain = await runCli(['submit', file, '--dry-run']);
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain(`${file}:${lineOf(text, 'name: ppo')}:`);
+    expect(plain.stderr).not.toMatch(/\n\s+at /);
+    const json = await runCli(['submit', file, '--dry-run', '--json']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout).error.problems[0].where).toBe('loss.name');
+  });
+
+  it('a wrong flag exits 2', async () => {
+    const { code, stderr } = await runCli(['submit', exampleConfigs()[0], '--dry-runn']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown option '--dry-runn'[\s\S]*Did you mean --dry-run\?/);
+  });
+
+  it('flags override the config and the plan shows where values came from', async () => {
+    const { stdout, code } = await runCli([
+      'submit',
+      exampleConfigs()[0],
+      '--dry-run',
+      '--train-gpus',
+      '0-3',
+      '--eval-gpus',
+      '4,5',
+      '--instance-type',
+      'ml.g5.48xlarge',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/train GPUs +0,1,2,3 +← flag --train-gpus/);
+    expect(stdout).toMatch(/instance +1 × ml.g5.48xlarge +← flag --instance-type/);
+    expect(stdout).toMatch(/GPU 6, 7 of ml.g5.48xlarge would sit idle/);
+  });
+});

@@ -1,0 +1,91 @@
+import { loadTrainingConfig } from '../../lib/config';
+import { ProblemsError } from '../../lib/errors';
+import { planInputs, resolveConfigForJob } from '../../lib/jobs';
+import { S3Layout } from '../../lib/layout';
+import { EXAMPLES_DIR, gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
+import * as path from 'node:path';
+
+const layout = new S3Layout('bkt');
+const dir = tempDir();
+
+function plan(text: string) {
+  const loaded = loadTrainingConfig(writeConfig(dir, `c${Math.random().toString(36).slice(2)}.yaml`, text));
+  return { loaded, ...planInputs(loaded.value, loaded.file, layout, dir) };
+}
+
+describe('input planning', () => {
+  it('maps a Hugging Face id to models/<name>/ and says so', () => {
+    const { inputs } = plan(gsm8kWith());
+    expect(inputs!.model.location).toEqual({
+      bucket: 'bkt',
+      key: 'rlvr-experiments/models/Qwen3-1.7B-Base/',
+    });
+    expect(inputs!.model.mappings).toEqual([
+      {
+        value: 'Qwen/Qwen3-1.7B-Base',
+        kind: 'hub-id',
+        note: expect.stringMatching(/jobs cannot reach the Hub/),
+      },
+    ]);
+    expect(inputs!.model.referencedAt).toHaveLength(5);
+  });
+
+  it('maps a local folder by its name, and uses s3:// URIs as written', () => {
+    const local = plan(gsm8kWith([/Qwen\/Qwen3-1.7B-Base/g, '/efs/models/Qwen3-1.7B-Base']));
+    expect(local.inputs!.model.location.key).toBe('rlvr-experiments/models/Qwen3-1.7B-Base/');
+    expect(local.inputs!.model.mappings[0].kind).toBe('local-path');
+    const s3 = plan(gsm8kWith([/Qwen\/Qwen3-1.7B-Base/g, 's3://other/m/Qwen3-1.7B-Base']));
+    expect(s3.inputs!.model.location).toEqual({ bucket: 'other', key: 'm/Qwen3-1.7B-Base/' });
+    expect(s3.inputs!.model.mappings[0].kind).toBe('s3');
+  });
+
+  it('refuses two different models in one job, pointing at the odd one', () => {
+    const { problems, loaded } = plan(
+      gsm8kWith([
+        'model: Qwen/Qwen3-1.7B-Base\n      max_concurrent',
+        'model: Qwen/Qwen3-4B-Base\n      max_concurrent',
+      ]),
+    );
+    expect(problems[0].message).toMatch(/names a different model \(Qwen\/Qwen3-4B-Base/);
+    expect(problems[0].location!.line).toBe(
+      loaded.text.split('\n').findIndex((l) => l.includes('Qwen3-4B-Base')) + 1,
+    );
+  });
+
+  it('maps datasets and order files to channels and rewrites the resolved config', () => {
+    const loaded = loadTrainingConfig(path.join(EXAMPLES_DIR, 'qwen3-1.7B-mixed-curriculum-grpo.yaml'));
+    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir);
+    expect(inputs!.datasets.map((d) => [d.folder, d.location.key, d.channel])).toEqual([
+      ['gsm8k_train', 'rlvr-experiments/datasets/gsm8k_train/', 'gsm8k_train'],
+      ['math_train', 'rlvr-experiments/datasets/math_train/', 'math_train'],
+    ]);
+    expect(inputs!.orderFiles.map((o) => o.containerPath)).toEqual([
+      '/opt/ml/input/data/order-1/gsm8k_curriculum.txt',
+      '/opt/ml/input/data/order-2/math_curriculum.txt',
+    ]);
+    const resolved = resolveConfigForJob(loaded.value, inputs!) as any;
+    expect(resolved.launcher).toBeUndefined();
+    expect(resolved.model.path).toBe('/opt/ml/input/data/model');
+    expect(resolved.tokenizer.pretrained_model_name_or_path).toBe('/opt/ml/input/data/model');
+    expect(resolved.roles[2].config.model).toBe('/opt/ml/input/data/model');
+    expect(resolved.data.datasets[0].order).toBe('/opt/ml/input/data/order-1/gsm8k_curriculum.txt');
+    expect(resolved.data.datasets[0].name).toBe('gsm8k');
+    expect(resolved.training.max_staleness).toBe(loaded.value.training.max_staleness);
+    // The config as loaded is untouched.
+    expect(loaded.value.model.path).toBe('Qwen/Qwen3-1.7B-Base');
+  });
+
+  it('refuses absolute local order files, with the upload command', () => {
+    const { problems } = plan(
+      gsm8kWith(['  split: train\n', '  split: train\n  order: /efs/curricula/gsm8k.txt\n']),
+    );
+    expect(problems[0].message).toMatch(/absolute local path/);
+    expect(problems[0].hint).toMatch(
+      /aws s3 cp \/efs\/curricula\/gsm8k.txt s3:\/\/bkt\/rlvr-experiments\/curricula\/gsm8k.txt/,
+    );
+  });
+
+  it('is a ProblemsError-free path for every example', () => {
+    expect(() => plan(gsm8kWith())).not.toThrow(ProblemsError);
+  });
+});

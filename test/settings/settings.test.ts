@@ -1,0 +1,69 @@
+import { ProblemsError } from '../../lib/errors';
+import { SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import { mergeSettings, parseSettingsParameter, requireSettings, validateSettings } from '../../lib/settings';
+
+const parameter = {
+  bucket: 'from-parameter',
+  roleArn: 'arn:aws:iam::123456789012:role/param',
+  repositoryUri: '123456789012.dkr.ecr.us-west-2.amazonaws.com/rlvr-experiments',
+  region: 'us-west-2',
+  subnets: ['subnet-0abc'],
+  securityGroups: ['sg-0abc'],
+};
+
+describe('settings resolution', () => {
+  it('takes flags over environment over the published parameter, and says where each came from', () => {
+    const resolved = mergeSettings(
+      { bucket: 'from-flag' },
+      {
+        RLVR_BUCKET: 'from-env',
+        RLVR_ROLE_ARN: 'arn:aws:iam::123456789012:role/env',
+        RLVR_SUBNETS: 'subnet-1a, subnet-2b',
+      },
+      parameter,
+    );
+    expect(resolved.values.bucket).toBe('from-flag');
+    expect(resolved.sources.bucket).toBe('flag --bucket');
+    expect(resolved.values.roleArn).toBe('arn:aws:iam::123456789012:role/env');
+    expect(resolved.sources.roleArn).toBe('env RLVR_ROLE_ARN');
+    expect(resolved.values.subnets).toEqual(['subnet-1a', 'subnet-2b']);
+    expect(resolved.values.repositoryUri).toBe(parameter.repositoryUri);
+    expect(resolved.sources.repositoryUri).toBe(`parameter ${SETTINGS_PARAMETER_NAME}`);
+    expect(resolved.values.prefix).toBe('rlvr-experiments/');
+    expect(resolved.missing).toEqual([]);
+  });
+
+  it('names every missing setting and how to provide it', () => {
+    const resolved = mergeSettings({}, {}, undefined);
+    expect(resolved.missing).toEqual(['bucket', 'roleArn', 'repositoryUri', 'region']);
+    try {
+      requireSettings(resolved);
+      throw new Error('expected an error');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ProblemsError);
+      const message = (err as Error).message;
+      expect(message).toMatch(
+        /bucket: not set\n\s+Pass --bucket, set RLVR_BUCKET, or deploy the infrastructure stack/,
+      );
+      expect(message).toMatch(/region: not set\n\s+Pass --region, set AWS_REGION/);
+    }
+  });
+
+  it('rejects malformed values, naming their source', () => {
+    const problems = validateSettings(
+      mergeSettings({ roleArn: 'not-an-arn' }, { RLVR_BUCKET: 'Bad_Bucket' }, undefined),
+    );
+    expect(problems.map((p) => p.where)).toEqual([
+      'setting bucket (from env RLVR_BUCKET)',
+      'setting roleArn (from flag --role-arn)',
+    ]);
+  });
+
+  it('validates the published parameter with the same schema', () => {
+    expect(parseSettingsParameter(JSON.stringify(parameter)).bucket).toBe('from-parameter');
+    expect(() => parseSettingsParameter('{not json')).toThrow(/is not JSON/);
+    expect(() => parseSettingsParameter(JSON.stringify({ bucket: 'x', extra: 1 }))).toThrow(
+      /does not hold valid settings/,
+    );
+  });
+});
