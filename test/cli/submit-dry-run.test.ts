@@ -15,7 +15,7 @@ describe('rlvr submit --dry-run on a machine without AWS', () => {
       expect(code).toBe(0);
       expect(stdout).toMatch(/Plan for annotations-adhoc-\d{8}-\d{6}/);
       expect(stdout).toMatch(/bucket +<UNRESOLVED bucket> +← unresolved/);
-      expect(stdout).toMatch(/Pre-flight\n  not run: no region/);
+      expect(stdout).toMatch(/Pre-flight\n {2}not run: no region/);
       expect(stdout).toMatch(/models\/Qwen3-1.7B-Base\//);
     },
   );

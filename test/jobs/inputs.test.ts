@@ -63,6 +63,7 @@ describe('input planning', () => {
       '/opt/ml/input/data/order-1/gsm8k_curriculum.txt',
       '/opt/ml/input/data/order-2/math_curriculum.txt',
     ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a plain YAML tree
     const resolved = resolveConfigForJob(loaded.value, inputs!) as any;
     expect(resolved.launcher).toBeUndefined();
     expect(resolved.model.path).toBe('/opt/ml/input/data/model');
