@@ -64,6 +64,8 @@ export interface AwsClients {
   readonly s3: IS3;
   readonly sagemaker: ISageMaker;
   readonly ssm: ISsm;
+  /** Frees the clients' sockets. */
+  close(): void;
 }
 
 export interface AwsClientOptions {
@@ -106,6 +108,7 @@ export function createAwsClients(
     s3: new SdkS3(s3),
     sagemaker: new SdkSageMaker(sagemaker),
     ssm: new SdkSsm(ssm),
+    close: () => [s3, sagemaker, ssm].forEach((c) => c.destroy()),
   };
 }
 

@@ -45,15 +45,19 @@ export class YamlFile {
     const document = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
     const file = new YamlFile(displayPath, text, document, lines);
     if (document.errors.length > 0) {
-      throw new ProblemsError(
-        `${displayPath} is not valid YAML`,
-        document.errors.map((e) => ({
-          location: file.locationOfOffset(e.pos[0]),
+      // After the first syntax error the parser's further errors are mostly its consequences:
+      // report the first, and say how many follow.
+      const [first, ...rest] = document.errors;
+      throw new ProblemsError(`${displayPath} is not valid YAML`, [
+        {
+          location: file.locationOfOffset(first.pos[0]),
           where: 'yaml',
-          message: e.message.split('\n')[0],
-          hint: 'Fix the YAML syntax (indentation, quoting, duplicate keys).',
-        })),
-      );
+          message: first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''),
+          hint: `Fix the YAML syntax (indentation, brackets, quoting, duplicate keys).${
+            rest.length > 0 ? ` ${rest.length} more error(s) after it may follow from this one.` : ''
+          }`,
+        },
+      ]);
     }
     return file;
   }

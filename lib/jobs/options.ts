@@ -84,6 +84,8 @@ export function describeSource(source: OptionSource): string {
   }
 }
 
+const PRECEDENCE: Record<OptionSource['kind'], number> = { flag: 3, config: 2, template: 1, default: 0 };
+
 /** Flags > the config's launcher section > the named template > built-in defaults. */
 function pick(layers: OptionLayers, name: JobOptionName): Sourced<unknown> | undefined {
   if (layers.flags[name] !== undefined)
@@ -261,10 +263,12 @@ export function resolveJobOptions(layers: OptionLayers): {
     }
     const overlap = trainGpus.value.filter((g) => evalGpus.value.includes(g));
     if (overlap.length > 0) {
+      // Report it where the user set it: the more specific of the two sources.
+      const trainWins = PRECEDENCE[trainGpus.source.kind] >= PRECEDENCE[evalGpus.source.kind];
       problems.push(
         problemAt(
-          evalGpus.source,
-          'eval_gpus',
+          trainWins ? trainGpus.source : evalGpus.source,
+          trainWins ? 'train_gpus' : 'eval_gpus',
           `GPU ${overlap.join(', ')} is given to both training (${formatGpuList(trainGpus.value)}) and eval (${formatGpuList(evalGpus.value)})`,
           'Split the GPUs: e.g. --train-gpus 0-5 --eval-gpus 6-7.',
         ),

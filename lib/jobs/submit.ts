@@ -32,8 +32,16 @@ function errorName(err: unknown): string {
  */
 export async function submit(input: SubmitInput): Promise<SubmitResult> {
   const plan = await planSubmit({ ...input, dryRun: false });
+  try {
+    return await createJob(plan, input.listener);
+  } finally {
+    plan.aws?.close();
+  }
+}
+
+async function createJob(plan: SubmitPlan, listener: SubmitListener | undefined): Promise<SubmitResult> {
   const aws = plan.aws!;
-  const emit: SubmitListener = input.listener ?? (() => undefined);
+  const emit: SubmitListener = listener ?? (() => undefined);
   const { bucket } = plan.requestSettings;
   const layout = new S3Layout(bucket, plan.requestSettings.prefix);
 
