@@ -1,0 +1,4 @@
+export { buildApp, STACK_NAME } from './app';
+export { RlvrInfraStack } from './rlvr-stack';
+export { TrainingJobTemplate, type TrainingJobTemplateProps } from './job-template';
+export { parseInfraProps, CONTEXT_PREFIX, type RlvrInfraProps } from './props';

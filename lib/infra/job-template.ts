@@ -1,0 +1,50 @@
+import { Stack } from 'aws-cdk-lib';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
+import { jobTemplateSchema, YamlFile, type JobTemplate } from '../config';
+import { resolveJobOptions } from '../jobs/options';
+import { templateParameterName } from '../layout';
+
+export interface TrainingJobTemplateProps {
+  /** The name `--template NAME` selects. */
+  readonly templateName: string;
+  /** How the job runs: instance, GPU split, runtime, spot, … (the launcher's template schema). */
+  readonly template: JobTemplate;
+}
+
+/**
+ * A named preset of how a job runs, published as an SSM parameter the launcher reads. Validated at
+ * synth with the launcher's own schema and option checks, so a bad template never deploys.
+ */
+export class TrainingJobTemplate extends Construct {
+  readonly parameter: ssm.StringParameter;
+
+  constructor(scope: Construct, id: string, props: TrainingJobTemplateProps) {
+    super(scope, id);
+    const problems: string[] = [];
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(props.templateName)) {
+      problems.push(`name "${props.templateName}" must be lowercase letters, digits and "-"`);
+    }
+    const parsed = jobTemplateSchema.safeParse(props.template);
+    if (!parsed.success) {
+      problems.push(...parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+    } else {
+      const checked = resolveJobOptions({
+        flags: {},
+        launcher: undefined,
+        configFile: YamlFile.parse('{}', 'template'),
+        template: { name: props.templateName, values: parsed.data },
+        hasEvalConfig: false,
+      });
+      problems.push(...checked.problems.map((p) => `${p.where}: ${p.message}`));
+    }
+    if (problems.length > 0) {
+      throw new Error(`Job template ${props.templateName} is invalid:\n  ${problems.join('\n  ')}`);
+    }
+    this.parameter = new ssm.StringParameter(this, 'Parameter', {
+      parameterName: templateParameterName(props.templateName),
+      description: `rlvr job template ${props.templateName}${props.template.description ? `: ${props.template.description}` : ''}`,
+      stringValue: Stack.of(this).toJsonString(parsed.data),
+    });
+  }
+}
