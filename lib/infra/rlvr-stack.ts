@@ -23,6 +23,42 @@ import type { RlvrInfraProps } from './props';
 /** SageMaker publishes training metrics to this namespace; the execution role may write nowhere else. */
 const SAGEMAKER_METRICS_NAMESPACE = '/aws/sagemaker/TrainingJobs';
 const GITHUB_OIDC_HOST = 'token.actions.githubusercontent.com';
+/** Every KMS action that applies to a key (AWS KMS API reference), for the key policy. */
+const KMS_KEY_ACTIONS = [
+  'CancelKeyDeletion',
+  'CreateAlias',
+  'CreateGrant',
+  'Decrypt',
+  'DeleteAlias',
+  'DeleteImportedKeyMaterial',
+  'DescribeKey',
+  'DisableKey',
+  'DisableKeyRotation',
+  'EnableKey',
+  'EnableKeyRotation',
+  'Encrypt',
+  'GenerateDataKey',
+  'GenerateDataKeyWithoutPlaintext',
+  'GetKeyPolicy',
+  'GetKeyRotationStatus',
+  'GetParametersForImport',
+  'ImportKeyMaterial',
+  'ListGrants',
+  'ListKeyPolicies',
+  'ListKeyRotations',
+  'ListResourceTags',
+  'PutKeyPolicy',
+  'ReEncryptFrom',
+  'ReEncryptTo',
+  'RetireGrant',
+  'RevokeGrant',
+  'RotateKeyOnDemand',
+  'ScheduleKeyDeletion',
+  'TagResource',
+  'UntagResource',
+  'UpdateAlias',
+  'UpdateKeyDescription',
+];
 
 /**
  * Everything a job needs: the bucket and its prefixes, the image repository, the execution role, the
@@ -55,6 +91,18 @@ export class RlvrInfraStack extends Stack {
         description: 'rlvr-infra: experiment data, notifications and VPC flow logs',
         enableKeyRotation: true,
         removalPolicy: RemovalPolicy.RETAIN,
+        // AWS's default key policy delegates to IAM with "kms:*"; this names the same key-level
+        // actions explicitly (kms:PutKeyPolicy among them, so the account can always repair it).
+        policy: new iam.PolicyDocument({
+          statements: [
+            new iam.PolicyStatement({
+              sid: 'DelegateToIamInThisAccount',
+              principals: [new iam.AccountRootPrincipal()],
+              actions: KMS_KEY_ACTIONS.map((a) => `kms:${a}`),
+              resources: ['*'], // in a key policy, "*" is this key
+            }),
+          ],
+        }),
       });
     }
 
@@ -577,10 +625,12 @@ export class RlvrInfraStack extends Stack {
     // ---- Job notifications -----------------------------------------------------------------------
     const topic = new sns.Topic(this, 'JobNotifications', {
       displayName: 'rlvr training job state changes',
-      masterKey: this.key,
       enforceSSL: true,
     });
     if (this.key) {
+      // Set on the L1 resource: given to the L2, the EventBridge target would also grant itself
+      // kms:GenerateDataKey* (a wildcard action); the explicit statement below is all it needs.
+      (topic.node.defaultChild as sns.CfnTopic).kmsMasterKeyId = this.key.keyArn;
       // EventBridge publishes to the encrypted topic.
       this.key.addToResourcePolicy(
         new iam.PolicyStatement({

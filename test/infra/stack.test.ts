@@ -100,6 +100,24 @@ describe.each([
     }
   });
 
+  it('has no Allow with a wildcard action in resource policies either (key, bucket, topic policies)', () => {
+    const resources = synthesized.json.Resources as Record<
+      string,
+      { Type: string; Properties: Record<string, unknown> }
+    >;
+    const docs = Object.entries(resources).flatMap(([id, r]) =>
+      [r.Properties?.KeyPolicy, r.Properties?.PolicyDocument]
+        .filter(Boolean)
+        .map((d) => ({ id, doc: d as { Statement: Statement[] } })),
+    );
+    expect(docs.some((d) => resources[d.id].Type === 'AWS::KMS::Key')).toBe(true);
+    for (const { id, doc } of docs) {
+      for (const s of doc.Statement.filter((st) => st.Effect === 'Allow')) {
+        for (const action of asArray(s.Action)) expect(`${id} ${action}`).not.toMatch(/\*/);
+      }
+    }
+  });
+
   it('lets the submitter pass only the execution role, only to SageMaker', () => {
     const passRole = policyStatements(synthesized.json).filter((s) =>
       asArray(s.statement.Action).includes('iam:PassRole'),
