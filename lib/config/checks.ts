@@ -2,6 +2,20 @@ import type { Problem } from '../errors';
 import type { EvalConfig } from './eval-schema';
 import type { TrainingConfig } from './training-schema';
 import type { YamlFile } from './yaml-file';
+import { formatTrainerFloat, isPyyamlFloatTrap } from './yaml-write';
+
+/** Numbers the trainer's YAML reader (PyYAML, YAML 1.1) would read as strings. */
+export function checkPyyamlFloats(file: YamlFile): Problem[] {
+  return file
+    .scalarsWhere(isPyyamlFloatTrap)
+    .map(({ path, source }) =>
+      file.problem(
+        path,
+        `${source} is a number here, but the trainer's YAML reader (PyYAML, YAML 1.1) reads it as the string "${source}"`,
+        `Write ${formatTrainerFloat(Number(source))} (a "." before the exponent and a signed exponent).`,
+      ),
+    );
+}
 
 /**
  * Checks across keys that a schema cannot express. Each error guards against an incident of BRIEF §1;
@@ -21,7 +35,7 @@ export function datasetNames(config: TrainingConfig): string[] {
 }
 
 export function checkTrainingConfig(config: TrainingConfig, file: YamlFile): CheckResult {
-  const errors: Problem[] = [];
+  const errors: Problem[] = [...checkPyyamlFloats(file)];
   const warnings: Problem[] = [];
 
   // Roles: one trainer (titan) and one rollout (vllm) engine, names unique.
@@ -186,7 +200,7 @@ export const EVAL_STANDARDS = {
 };
 
 export function checkEvalConfig(config: EvalConfig, file: YamlFile): CheckResult {
-  const errors: Problem[] = [];
+  const errors: Problem[] = [...checkPyyamlFloats(file)];
   const warnings: Problem[] = [];
   const tp = config.vllm?.tensor_parallel_size;
   if (tp !== undefined && tp !== EVAL_STANDARDS.tensorParallelSize) {

@@ -12,3 +12,4 @@ export { datasetNames, EVAL_STANDARDS } from './checks';
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';
+export { stringifyForTrainer, formatTrainerFloat, isPyyamlFloatTrap } from './yaml-write';

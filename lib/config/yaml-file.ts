@@ -42,7 +42,12 @@ export class YamlFile {
 
   static parse(text: string, displayPath: string): YamlFile {
     const lines = new LineCounter();
-    const document = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    const document = parseDocument(text, {
+      lineCounter: lines,
+      prettyErrors: false,
+      uniqueKeys: true,
+      keepSourceTokens: true,
+    });
     const file = new YamlFile(displayPath, text, document, lines);
     if (document.errors.length > 0) {
       // After the first syntax error the parser's further errors are mostly its consequences:
@@ -103,6 +108,24 @@ export class YamlFile {
       node = value;
     }
     return this.locationOfOffset(best);
+  }
+
+  /** Every plain scalar whose source text matches `test`, with its key path. */
+  scalarsWhere(test: (source: string) => boolean): { path: KeyPath; source: string }[] {
+    const out: { path: KeyPath; source: string }[] = [];
+    const walk = (node: unknown, at: KeyPath) => {
+      if (isMap(node)) {
+        for (const pair of node.items)
+          if (isScalar(pair.key)) walk(pair.value, [...at, String(pair.key.value)]);
+      } else if (isSeq(node)) {
+        node.items.forEach((item, i) => walk(item, [...at, i]));
+      } else if (isScalar(node) && node.type === 'PLAIN') {
+        const source = (node.srcToken as { source?: string } | undefined)?.source;
+        if (source !== undefined && test(source)) out.push({ path: at, source });
+      }
+    };
+    walk(this.document.contents, []);
+    return out;
   }
 
   problem(path: KeyPath, message: string, hint?: string, options: { key?: boolean } = {}): Problem {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import { stringify } from 'yaml';
 import {
   CODE_BENCHMARK_PATTERN,
   jobTemplateSchema,
   loadEvalConfig,
+  stringifyForTrainer,
   loadTrainingConfig,
   type EvalConfig,
   type JobTemplate,
@@ -422,7 +422,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   if (limitProblems.length > 0)
     throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);
 
-  const resolvedConfigYaml = `# Resolved by rlvr submit from ${configDisplayPath}: inputs point at the job's channels.\n${stringify(
+  const resolvedConfigYaml = `# Resolved by rlvr submit from ${configDisplayPath}: inputs point at the job's channels.\n${stringifyForTrainer(
     resolveConfigForJob(config.value, inputs),
   )}`;
 

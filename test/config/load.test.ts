@@ -1,6 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadEvalConfig, loadTrainingConfig } from '../../lib/config';
+import {
+  formatTrainerFloat,
+  isPyyamlFloatTrap,
+  loadEvalConfig,
+  loadTrainingConfig,
+  stringifyForTrainer,
+} from '../../lib/config';
 import { ProblemsError, formatProblem } from '../../lib/errors';
 import { EVAL_DIR, exampleConfigs, gsm8kWith, lineOf, tempDir, writeConfig } from '../helpers/fixtures';
 
@@ -174,5 +180,28 @@ describe('loading eval configs', () => {
       .replace('seed: 42', 'seed: 1');
     const loaded = loadEvalConfig(writeConfig(dir, 'seed.yaml', text));
     expect(loaded.warnings.map(formatProblem).join()).toMatch(/seed: is 1; the team's standard is 42/);
+  });
+});
+
+describe('YAML the trainer reads (PyYAML, YAML 1.1)', () => {
+  const dir = tempDir();
+  it('refuses float literals PyYAML reads as strings, with the safe spelling', () => {
+    const text = gsm8kWith(['lr: 1.0e-6', 'lr: 1e-6']);
+    const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'float.yaml', text)));
+    expect(err.problems).toHaveLength(1);
+    expect(formatProblem(err.problems[0])).toMatch(
+      /roles\[0\]\.config\.optimizer\.lr: 1e-6 is a number here, but the trainer's YAML reader \(PyYAML, YAML 1\.1\) reads it as the string "1e-6"\n\s+Write 1\.0e-6/,
+    );
+    expect(err.problems[0].location!.line).toBe(lineOf(text, 'lr: 1e-6'));
+  });
+
+  it('writes floats in a form both YAML versions read as the same number', () => {
+    expect(stringifyForTrainer({ a: 1e-7, b: 5e-5, c: 0.001, d: 1.5, e: 3, f: 2.5e20 })).toBe(
+      'a: 1.0e-7\nb: 5.0e-5\nc: 0.001\nd: 1.5\ne: 3\nf: 2.5e+20\n',
+    );
+    for (const v of [1e-7, 5e-5, 7e-6, 2.5e20, 0.001]) {
+      expect(isPyyamlFloatTrap(formatTrainerFloat(v))).toBe(false);
+      expect(Number(formatTrainerFloat(v))).toBe(v);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
+import * as path from 'node:path';
 
 /**
  * A real moto_server (BRIEF §8) on a free loopback port, started and stopped by the test suite.
@@ -57,11 +58,17 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number):
   throw new Error(`moto_server did not answer at ${url} within ${timeoutMs} ms`);
 }
 
-export async function startMoto(): Promise<MotoServer> {
+/**
+ * Starts moto through test/helpers/moto_server_ext.py, which adds the training-job lifecycle moto
+ * lacks (StopTrainingJob; with `trainingSeconds`, jobs that run that long before completing).
+ */
+export async function startMoto(options: { trainingSeconds?: number } = {}): Promise<MotoServer> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], {
+    const script = path.join(__dirname, 'moto_server_ext.py');
+    const child = spawn('python3', [script, '-H', '127.0.0.1', '-p', String(port)], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, MOTO_TRAINING_SECONDS: String(options.trainingSeconds ?? 0) },
     });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {
