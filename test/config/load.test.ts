@@ -196,10 +196,10 @@ describe('YAML the trainer reads (PyYAML, YAML 1.1)', () => {
   });
 
   it('writes floats in a form both YAML versions read as the same number', () => {
-    expect(stringifyForTrainer({ a: 1e-7, b: 5e-5, c: 0.001, d: 1.5, e: 3, f: 2.5e20 })).toBe(
-      'a: 1.0e-7\nb: 5.0e-5\nc: 0.001\nd: 1.5\ne: 3\nf: 2.5e+20\n',
+    expect(stringifyForTrainer({ a: 1e-7, b: 5e-5, c: 0.001, d: 1.5, e: 3, f: 2.5e-20 })).toBe(
+      'a: 1.0e-7\nb: 5.0e-5\nc: 0.001\nd: 1.5\ne: 3\nf: 2.5e-20\n',
     );
-    for (const v of [1e-7, 5e-5, 7e-6, 2.5e20, 0.001]) {
+    for (const v of [1e-7, 5e-5, 7e-6, 2.5e-20, 0.001, 123.5]) {
       expect(isPyyamlFloatTrap(formatTrainerFloat(v))).toBe(false);
       expect(Number(formatTrainerFloat(v))).toBe(v);
     }
