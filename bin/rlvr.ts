@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerOperate } from './commands/operate';
 import { registerSubmit } from './commands/submit';
 import { reportError } from './output';
 
@@ -10,6 +11,7 @@ const program = new Command()
   .configureOutput({ outputError: (text, write) => write(text) });
 
 registerSubmit(program);
+registerOperate(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

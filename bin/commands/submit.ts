@@ -1,12 +1,31 @@
 import type { Command } from 'commander';
 import { formatDuration } from '../../lib/config';
 import { formatProblem } from '../../lib/errors';
-import { describeSource, planSubmit, submit, type JobOptionFlags, type SubmitPlan } from '../../lib/jobs';
-import { S3Layout, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import { YamlFile } from '../../lib/config';
+import {
+  describeSource,
+  expandSweep,
+  formatUsd,
+  jobStatus,
+  openJobContext,
+  parseSweepFlag,
+  planSubmit,
+  PRICES_AS_OF,
+  PRICES_SOURCE,
+  submit,
+  submitPlanned,
+  watchJob,
+  type JobOptionFlags,
+  type SubmitInput,
+  type SubmitPlan,
+} from '../../lib/jobs';
+import { jobNameTimestamp, S3Layout, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import { renderWatchEvent } from './watch-output';
 import type { SettingName } from '../../lib/settings';
 import { formatBytes, progressListener } from '../output';
+import { addSettingsOptions, settingsOf, table, type SettingsFlagValues } from './common';
 
-interface SubmitFlags {
+interface SubmitFlags extends SettingsFlagValues {
   dryRun?: boolean;
   json?: boolean;
   debug?: boolean;
@@ -30,14 +49,9 @@ interface SubmitFlags {
   networkIsolation?: boolean;
   ray?: boolean;
   tag?: string[];
-  bucket?: string;
-  prefix?: string;
-  roleArn?: string;
-  repositoryUri?: string;
-  region?: string;
-  subnets?: string;
-  securityGroups?: string;
-  kmsKey?: string;
+  sweep?: string[];
+  wait?: boolean;
+  poll?: string;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -72,8 +86,7 @@ function optionFlags(flags: SubmitFlags): JobOptionFlags {
 }
 
 export function registerSubmit(program: Command): void {
-  program
-    .command('submit')
+  addSettingsOptions(program.command('submit'))
     .description('validate a training config and submit it as a SageMaker training job')
     .argument('<config>', 'training config (YAML)')
     .option('--dry-run', 'validate and print the full plan; create nothing (works without AWS)')
@@ -101,15 +114,16 @@ export function registerSubmit(program: Command): void {
     .option('--ray', 'start a Ray head on the train GPUs before the trainer (default)')
     .option('--no-ray', 'do not start Ray')
     .option('--tag <key=value>', 'extra job tag (repeatable)', collect)
-    .option('--bucket <name>', 'S3 bucket (else RLVR_BUCKET or the deployed settings)')
-    .option('--prefix <prefix>', 'root prefix in the bucket (default rlvr-experiments/)')
-    .option('--role-arn <arn>', 'SageMaker execution role (else RLVR_ROLE_ARN or the deployed settings)')
-    .option('--repository-uri <uri>', 'image repository (else RLVR_REPOSITORY_URI or the deployed settings)')
-    .option('--region <region>', 'AWS region (else AWS_REGION)')
-    .option('--subnets <ids>', 'comma-separated subnet ids (else RLVR_SUBNETS)')
-    .option('--security-groups <ids>', 'comma-separated security group ids (else RLVR_SECURITY_GROUPS)')
-    .option('--kms-key <id>', 'KMS key for volumes and output (else RLVR_KMS_KEY)')
-    .option('--debug', 'show stack traces')
+    .option(
+      '--sweep <key=v1,v2,…>',
+      'one job per combination, e.g. optimizer.lr=5e-5,1e-5 (repeatable)',
+      collect,
+    )
+    .option(
+      '--wait',
+      'follow the job (status and logs) until it ends; exit 0 only if it Completed with checkpoints',
+    )
+    .option('--poll <seconds>', 'seconds between polls with --wait', '15')
     .action(async (configPath: string, flags: SubmitFlags) => {
       const input = {
         configPath,
@@ -120,19 +134,14 @@ export function registerSubmit(program: Command): void {
         trainerSrc: flags.trainerSrc,
         image: flags.image,
         jobLog: flags.jobLog,
-        settings: {
-          bucket: flags.bucket,
-          prefix: flags.prefix,
-          roleArn: flags.roleArn,
-          repositoryUri: flags.repositoryUri,
-          region: flags.region,
-          subnets: flags.subnets,
-          securityGroups: flags.securityGroups,
-          kmsKey: flags.kmsKey,
-        },
+        settings: settingsOf(flags),
         dryRun: Boolean(flags.dryRun),
         listener: progressListener({ quiet: Boolean(flags.json) }),
       };
+      if (flags.sweep?.length) {
+        await submitSweep(configPath, input, flags);
+        return;
+      }
       if (flags.dryRun) {
         const plan = await planSubmit(input);
         process.stdout.write(flags.json ? `${JSON.stringify(planJson(plan), null, 2)}\n` : renderPlan(plan));
@@ -164,10 +173,106 @@ export function registerSubmit(program: Command): void {
             `  logged in ${result.jobLogPath}\n`,
         );
       }
+      if (flags.wait) process.exitCode = await waitForJob(result.jobName, flags);
     });
 }
 
-function planJson(plan: SubmitPlan) {
+/** Validates every combination first (one bad one stops all), then submits them one by one. */
+async function submitSweep(configPath: string, input: SubmitInput, flags: SubmitFlags): Promise<void> {
+  const variants = expandSweep(YamlFile.read(configPath), flags.sweep!.map(parseSweepFlag));
+  const sweepId = `sweep-${jobNameTimestamp(new Date())}`;
+  const plans: SubmitPlan[] = [];
+  try {
+    for (const variant of variants) {
+      plans.push(
+        await planSubmit({
+          ...input,
+          configText: { text: variant.text, label: variant.label },
+          extraTags: { 'rlvr:sweep': sweepId, 'rlvr:overrides': variant.label },
+        }),
+      );
+    }
+  } catch (err) {
+    for (const p of plans) p.aws?.close();
+    throw err;
+  }
+  const total = plans.reduce((sum, p) => sum + (p.estimate?.maxRuntimeCost ?? 0), 0);
+  if (flags.dryRun) {
+    if (flags.json) {
+      const sweep = plans.map((p, i) => ({ overrides: variants[i].label, ...planJson(p) }));
+      process.stdout.write(
+        `${JSON.stringify({ ok: true, dryRun: true, sweepId, jobs: sweep, totalEstimatedCost: total }, null, 2)}\n`,
+      );
+    } else {
+      const rows = plans.map((p, i) => [
+        variants[i].label,
+        formatUsd(p.estimate?.maxRuntimeCost),
+        p.description,
+      ]);
+      process.stdout.write(
+        `Sweep ${sweepId}: ${plans.length} jobs (dry run: nothing was created)\n\n` +
+          table(['OVERRIDES', 'MAX COST', 'DESCRIPTION'], rows) +
+          `\nEstimated at most ${formatUsd(total)} in all (on-demand price × max runtime; ${PRICES_SOURCE}, ${PRICES_AS_OF}).\n`,
+      );
+    }
+    return;
+  }
+  const results = [];
+  for (const plan of plans) results.push(await submitPlanned(plan, input.listener));
+  if (flags.json) {
+    const jobs = results.map((r, i) => ({
+      jobName: r.jobName,
+      overrides: variants[i].label,
+      checkpointsUri: r.checkpointsUri,
+    }));
+    process.stdout.write(`${JSON.stringify({ ok: true, sweepId, jobs }, null, 2)}\n`);
+  } else {
+    process.stdout.write(
+      `Submitted sweep ${sweepId}: ${results.length} jobs\n` +
+        table(
+          ['JOB', 'OVERRIDES'],
+          results.map((r, i) => [r.jobName, variants[i].label]),
+        ) +
+        `logged in ${results[0]?.jobLogPath}; watch them with \`rlvr jobs --name-contains ${sweepId.slice(6, 14)}\`\n`,
+    );
+  }
+}
+
+/** `--wait`: status transitions and logs until the job ends; 0 only for Completed with checkpoints. */
+async function waitForJob(jobName: string, flags: SubmitFlags): Promise<number> {
+  const context = await openJobContext({ settings: settingsOf(flags) });
+  try {
+    const watch = watchJob(context, jobName, {
+      follow: true,
+      statusEvents: true,
+      pollMs: Number(flags.poll ?? 15) * 1000,
+    });
+    const out = flags.json ? process.stderr : process.stdout;
+    let next = await watch.next();
+    while (!next.done) {
+      out.write(`${renderWatchEvent(next.value)}\n`);
+      next = await watch.next();
+    }
+    const final = next.value;
+    const status = await jobStatus(context, jobName);
+    out.write(
+      `${jobName} ended: ${final.TrainingJobStatus}${final.FailureReason ? ` (${final.FailureReason})` : ''}\n`,
+    );
+    out.write(
+      `  results: ${status.checkpointsUri} (${status.checkpoints.count} checkpoints${status.checkpoints.final ? ', final present' : ''})\n`,
+    );
+    if (status.problem) out.write(`  WARNING: ${status.problem}\n`);
+    if (flags.json)
+      process.stdout.write(
+        `${JSON.stringify({ ok: final.TrainingJobStatus === 'Completed' && !status.problem, jobName, status: final.TrainingJobStatus, problem: status.problem ?? null, checkpointsUri: status.checkpointsUri }, null, 2)}\n`,
+      );
+    return final.TrainingJobStatus === 'Completed' && !status.problem ? 0 : 1;
+  } finally {
+    context.close();
+  }
+}
+
+export function planJson(plan: SubmitPlan) {
   return {
     ok: true,
     dryRun: true,
@@ -187,6 +292,7 @@ function planJson(plan: SubmitPlan) {
       Object.entries(plan.options).map(([k, v]) => [k, { value: v.value, source: describeSource(v.source) }]),
     ),
     image: plan.image,
+    estimate: plan.estimate ?? null,
     model: {
       uri: `s3://${plan.inputs.model.location.bucket}/${plan.inputs.model.location.key}`,
       mappings: plan.inputs.model.mappings,
@@ -280,6 +386,13 @@ export function renderPlan(plan: SubmitPlan): string {
   out += row('trainer', o.trainerCommand.value, describeSource(o.trainerCommand.source));
   out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', describeSource(o.useRay.source));
   out += row('image', marked('image', plan.image.uri), plan.image.source);
+  out += row(
+    'cost',
+    plan.estimate
+      ? `${formatUsd(plan.estimate.perHour)}/h, at most ${formatUsd(plan.estimate.maxRuntimeCost)} for the max runtime${plan.estimate.note ? ` (${plan.estimate.note})` : ''}`
+      : 'no price known for this instance type',
+    `${PRICES_SOURCE}, ${PRICES_AS_OF}`,
+  );
   out += '\nInputs (jobs cannot reach the Hugging Face Hub: everything comes from S3)\n';
   const model = plan.inputs.model;
   for (const m of model.mappings)

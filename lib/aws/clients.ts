@@ -10,11 +10,24 @@ import {
 import {
   CreateTrainingJobCommand,
   DescribeTrainingJobCommand,
+  ListTagsCommand,
+  ListTrainingJobsCommand,
   SageMakerClient,
+  StopTrainingJobCommand,
   type CreateTrainingJobRequest,
   type DescribeTrainingJobResponse,
+  type TrainingJobStatus,
+  type TrainingJobSummary,
 } from '@aws-sdk/client-sagemaker';
+import {
+  CloudWatchLogsClient,
+  DescribeLogStreamsCommand,
+  GetLogEventsCommand,
+} from '@aws-sdk/client-cloudwatch-logs';
+import { DescribeRepositoriesCommand, ECRClient } from '@aws-sdk/client-ecr';
+import { ListServiceQuotasCommand, ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { Upload } from '@aws-sdk/lib-storage';
 
 /*
@@ -35,6 +48,8 @@ export interface IS3 {
   /** Up to `limit` objects under `prefix` (all when no limit). */
   listObjects(bucket: string, prefix: string, limit?: number): Promise<S3ObjectInfo[]>;
   getObjectText(bucket: string, key: string): Promise<string>;
+  /** Bytes `start`–`end` (inclusive); a negative `start` with no `end` is the last -start bytes. */
+  getObjectRange(bucket: string, key: string, start: number, end?: number): Promise<Buffer>;
   /** Creates the object only if absent (If-None-Match: *); false when it already existed. */
   putObjectIfAbsent(
     bucket: string,
@@ -52,6 +67,42 @@ export interface ISageMaker {
   createTrainingJob(request: CreateTrainingJobRequest): Promise<string>;
   /** undefined when no job has that name. */
   describeTrainingJob(name: string): Promise<DescribeTrainingJobResponse | undefined>;
+  /** Newest first, across pages, up to `limit`. */
+  listTrainingJobs(filter: {
+    nameContains?: string;
+    status?: TrainingJobStatus;
+    limit: number;
+  }): Promise<TrainingJobSummary[]>;
+  stopTrainingJob(name: string): Promise<void>;
+  listTags(arn: string): Promise<Record<string, string>>;
+}
+
+export interface LogStreamInfo {
+  readonly name: string;
+  readonly lastEventTime?: number;
+}
+export interface LogEvent {
+  readonly timestamp: number;
+  readonly message: string;
+}
+
+export interface ILogs {
+  /** Streams whose names start with `prefix`; [] when the group does not exist (yet). */
+  describeLogStreams(group: string, prefix: string): Promise<LogStreamInfo[]>;
+  /** One page forward from `token` (from the head when absent). */
+  getLogEvents(
+    group: string,
+    stream: string,
+    token?: string,
+  ): Promise<{ events: LogEvent[]; nextToken?: string }>;
+}
+
+/** The calls `rlvr doctor` makes. */
+export interface IDiagnostics {
+  callerIdentity(): Promise<{ account: string; arn: string }>;
+  repositoryExists(name: string): Promise<boolean>;
+  /** SageMaker quotas (name → value) whose names contain `text`. */
+  sagemakerQuotas(text: string): Promise<Record<string, number>>;
 }
 
 export interface ISsm {
@@ -64,6 +115,8 @@ export interface AwsClients {
   readonly s3: IS3;
   readonly sagemaker: ISageMaker;
   readonly ssm: ISsm;
+  readonly logs: ILogs;
+  readonly diagnostics: IDiagnostics;
   /** Frees the clients' sockets. */
   close(): void;
 }
@@ -75,7 +128,7 @@ export interface AwsClientOptions {
   /** Per-request timeout, for probes that must not hang (dry-run pre-flight). */
   readonly requestTimeoutMs?: number;
   /** Test hook: SDK middleware to inject faults (throttling, resets). */
-  readonly configure?: (client: S3Client | SageMakerClient | SSMClient) => void;
+  readonly configure?: (client: S3Client | SageMakerClient | SSMClient | CloudWatchLogsClient) => void;
 }
 
 function usesCustomEndpoint(env: NodeJS.ProcessEnv): boolean {
@@ -102,13 +155,20 @@ export function createAwsClients(
   // Throttling on CreateTrainingJob/Describe is common: more attempts, same backoff with jitter.
   const sagemaker = new SageMakerClient({ ...common, maxAttempts: Math.max(common.maxAttempts, 8) });
   const ssm = new SSMClient(common);
-  for (const client of [s3, sagemaker, ssm]) options.configure?.(client);
+  const logs = new CloudWatchLogsClient(common);
+  const sts = new STSClient(common);
+  const ecr = new ECRClient(common);
+  const quotas = new ServiceQuotasClient(common);
+  const all = [s3, sagemaker, ssm, logs, sts, ecr, quotas];
+  for (const client of all) options.configure?.(client as never);
   return {
     region: options.region,
     s3: new SdkS3(s3),
     sagemaker: new SdkSageMaker(sagemaker),
     ssm: new SdkSsm(ssm),
-    close: () => [s3, sagemaker, ssm].forEach((c) => c.destroy()),
+    logs: new SdkLogs(logs),
+    diagnostics: new SdkDiagnostics(sts, ecr, quotas),
+    close: () => all.forEach((c) => c.destroy()),
   };
 }
 
@@ -152,6 +212,12 @@ class SdkS3 implements IS3 {
   async getObjectText(bucket: string, key: string): Promise<string> {
     const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     return out.Body!.transformToString('utf8');
+  }
+
+  async getObjectRange(bucket: string, key: string, start: number, end?: number): Promise<Buffer> {
+    const range = start < 0 ? `bytes=${start}` : `bytes=${start}-${end ?? ''}`;
+    const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: range }));
+    return Buffer.from(await out.Body!.transformToByteArray());
   }
 
   async putObjectIfAbsent(bucket: string, key: string, body: string | Uint8Array, contentType?: string) {
@@ -213,6 +279,41 @@ class SdkSageMaker implements ISageMaker {
     return out.TrainingJobArn!;
   }
 
+  async listTrainingJobs(filter: { nameContains?: string; status?: TrainingJobStatus; limit: number }) {
+    const out: TrainingJobSummary[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListTrainingJobsCommand({
+          NameContains: filter.nameContains,
+          StatusEquals: filter.status,
+          SortBy: 'CreationTime',
+          SortOrder: 'Descending',
+          MaxResults: Math.min(100, filter.limit - out.length),
+          NextToken: token,
+        }),
+      );
+      out.push(...(page.TrainingJobSummaries ?? []));
+      token = page.NextToken;
+    } while (token && out.length < filter.limit);
+    return out;
+  }
+
+  async stopTrainingJob(name: string): Promise<void> {
+    await this.client.send(new StopTrainingJobCommand({ TrainingJobName: name }));
+  }
+
+  async listTags(arn: string): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListTagsCommand({ ResourceArn: arn, NextToken: token }));
+      for (const t of page.Tags ?? []) out[t.Key!] = t.Value ?? '';
+      token = page.NextToken;
+    } while (token);
+    return out;
+  }
+
   async describeTrainingJob(name: string): Promise<DescribeTrainingJobResponse | undefined> {
     try {
       return await this.client.send(new DescribeTrainingJobCommand({ TrainingJobName: name }));
@@ -221,6 +322,84 @@ class SdkSageMaker implements ISageMaker {
       if (/could not find|not found|does not exist/i.test((err as Error).message ?? '')) return undefined;
       throw err;
     }
+  }
+}
+
+class SdkLogs implements ILogs {
+  constructor(private readonly client: CloudWatchLogsClient) {}
+
+  async describeLogStreams(group: string, prefix: string): Promise<LogStreamInfo[]> {
+    const out: LogStreamInfo[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(
+          new DescribeLogStreamsCommand({
+            logGroupName: group,
+            logStreamNamePrefix: prefix,
+            nextToken: token,
+          }),
+        );
+        for (const s of page.logStreams ?? [])
+          out.push({ name: s.logStreamName!, lastEventTime: s.lastEventTimestamp });
+        token = page.nextToken;
+      } while (token);
+    } catch (err) {
+      if ((err as Error).name === 'ResourceNotFoundException') return [];
+      throw err;
+    }
+    return out;
+  }
+
+  async getLogEvents(group: string, stream: string, token?: string) {
+    const page = await this.client.send(
+      new GetLogEventsCommand({
+        logGroupName: group,
+        logStreamName: stream,
+        startFromHead: true,
+        nextToken: token,
+      }),
+    );
+    return {
+      events: (page.events ?? []).map((e) => ({ timestamp: e.timestamp ?? 0, message: e.message ?? '' })),
+      nextToken: page.nextForwardToken,
+    };
+  }
+}
+
+class SdkDiagnostics implements IDiagnostics {
+  constructor(
+    private readonly sts: STSClient,
+    private readonly ecr: ECRClient,
+    private readonly quotas: ServiceQuotasClient,
+  ) {}
+
+  async callerIdentity() {
+    const out = await this.sts.send(new GetCallerIdentityCommand({}));
+    return { account: out.Account ?? '', arn: out.Arn ?? '' };
+  }
+
+  async repositoryExists(name: string): Promise<boolean> {
+    try {
+      await this.ecr.send(new DescribeRepositoriesCommand({ repositoryNames: [name] }));
+      return true;
+    } catch (err) {
+      if ((err as Error).name === 'RepositoryNotFoundException') return false;
+      throw err;
+    }
+  }
+
+  async sagemakerQuotas(text: string): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    let token: string | undefined;
+    do {
+      const page = await this.quotas.send(
+        new ListServiceQuotasCommand({ ServiceCode: 'sagemaker', NextToken: token }),
+      );
+      for (const q of page.Quotas ?? []) if (q.QuotaName?.includes(text)) out[q.QuotaName] = q.Value ?? 0;
+      token = page.NextToken;
+    } while (token);
+    return out;
   }
 }
 

@@ -73,7 +73,8 @@ export function classifyAwsError(err: unknown): AwsFailureKind {
 }
 
 export function describeAwsError(err: unknown): string {
-  const e = err as { name?: string; message?: string };
+  const raw = err as { name?: string; message?: string };
+  const e = { name: raw.name, message: raw.message?.split('\n')[0] };
   switch (classifyAwsError(err)) {
     case 'no-credentials':
       return `no usable AWS credentials (${e.message ?? e.name}). Configure credentials (aws configure, AWS_PROFILE or SSO) and try again.`;

@@ -5,6 +5,10 @@ export {
   type IS3,
   type ISageMaker,
   type ISsm,
+  type ILogs,
+  type IDiagnostics,
+  type LogEvent,
+  type LogStreamInfo,
   type S3ObjectInfo,
 } from './clients';
 export {

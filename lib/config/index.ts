@@ -1,4 +1,4 @@
-export { loadTrainingConfig, loadEvalConfig, type LoadedConfig } from './load';
+export { loadTrainingConfig, loadTrainingConfigText, loadEvalConfig, type LoadedConfig } from './load';
 export { trainingConfigSchema, type TrainingConfig, type Role } from './training-schema';
 export { evalConfigSchema, type EvalConfig, CODE_BENCHMARK_PATTERN } from './eval-schema';
 export {

@@ -25,8 +25,9 @@ function load<T>(
   schema: z.ZodType<T>,
   check: (value: T, file: YamlFile) => CheckResult,
   displayPath: string,
+  text?: string,
 ): LoadedConfig<T> {
-  const file = YamlFile.read(filePath, displayPath);
+  const file = text === undefined ? YamlFile.read(filePath, displayPath) : YamlFile.parse(text, displayPath);
   const raw = file.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ProblemsError(`${displayPath} is not a valid ${kind}`, [
@@ -73,6 +74,15 @@ function sortByPosition(problems: Problem[]): Problem[] {
 
 export function loadTrainingConfig(filePath: string, displayPath = filePath): LoadedConfig<TrainingConfig> {
   return load(filePath, 'training config', trainingConfigSchema, checkTrainingConfig, displayPath);
+}
+
+/** A training config whose text is given (a sweep variant); `filePath` is where it stands for. */
+export function loadTrainingConfigText(
+  text: string,
+  filePath: string,
+  displayPath: string,
+): LoadedConfig<TrainingConfig> {
+  return load(filePath, 'training config', trainingConfigSchema, checkTrainingConfig, displayPath, text);
 }
 
 export function loadEvalConfig(filePath: string, displayPath = filePath): LoadedConfig<EvalConfig> {

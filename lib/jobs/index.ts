@@ -8,7 +8,7 @@ export {
   type Upload,
   type PreflightReport,
 } from './plan';
-export { submit, quotaName, type SubmitResult } from './submit';
+export { submit, submitPlanned, quotaName, type SubmitResult } from './submit';
 export { buildCreateTrainingJobRequest, sanitizeTagValue, JOB_ENV, type RequestInput } from './request';
 export { checkRequestLimits, LIMITS } from './limits';
 export {
@@ -25,3 +25,28 @@ export { reserveJobName, firstJobName } from './job-name';
 export { appendJobLogRow, formatJobLogRow, JOB_LOG_COLUMNS } from './job-log';
 export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS, DEFAULT_TRAINER_COMMAND } from './templates';
 export { gpuCount, isTrainingInstanceType } from './instance-types';
+export { openJobContext, requireLayout, type JobContext, type JobContextInput } from './context';
+export {
+  listJobs,
+  jobStatus,
+  jobCost,
+  isTerminal,
+  summarizeCheckpoints,
+  readTraceTail,
+  postJobProblem,
+  type JobRow,
+  type JobStatusReport,
+  type JobCost,
+  type CheckpointSummary,
+} from './inspect';
+export { watchJob, stopJob, hostOf, type WatchEvent } from './watch';
+export {
+  parseSweepFlag,
+  expandSweep,
+  resolveSweepKey,
+  sweepLiteral,
+  type SweepAxis,
+  type SweepVariant,
+} from './sweep';
+export { hourlyPrice, costOf, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from './prices';
+export { readJobLogDescriptions } from './job-log';

@@ -77,3 +77,23 @@ export async function appendJobLogRow(logPath: string, row: JobLogRow): Promise<
     await release();
   }
 }
+
+/** Job name → description, from the log's rows (missing or unreadable log: none). */
+export function readJobLogDescriptions(logPath: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let text: string;
+  try {
+    text = fs.readFileSync(logPath, 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('| ') || line.startsWith('| Job Name')) continue;
+    const cells = line
+      .slice(1, line.endsWith('|') ? -1 : undefined)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replace(/\\\|/g, '|'));
+    if (cells.length >= 3 && cells[0]) out.set(cells[0], cells[2]);
+  }
+  return out;
+}

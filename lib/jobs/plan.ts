@@ -8,6 +8,7 @@ import {
   loadEvalConfig,
   stringifyForTrainer,
   loadTrainingConfig,
+  loadTrainingConfigText,
   type EvalConfig,
   type JobTemplate,
   type LoadedConfig,
@@ -60,6 +61,7 @@ import {
 import { runPreflight, type PreflightCheck } from './preflight';
 import { checkReferencedFiles } from './references';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
+import { hourlyPrice } from './prices';
 import { BUILT_IN_TEMPLATES } from './templates';
 
 /** Progress events; the CLI decides how to show them. The library never prints. */
@@ -71,6 +73,10 @@ export type SubmitListener = (event: SubmitEvent) => void;
 
 export interface SubmitInput {
   readonly configPath: string;
+  /** The config's text, when it differs from the file (a sweep variant), and how to name it. */
+  readonly configText?: { readonly text: string; readonly label: string };
+  /** Tags added by the launcher itself (a sweep's id and overrides). */
+  readonly extraTags?: Readonly<Record<string, string>>;
   readonly evalConfigPath?: string;
   readonly options: JobOptionFlags;
   readonly template?: string;
@@ -144,6 +150,9 @@ export interface SubmitPlan {
   readonly requestInput: Omit<RequestInput, 'jobName'>;
   readonly request: CreateTrainingJobRequest;
   readonly preflight: PreflightReport;
+  /** On-demand estimate: per hour, and for the whole max runtime. */
+  readonly estimate:
+    { readonly perHour: number; readonly maxRuntimeCost: number; readonly note?: string } | undefined;
   readonly warnings: readonly Problem[];
   readonly jobLogPath: string;
   readonly configDisplayPath: string;
@@ -198,7 +207,13 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
 
   // 1. Configs: every problem in a file at once.
   const configAbs = path.resolve(cwd, input.configPath);
-  const config = loadTrainingConfig(configAbs, input.configPath);
+  const config = input.configText
+    ? loadTrainingConfigText(
+        input.configText.text,
+        configAbs,
+        `${input.configPath} [${input.configText.label}]`,
+      )
+    : loadTrainingConfig(configAbs, input.configPath);
   const launcher = config.value.launcher ?? {};
   const configDir = path.dirname(configAbs);
   let evalConfig: LoadedConfig<EvalConfig> | undefined;
@@ -379,7 +394,10 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   const submitId = randomUUID();
   const configRepoRoot = (await gitRoot(configDir)) ?? sourceRoot;
   const configDisplayPath = path.relative(configRepoRoot, configAbs) || path.basename(configAbs);
-  const description = input.description ?? launcher.description ?? '';
+  const baseDescription = input.description ?? launcher.description ?? '';
+  const description = input.configText
+    ? `${baseDescription}${baseDescription ? ' ' : ''}[${input.configText.label}]`
+    : baseDescription;
   const tags: Record<string, string> = {
     'rlvr:config': configDisplayPath,
     'rlvr:run-name': config.value.run.name,
@@ -387,6 +405,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     'rlvr:source-sha256': packed.sha256,
     ...(git?.commit ? { 'rlvr:git-commit': `${git.commit}${git.dirty ? '+dirty' : ''}` } : {}),
     ...(template ? { 'rlvr:template': template.name } : {}),
+    ...input.extraTags,
   };
   const requestSettings = {
     bucket,
@@ -486,6 +505,19 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     })),
   ];
 
+  const price = hourlyPrice(options.instanceType.value, requestSettings.region);
+  const estimate = price && {
+    perHour: price.perHour * options.instanceCount.value,
+    maxRuntimeCost: (price.perHour * options.instanceCount.value * options.maxRuntimeSeconds.value) / 3600,
+    note:
+      [
+        price.approximateRegion ? `us-west-2 prices (none listed for ${requestSettings.region})` : undefined,
+        options.spot.value ? 'on-demand price; spot bills less' : undefined,
+      ]
+        .filter(Boolean)
+        .join('; ') || undefined,
+  };
+
   return {
     jobName,
     config,
@@ -516,6 +548,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     requestInput,
     request,
     preflight,
+    estimate,
     warnings,
     jobLogPath,
     configDisplayPath,

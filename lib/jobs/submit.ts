@@ -31,9 +31,13 @@ function errorName(err: unknown): string {
  * before anything is written; a failed create removes the job's uploads.
  */
 export async function submit(input: SubmitInput): Promise<SubmitResult> {
-  const plan = await planSubmit({ ...input, dryRun: false });
+  return submitPlanned(await planSubmit({ ...input, dryRun: false }), input.listener);
+}
+
+/** Submits a plan made by `planSubmit` (not a dry-run); closes its clients. */
+export async function submitPlanned(plan: SubmitPlan, listener?: SubmitListener): Promise<SubmitResult> {
   try {
-    return await createJob(plan, input.listener);
+    return await createJob(plan, listener);
   } finally {
     plan.aws?.close();
   }

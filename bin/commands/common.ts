@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import type { SettingFlags } from '../../lib/settings';
+
+/** The settings flags every AWS command takes (flags > RLVR_* environment > the stack's parameter). */
+export interface SettingsFlagValues {
+  bucket?: string;
+  prefix?: string;
+  roleArn?: string;
+  repositoryUri?: string;
+  region?: string;
+  subnets?: string;
+  securityGroups?: string;
+  kmsKey?: string;
+}
+
+export function addSettingsOptions(command: Command): Command {
+  return command
+    .option('--bucket <name>', 'S3 bucket (else RLVR_BUCKET or the deployed settings)')
+    .option('--prefix <prefix>', 'root prefix in the bucket (default rlvr-experiments/)')
+    .option('--role-arn <arn>', 'SageMaker execution role (else RLVR_ROLE_ARN or the deployed settings)')
+    .option('--repository-uri <uri>', 'image repository (else RLVR_REPOSITORY_URI or the deployed settings)')
+    .option('--region <region>', 'AWS region (else AWS_REGION)')
+    .option('--subnets <ids>', 'comma-separated subnet ids (else RLVR_SUBNETS)')
+    .option('--security-groups <ids>', 'comma-separated security group ids (else RLVR_SECURITY_GROUPS)')
+    .option('--kms-key <id>', 'KMS key for volumes and output (else RLVR_KMS_KEY)')
+    .option('--debug', 'show stack traces');
+}
+
+export function settingsOf(flags: SettingsFlagValues): SettingFlags {
+  return {
+    bucket: flags.bucket,
+    prefix: flags.prefix,
+    roleArn: flags.roleArn,
+    repositoryUri: flags.repositoryUri,
+    region: flags.region,
+    subnets: flags.subnets,
+    securityGroups: flags.securityGroups,
+    kmsKey: flags.kmsKey,
+  };
+}
+
+/** A plain-text table: header, then rows, columns padded to the widest cell. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+export function formatSeconds(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : `${m}m${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+export function formatTime(date: Date | undefined): string {
+  return date
+    ? date
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : '-';
+}

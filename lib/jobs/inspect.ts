@@ -1,0 +1,257 @@
+import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
+import type { IS3 } from '../aws';
+import { UserError } from '../errors';
+import type { S3Layout } from '../layout';
+import { requireLayout, type JobContext } from './context';
+import { readJobLogDescriptions } from './job-log';
+import { costOf } from './prices';
+
+/** The checkpoints a job has in S3 (`checkpoints/<job>/<run>_step<N>/`, `<run>_final/`). */
+export interface CheckpointSummary {
+  readonly steps: readonly number[];
+  readonly latestStep: number | undefined;
+  readonly final: boolean;
+  readonly count: number;
+  /** The trace file, when the job has one. */
+  readonly traceKey: string | undefined;
+  readonly traceBytes: number;
+}
+
+export async function summarizeCheckpoints(
+  s3: IS3,
+  layout: S3Layout,
+  job: string,
+): Promise<CheckpointSummary> {
+  const prefix = layout.checkpointsPrefix(job);
+  const objects = await s3.listObjects(layout.bucket, prefix);
+  const steps = new Set<number>();
+  let final = false;
+  let trace: { key: string; size: number } | undefined;
+  for (const o of objects) {
+    const parts = o.key.slice(prefix.length).split('/');
+    for (const part of parts.slice(0, -1)) {
+      const step = /_step(\d+)$/.exec(part);
+      if (step) steps.add(Number(step[1]));
+      if (/_final$/.test(part)) final = true;
+    }
+    if (o.key.endsWith('traces/trace.jsonl') && (!trace || o.key.length < trace.key.length))
+      trace = { key: o.key, size: o.size };
+  }
+  const sorted = [...steps].sort((a, b) => a - b);
+  return {
+    steps: sorted,
+    latestStep: sorted[sorted.length - 1],
+    final,
+    count: sorted.length + (final ? 1 : 0),
+    traceKey: trace?.key,
+    traceBytes: trace?.size ?? 0,
+  };
+}
+
+/** The "Completed but no checkpoints" incident, said loudly. */
+export function postJobProblem(
+  status: TrainingJobStatus | undefined,
+  checkpoints: CheckpointSummary,
+): string | undefined {
+  if (status !== 'Completed') return undefined;
+  if (checkpoints.count === 0) return 'COMPLETED WITHOUT ANY CHECKPOINT IN S3';
+  if (!checkpoints.final)
+    return `completed, but no final checkpoint (latest: step ${checkpoints.latestStep})`;
+  return undefined;
+}
+
+export interface TraceTail {
+  readonly step: number | undefined;
+  readonly reward: number | undefined;
+  readonly bytesRead: number;
+}
+
+const TAIL_BYTES = 64 * 1024;
+
+function rewardOf(record: Record<string, unknown>): number | undefined {
+  for (const key of ['reward_mean', 'mean_reward', 'reward', 'rewards/mean', 'avg_reward']) {
+    if (typeof record[key] === 'number') return record[key] as number;
+  }
+  const rewards = record.rewards;
+  if (Array.isArray(rewards) && rewards.length > 0 && rewards.every((r) => typeof r === 'number')) {
+    return (rewards as number[]).reduce((a, b) => a + b, 0) / rewards.length;
+  }
+  return undefined;
+}
+
+/**
+ * The latest step and reward from a trace's last complete line, with one ranged read of its tail
+ * (traces are 100–600 MB; they are never read whole).
+ */
+export async function readTraceTail(s3: IS3, bucket: string, key: string, size: number): Promise<TraceTail> {
+  const bytes = Math.min(size, TAIL_BYTES);
+  if (bytes === 0) return { step: undefined, reward: undefined, bytesRead: 0 };
+  const tail = (await s3.getObjectRange(bucket, key, -bytes)).toString('utf8');
+  const lines = tail.split('\n');
+  if (bytes < size) lines.shift(); // the first line of a partial read is cut
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i].trim();
+    if (!line) continue;
+    try {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      const step = typeof record.step === 'number' ? record.step : undefined;
+      if (step !== undefined || rewardOf(record) !== undefined)
+        return { step, reward: rewardOf(record), bytesRead: bytes };
+    } catch {
+      // a line still being written
+    }
+  }
+  return { step: undefined, reward: undefined, bytesRead: bytes };
+}
+
+export interface JobCost {
+  readonly elapsedSeconds: number;
+  readonly billableSeconds: number;
+  readonly cost: number | undefined;
+  /** 0–1, for spot jobs with billable and training time known. */
+  readonly spotSavings: number | undefined;
+  readonly final: boolean;
+}
+
+const TERMINAL: readonly string[] = ['Completed', 'Failed', 'Stopped'];
+
+export function isTerminal(status: string | undefined): boolean {
+  return TERMINAL.includes(status ?? '');
+}
+
+export function jobCost(job: DescribeTrainingJobResponse, region: string, now: Date): JobCost {
+  const start = job.TrainingStartTime ?? job.CreationTime;
+  const end =
+    job.TrainingEndTime ?? (isTerminal(job.TrainingJobStatus) ? job.LastModifiedTime : undefined) ?? now;
+  const elapsedSeconds = start ? Math.max(0, Math.round((end.getTime() - start.getTime()) / 1000)) : 0;
+  const billableSeconds = job.BillableTimeInSeconds ?? elapsedSeconds;
+  const type = job.ResourceConfig?.InstanceType ?? '';
+  const count = job.ResourceConfig?.InstanceCount ?? 1;
+  const training = job.TrainingTimeInSeconds;
+  return {
+    elapsedSeconds,
+    billableSeconds,
+    cost: costOf(type, region, count, billableSeconds),
+    spotSavings:
+      job.EnableManagedSpotTraining && training && job.BillableTimeInSeconds !== undefined
+        ? Math.max(0, 1 - job.BillableTimeInSeconds / training)
+        : undefined,
+    final: isTerminal(job.TrainingJobStatus),
+  };
+}
+
+export interface JobRow {
+  readonly name: string;
+  readonly status: string;
+  readonly secondaryStatus: string | undefined;
+  readonly instanceType: string;
+  readonly instanceCount: number;
+  readonly started: Date | undefined;
+  readonly cost: JobCost;
+  readonly config: string | undefined;
+  readonly description: string | undefined;
+  /** The post-job check, for Completed jobs. */
+  readonly problem: string | undefined;
+}
+
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return out;
+}
+
+/** Our jobs (by the job-name prefix), newest first, with cost, config, description and the post-job check. */
+export async function listJobs(
+  context: JobContext,
+  options: {
+    nameContains?: string;
+    status?: TrainingJobStatus;
+    limit?: number;
+    jobLogPath?: string;
+    now?: Date;
+  },
+): Promise<JobRow[]> {
+  const now = options.now ?? new Date();
+  const summaries = await context.aws.sagemaker.listTrainingJobs({
+    nameContains: options.nameContains ?? context.jobNamePrefix,
+    status: options.status,
+    limit: options.limit ?? 50,
+  });
+  const ours = summaries.filter((s) => s.TrainingJobName!.startsWith(`${context.jobNamePrefix}-`));
+  const descriptions = options.jobLogPath
+    ? readJobLogDescriptions(options.jobLogPath)
+    : new Map<string, string>();
+  return mapLimited(ours, 4, async (summary) => {
+    const name = summary.TrainingJobName!;
+    const job = (await context.aws.sagemaker.describeTrainingJob(name))!;
+    const tags = await context.aws.sagemaker.listTags(job.TrainingJobArn!);
+    let problem: string | undefined;
+    if (job.TrainingJobStatus === 'Completed' && context.layout) {
+      problem = postJobProblem(
+        job.TrainingJobStatus,
+        await summarizeCheckpoints(context.aws.s3, context.layout, name),
+      );
+    }
+    return {
+      name,
+      status: job.TrainingJobStatus ?? summary.TrainingJobStatus ?? 'Unknown',
+      secondaryStatus: job.SecondaryStatus,
+      instanceType: job.ResourceConfig?.InstanceType ?? '',
+      instanceCount: job.ResourceConfig?.InstanceCount ?? 1,
+      started: job.TrainingStartTime ?? job.CreationTime,
+      cost: jobCost(job, context.region, now),
+      config: tags['rlvr:config'],
+      description: descriptions.get(name),
+      problem,
+    };
+  });
+}
+
+export interface JobStatusReport {
+  readonly job: DescribeTrainingJobResponse;
+  readonly cost: JobCost;
+  readonly checkpoints: CheckpointSummary;
+  readonly trace: TraceTail | undefined;
+  readonly problem: string | undefined;
+  readonly checkpointsUri: string;
+}
+
+/** Everything a researcher asks first about one job. */
+export async function jobStatus(
+  context: JobContext,
+  name: string,
+  now = new Date(),
+): Promise<JobStatusReport> {
+  const layout = requireLayout(context);
+  const job = await context.aws.sagemaker.describeTrainingJob(name);
+  if (!job) {
+    throw new UserError(
+      `No training job named ${name} in ${context.region}. List jobs with \`rlvr jobs\`.`,
+      'NoSuchJob',
+    );
+  }
+  const checkpoints = await summarizeCheckpoints(context.aws.s3, layout, name);
+  const trace = checkpoints.traceKey
+    ? await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes)
+    : undefined;
+  return {
+    job,
+    cost: jobCost(job, context.region, now),
+    checkpoints,
+    trace,
+    problem: postJobProblem(job.TrainingJobStatus, checkpoints),
+    checkpointsUri: layout.uri(layout.checkpointsPrefix(name)),
+  };
+}
