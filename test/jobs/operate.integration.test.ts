@@ -396,6 +396,35 @@ describeWithPeer('moto_server', hasMoto)('operating running jobs (moto: jobs run
     expect(bare.code).toBe(1);
   });
 
+  it('submit --wait exits 0 for a job that completes with its final checkpoint in S3', async () => {
+    const repo = makeTrainerRepo();
+    const waiting = runCli(['submit', 'configs/gsm8k.yaml', '--image', IMAGE, '--wait', '--poll', '1'], {
+      env: cliEnv(),
+      cwd: repo.root,
+    });
+    let names: string[] = [];
+    for (let i = 0; i < 50 && names.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      names = await jobNames(moto.endpoint);
+    }
+    const { s3 } = clients(moto.endpoint);
+    for (const f of ['run_step20/model.safetensors', 'run_final/model.safetensors']) {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `rlvr-experiments/checkpoints/${names[0]}/${f}`,
+          Body: 'w',
+        }),
+      );
+    }
+    const done = await waiting;
+    expect(done.stdout).toMatch(
+      new RegExp(`${names[0]} ended: Completed\n {2}results: .*\(2 checkpoints, final present\)`),
+    );
+    expect(done.stdout).not.toMatch(/WARNING/);
+    expect(done.code).toBe(0);
+  });
+
   it('jobs shows a running job with its cost so far', async () => {
     const repo = makeTrainerRepo();
     await runCli(['submit', 'configs/gsm8k.yaml', '--image', IMAGE, '--spot'], {
