@@ -419,7 +419,7 @@ describeWithPeer('moto_server', hasMoto)('operating running jobs (moto: jobs run
     }
     const done = await waiting;
     expect(done.stdout).toMatch(
-      new RegExp(`${names[0]} ended: Completed\n {2}results: .*\(2 checkpoints, final present\)`),
+      new RegExp(`${names[0]} ended: Completed\\n {2}results: .*\\(2 checkpoints, final present\\)`),
     );
     expect(done.stdout).not.toMatch(/WARNING/);
     expect(done.code).toBe(0);
