@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerOperate } from './commands/operate';
+import { registerResults } from './commands/results';
 import { registerSubmit } from './commands/submit';
 import { reportError } from './output';
 
@@ -12,6 +13,7 @@ const program = new Command()
 
 registerSubmit(program);
 registerOperate(program);
+registerResults(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

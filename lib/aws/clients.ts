@@ -41,6 +41,18 @@ export interface S3ObjectInfo {
   readonly key: string;
   readonly size: number;
   readonly etag?: string;
+  readonly lastModified?: Date;
+  /** Full-object SHA-256 (base64), when S3 has one. */
+  readonly checksumSha256?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+export interface UploadFileOptions {
+  readonly contentType?: string;
+  readonly metadata?: Record<string, string>;
+  readonly partSize: number;
+  readonly queueSize: number;
+  readonly onProgress?: (loadedBytes: number) => void;
 }
 
 export interface IS3 {
@@ -49,7 +61,20 @@ export interface IS3 {
   listObjects(bucket: string, prefix: string, limit?: number): Promise<S3ObjectInfo[]>;
   getObjectText(bucket: string, key: string): Promise<string>;
   /** Bytes `start`–`end` (inclusive); a negative `start` with no `end` is the last -start bytes. */
-  getObjectRange(bucket: string, key: string, start: number, end?: number): Promise<Buffer>;
+  getObjectRange(bucket: string, key: string, start: number, end?: number, ifMatch?: string): Promise<Buffer>;
+  /** A byte range (or the whole object) as a stream; fails with 412 when `ifMatch` no longer holds. */
+  getObjectStream(
+    bucket: string,
+    key: string,
+    options: { start?: number; end?: number; ifMatch?: string },
+  ): Promise<NodeJS.ReadableStream>;
+  /** Multipart upload of a file stream (lib-storage). */
+  uploadStream(
+    bucket: string,
+    key: string,
+    body: NodeJS.ReadableStream,
+    options: UploadFileOptions,
+  ): Promise<void>;
   /** Creates the object only if absent (If-None-Match: *); false when it already existed. */
   putObjectIfAbsent(
     bucket: string,
@@ -127,6 +152,8 @@ export interface AwsClientOptions {
   readonly maxAttempts?: number;
   /** Per-request timeout, for probes that must not hang (dry-run pre-flight). */
   readonly requestTimeoutMs?: number;
+  /** Another S3 endpoint than AWS_ENDPOINT_URL (e.g. a proxy in front of it). */
+  readonly s3Endpoint?: string;
   /** Test hook: SDK middleware to inject faults (throttling, resets). */
   readonly configure?: (client: S3Client | SageMakerClient | SSMClient | CloudWatchLogsClient) => void;
 }
@@ -151,7 +178,11 @@ export function createAwsClients(
         }
       : {}),
   };
-  const s3 = new S3Client({ ...common, forcePathStyle: usesCustomEndpoint(env) });
+  const s3 = new S3Client({
+    ...common,
+    ...(options.s3Endpoint ? { endpoint: options.s3Endpoint } : {}),
+    forcePathStyle: Boolean(options.s3Endpoint) || usesCustomEndpoint(env),
+  });
   // Throttling on CreateTrainingJob/Describe is common: more attempts, same backoff with jitter.
   const sagemaker = new SageMakerClient({ ...common, maxAttempts: Math.max(common.maxAttempts, 8) });
   const ssm = new SSMClient(common);
@@ -183,8 +214,20 @@ class SdkS3 implements IS3 {
 
   async headObject(bucket: string, key: string): Promise<S3ObjectInfo | undefined> {
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-      return { key, size: out.ContentLength ?? 0, etag: out.ETag };
+      const out = await this.client.send(
+        new HeadObjectCommand({ Bucket: bucket, Key: key, ChecksumMode: 'ENABLED' }),
+      );
+      return {
+        key,
+        size: out.ContentLength ?? 0,
+        etag: out.ETag,
+        lastModified: out.LastModified,
+        checksumSha256:
+          out.ChecksumSHA256 && out.ChecksumType !== 'COMPOSITE' && !out.ChecksumSHA256.includes('-')
+            ? out.ChecksumSHA256
+            : undefined,
+        metadata: out.Metadata,
+      };
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -203,7 +246,8 @@ class SdkS3 implements IS3 {
           MaxKeys: limit ? Math.min(1000, limit - out.length) : undefined,
         }),
       );
-      for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag });
+      for (const o of page.Contents ?? [])
+        out.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag, lastModified: o.LastModified });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token && (!limit || out.length < limit));
     return out;
@@ -214,10 +258,48 @@ class SdkS3 implements IS3 {
     return out.Body!.transformToString('utf8');
   }
 
-  async getObjectRange(bucket: string, key: string, start: number, end?: number): Promise<Buffer> {
+  async getObjectRange(
+    bucket: string,
+    key: string,
+    start: number,
+    end?: number,
+    ifMatch?: string,
+  ): Promise<Buffer> {
     const range = start < 0 ? `bytes=${start}` : `bytes=${start}-${end ?? ''}`;
-    const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: range }));
+    const out = await this.client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: ifMatch }),
+    );
     return Buffer.from(await out.Body!.transformToByteArray());
+  }
+
+  async getObjectStream(
+    bucket: string,
+    key: string,
+    options: { start?: number; end?: number; ifMatch?: string },
+  ) {
+    const range = options.start !== undefined ? `bytes=${options.start}-${options.end ?? ''}` : undefined;
+    const out = await this.client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: options.ifMatch }),
+    );
+    return out.Body as NodeJS.ReadableStream;
+  }
+
+  async uploadStream(bucket: string, key: string, body: NodeJS.ReadableStream, options: UploadFileOptions) {
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: bucket,
+        Key: key,
+        Body: body as never,
+        ContentType: options.contentType,
+        Metadata: options.metadata,
+      },
+      queueSize: options.queueSize,
+      partSize: options.partSize,
+      leavePartsOnError: false,
+    });
+    if (options.onProgress) upload.on('httpUploadProgress', (p) => options.onProgress!(p.loaded ?? 0));
+    await upload.done();
   }
 
   async putObjectIfAbsent(bucket: string, key: string, body: string | Uint8Array, contentType?: string) {

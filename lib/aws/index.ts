@@ -10,6 +10,7 @@ export {
   type LogEvent,
   type LogStreamInfo,
   type S3ObjectInfo,
+  type UploadFileOptions,
 } from './clients';
 export {
   mayHaveCredentials,
