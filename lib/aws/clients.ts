@@ -1,6 +1,8 @@
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
+  GetObjectTaggingCommand,
+  PutObjectTaggingCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -68,6 +70,10 @@ export interface IS3 {
     key: string,
     options: { start?: number; end?: number; ifMatch?: string },
   ): Promise<NodeJS.ReadableStream>;
+  getObjectTags(bucket: string, key: string): Promise<Record<string, string>>;
+  putObjectTags(bucket: string, key: string, tags: Record<string, string>): Promise<void>;
+  /** One PUT of a body held in memory, with tags. */
+  putObjectTagged(bucket: string, key: string, body: Uint8Array, tags: Record<string, string>): Promise<void>;
   /** Multipart upload of a file stream (lib-storage). */
   uploadStream(
     bucket: string,
@@ -282,6 +288,37 @@ class SdkS3 implements IS3 {
       new GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: options.ifMatch }),
     );
     return out.Body as NodeJS.ReadableStream;
+  }
+
+  async getObjectTags(bucket: string, key: string): Promise<Record<string, string>> {
+    const out = await this.client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
+    return Object.fromEntries((out.TagSet ?? []).map((t) => [t.Key!, t.Value ?? '']));
+  }
+
+  async putObjectTags(bucket: string, key: string, tags: Record<string, string>): Promise<void> {
+    await this.client.send(
+      new PutObjectTaggingCommand({
+        Bucket: bucket,
+        Key: key,
+        Tagging: { TagSet: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
+      }),
+    );
+  }
+
+  async putObjectTagged(
+    bucket: string,
+    key: string,
+    body: Uint8Array,
+    tags: Record<string, string>,
+  ): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: body,
+        Tagging: new URLSearchParams(tags).toString(),
+      }),
+    );
   }
 
   async uploadStream(bucket: string, key: string, body: NodeJS.ReadableStream, options: UploadFileOptions) {

@@ -23,6 +23,19 @@ import type { RlvrInfraProps } from './props';
 /** SageMaker publishes training metrics to this namespace; the execution role may write nowhere else. */
 const SAGEMAKER_METRICS_NAMESPACE = '/aws/sagemaker/TrainingJobs';
 const GITHUB_OIDC_HOST = 'token.actions.githubusercontent.com';
+/** What SageMaker needs to place a job's network interfaces in the VPC (not scopable by resource). */
+export const NETWORK_INTERFACE_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:CreateNetworkInterfacePermission',
+  'ec2:DeleteNetworkInterface',
+  'ec2:DeleteNetworkInterfacePermission',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeVpcs',
+  'ec2:DescribeDhcpOptions',
+  'ec2:DescribeSubnets',
+  'ec2:DescribeSecurityGroups',
+] as const;
+
 /** Every KMS action that applies to a key (AWS KMS API reference), for the key policy. */
 const KMS_KEY_ACTIONS = [
   'CancelKeyDeletion',
@@ -384,17 +397,7 @@ export class RlvrInfraStack extends Stack {
       executionStatements.push(
         new iam.PolicyStatement({
           sid: 'JobNetworkInterfaces',
-          actions: [
-            'ec2:CreateNetworkInterface',
-            'ec2:CreateNetworkInterfacePermission',
-            'ec2:DeleteNetworkInterface',
-            'ec2:DeleteNetworkInterfacePermission',
-            'ec2:DescribeNetworkInterfaces',
-            'ec2:DescribeVpcs',
-            'ec2:DescribeDhcpOptions',
-            'ec2:DescribeSubnets',
-            'ec2:DescribeSecurityGroups',
-          ],
+          actions: [...NETWORK_INTERFACE_ACTIONS],
           resources: ['*'], // network-interface actions cannot be scoped to resources at creation
         }),
       );

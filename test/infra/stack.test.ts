@@ -4,6 +4,7 @@ import { tempDir } from '../helpers/fixtures';
 import { Match } from 'aws-cdk-lib/assertions';
 import { jobTemplateSchema } from '../../lib/config';
 import { parseInfraProps } from '../../lib/infra';
+import { NETWORK_INTERFACE_ACTIONS } from '../../lib/infra/rlvr-stack';
 import { BUILT_IN_TEMPLATES } from '../../lib/jobs';
 import { SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import { FULL_CONTEXT, findingsAndAcknowledgements, synth, type Synthesized } from './synth';
@@ -39,15 +40,7 @@ const UNSCOPABLE = new Set([
   'ecr:GetAuthorizationToken',
   'cloudwatch:PutMetricData',
   'sagemaker:ListTrainingJobs',
-  'ec2:CreateNetworkInterface',
-  'ec2:CreateNetworkInterfacePermission',
-  'ec2:DeleteNetworkInterface',
-  'ec2:DeleteNetworkInterfacePermission',
-  'ec2:DescribeNetworkInterfaces',
-  'ec2:DescribeVpcs',
-  'ec2:DescribeDhcpOptions',
-  'ec2:DescribeSubnets',
-  'ec2:DescribeSecurityGroups',
+  ...NETWORK_INTERFACE_ACTIONS,
 ]);
 
 describe.each([

@@ -8,11 +8,12 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { ListTagsCommand, type SageMakerClient, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
-import { jobStatus, listJobs, openJobContext, submit, type SubmitInput } from '../../lib/jobs';
-import { bareEnv, runCli } from '../helpers/cli';
-import { BUCKET, clients, closeClients, IMAGE, jobNames, seed, SETTINGS_ENV } from '../helpers/emulator-data';
+import { jobStatus, listJobs, openJobContext, submit } from '../../lib/jobs';
+import { runCli } from '../helpers/cli';
+import { BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';
 import { makeTrainerRepo } from '../helpers/fixtures';
-import { describeWithPeer, motoAvailable, startMoto, TEST_REGION, type MotoServer } from '../helpers/moto';
+import { useEmulator } from '../helpers/emulator-suite';
+import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
 
 const hasMoto = motoAvailable();
 
@@ -43,33 +44,14 @@ function throttle(command: string, times: number, counter: { calls: number }) {
 }
 
 describeWithPeer('moto_server', hasMoto)('operating jobs (moto: jobs complete at once)', () => {
-  let moto: MotoServer;
-  const savedEnv = { ...process.env };
-
-  beforeAll(async () => {
-    moto = await startMoto();
-    Object.assign(process.env, moto.env, SETTINGS_ENV);
-  });
-  afterAll(async () => {
-    closeClients();
-    process.env = savedEnv;
-    await moto?.stop();
-  });
-  beforeEach(async () => {
-    await moto.reset();
-    await seed(moto.endpoint);
-  });
-
-  const cliEnv = () => bareEnv({ ...moto.env, ...SETTINGS_ENV });
-  const input = (configPath: string, extra: Partial<SubmitInput> = {}): SubmitInput => ({
-    configPath,
-    options: {},
-    settings: {},
-    image: IMAGE,
-    dryRun: false,
-    env: { ...moto.env, ...SETTINGS_ENV },
-    ...extra,
-  });
+  const emulator = useEmulator();
+  const cliEnv = () => emulator.cliEnv();
+  const input = emulator.submitInput;
+  const moto = {
+    get endpoint() {
+      return emulator.moto.endpoint;
+    },
+  };
 
   it('a 4×2 sweep creates 8 jobs with 8 distinct names, 8 log rows and the overrides in each config', async () => {
     const repo = makeTrainerRepo();
@@ -344,22 +326,13 @@ describeWithPeer('moto_server', hasMoto)('operating jobs (moto: jobs complete at
 });
 
 describeWithPeer('moto_server', hasMoto)('operating running jobs (moto: jobs run 4 s)', () => {
-  let moto: MotoServer;
-  const savedEnv = { ...process.env };
-  beforeAll(async () => {
-    moto = await startMoto({ trainingSeconds: 4 });
-    Object.assign(process.env, moto.env, SETTINGS_ENV);
-  });
-  afterAll(async () => {
-    closeClients();
-    process.env = savedEnv;
-    await moto?.stop();
-  });
-  beforeEach(async () => {
-    await moto.reset();
-    await seed(moto.endpoint);
-  });
-  const cliEnv = () => bareEnv({ ...moto.env, ...SETTINGS_ENV });
+  const emulator = useEmulator({ trainingSeconds: 4 });
+  const cliEnv = () => emulator.cliEnv();
+  const moto = {
+    get endpoint() {
+      return emulator.moto.endpoint;
+    },
+  };
 
   it('stop shows the state before and after', async () => {
     const repo = makeTrainerRepo();

@@ -1,62 +1,43 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { DescribeTrainingJobCommand, ListTagsCommand, type SageMakerClient } from '@aws-sdk/client-sagemaker';
+import {
+  CreateTrainingJobCommand,
+  DescribeTrainingJobCommand,
+  ListTagsCommand,
+  type SageMakerClient,
+} from '@aws-sdk/client-sagemaker';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { CreateTrainingJobCommand } from '@aws-sdk/client-sagemaker';
 import { RuntimeFailure } from '../../lib/errors';
-import { submit, type SubmitInput } from '../../lib/jobs';
+import { submit } from '../../lib/jobs';
 import { jobNameCandidate, templateParameterName } from '../../lib/layout';
 import { runCli, bareEnv } from '../helpers/cli';
 import {
   allKeys,
   BUCKET,
   clients,
-  closeClients,
   IMAGE,
   jobNames,
   publishSettings,
   ROLE_ARN,
-  seed,
   SEEDED_KEYS,
-  SETTINGS_ENV,
 } from '../helpers/emulator-data';
 import { gsm8kWith, lineOf, makeTrainerRepo } from '../helpers/fixtures';
-import { describeWithPeer, motoAvailable, startMoto, type MotoServer } from '../helpers/moto';
+import { useEmulator } from '../helpers/emulator-suite';
+import { describeWithPeer, motoAvailable } from '../helpers/moto';
 
 describeWithPeer('moto_server', motoAvailable())('submit against a real emulator (moto_server)', () => {
-  let moto: MotoServer;
-  const savedEnv = { ...process.env };
-
-  beforeAll(async () => {
-    moto = await startMoto();
-    Object.assign(process.env, moto.env); // the SDK reads endpoint and credentials from here
-  });
-  afterAll(async () => {
-    closeClients();
-    process.env = savedEnv;
-    await moto?.stop();
-  });
-  beforeEach(async () => {
-    await moto.reset();
-    await seed(moto.endpoint);
-  });
-
-  function cliEnv(extra: Record<string, string> = {}) {
-    return bareEnv({ ...moto.env, ...SETTINGS_ENV, ...extra });
-  }
-
-  function inProcess(configPath: string, extra: Partial<SubmitInput> = {}): SubmitInput {
-    return {
-      configPath,
-      options: {},
-      settings: {},
-      image: IMAGE,
-      dryRun: false,
-      env: { ...moto.env, ...SETTINGS_ENV },
-      ...extra,
-    };
-  }
+  const emulator = useEmulator();
+  const cliEnv = emulator.cliEnv;
+  const inProcess = emulator.submitInput;
+  const moto = {
+    get endpoint() {
+      return emulator.moto.endpoint;
+    },
+    get env() {
+      return emulator.moto.env;
+    },
+  };
 
   it('creates exactly one job with the expected checkpoint URI, channels, image, role and tags, and one log row', async () => {
     const repo = makeTrainerRepo();

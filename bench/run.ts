@@ -1,0 +1,330 @@
+/*
+ * `npm run bench`: our transfers side by side with `aws s3` (the baseline) against the same local
+ * S3 server (s3rver, BRIEF §8), SageMaker answered by moto. Runs the real `rlvr` commands as a user
+ * would, writes the figures with machine and date to bench/results.md. Not a test: it reports.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CreateTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { freePort, startMoto } from '../test/helpers/moto';
+
+const ROOT = path.resolve(__dirname, '..');
+const MIB = 1024 * 1024;
+const BUCKET = 'bench';
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-bench-'));
+const log: string[] = [];
+
+function writeRandomFile(file: string, bytes: number): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const fd = fs.openSync(file, 'w');
+  for (let done = 0; done < bytes; done += 16 * MIB)
+    fs.writeSync(fd, randomBytes(Math.min(16 * MIB, bytes - done)));
+  fs.closeSync(fd);
+}
+
+async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, options: { time?: boolean } = {}) {
+  const argv = options.time ? ['-f', 'MAXRSS=%M', cmd, ...args] : args;
+  const exe = options.time ? '/usr/bin/time' : cmd;
+  const started = process.hrtime.bigint();
+  return new Promise<{ seconds: number; stdout: string; stderr: string; maxRssKb?: number }>(
+    (resolve, reject) => {
+      const child = spawn(exe, argv, { env, cwd: work });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (code) => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        if (code !== 0)
+          return reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
+        const rss = /MAXRSS=(\d+)/.exec(stderr);
+        resolve({ seconds, stdout, stderr, maxRssKb: rss ? Number(rss[1]) : undefined });
+      });
+    },
+  );
+}
+
+/** A loopback proxy in front of s3rver that counts the S3 requests passing through it. */
+async function countingProxy(upstreamPort: number) {
+  const counts = { get: 0, head: 0, list: 0 };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(upstreamPort, '127.0.0.1');
+    client.on('data', (d: Buffer) => {
+      for (const m of d.toString('latin1').matchAll(/^(GET|HEAD) (\S+) HTTP\/1\.1\r$/gm)) {
+        if (m[1] === 'HEAD') counts.head++;
+        else if (/^\/[^/?]+\/?(\?|$)/.test(m[2])) counts.list++;
+        else counts.get++;
+      }
+      upstream.write(d);
+    });
+    upstream.on('data', (d) => client.write(d));
+    const close = () => (client.destroy(), upstream.destroy());
+    client.on('close', close).on('error', close);
+    upstream.on('close', close).on('error', close);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { counts, port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+}
+
+interface Row {
+  readonly name: string;
+  readonly ours: string;
+  readonly baseline: string;
+  readonly ratio: number;
+  readonly target: string;
+  readonly pass: boolean;
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  // --- peers ----------------------------------------------------------------------------------
+  const s3Port = await freePort();
+  const s3Dir = path.join(work, 's3rver');
+  fs.mkdirSync(s3Dir);
+  const s3rver = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/s3rver/bin/s3rver.js'),
+      '-d',
+      s3Dir,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(s3Port),
+      '--configure-bucket',
+      BUCKET,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  s3rver.stdout!.resume();
+  s3rver.stderr!.resume();
+  const moto = await startMoto();
+  const s3Endpoint = `http://127.0.0.1:${s3Port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(`${s3Endpoint}/${BUCKET}`);
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: work,
+    ...moto.env,
+    AWS_ENDPOINT_URL_S3: s3Endpoint,
+    // s3rver accepts only its built-in key; moto accepts any.
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_DEFAULT_REGION: 'us-west-2',
+    // s3rver (2021) predates streaming trailer checksums; the SDK then sends them only when required.
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+    RLVR_BUCKET: BUCKET,
+  };
+  const aws = (args: string[], opts: { time?: boolean } = {}) =>
+    run('aws', ['--endpoint-url', s3Endpoint, ...args], env, opts);
+  const rlvr = (args: string[], opts: { time?: boolean } = {}) =>
+    run(process.execPath, [path.join(ROOT, 'bin/rlvr.js'), ...args], env, opts);
+  const sagemaker = new SageMakerClient({
+    region: 'us-west-2',
+    endpoint: moto.endpoint,
+    credentials: { accessKeyId: 't', secretAccessKey: 't' },
+  });
+  const job = async (name: string) =>
+    sagemaker.send(
+      new CreateTrainingJobCommand({
+        TrainingJobName: name,
+        RoleArn: 'arn:aws:iam::123456789012:role/bench',
+        AlgorithmSpecification: { TrainingImage: 'img:1', TrainingInputMode: 'File' },
+        OutputDataConfig: { S3OutputPath: `s3://${BUCKET}/rlvr-experiments/output` },
+        ResourceConfig: { InstanceType: 'ml.g5.2xlarge', InstanceCount: 1, VolumeSizeInGB: 1 },
+        StoppingCondition: { MaxRuntimeInSeconds: 3600 },
+      }),
+    );
+  const ck = (j: string) => `s3://${BUCKET}/rlvr-experiments/checkpoints/${j}/`;
+
+  try {
+    // --- 1 GiB object ---------------------------------------------------------------------------
+    const big = path.join(work, 'src/big/model.safetensors');
+    writeRandomFile(big, 1024 * MIB);
+    const J1 = 'annotations-adhoc-20260101-000001';
+    await job(J1);
+    await aws(['s3', 'cp', big, `${ck(J1)}run_final/model.safetensors`, '--quiet']);
+    const cli1 = await aws([
+      's3',
+      'cp',
+      `${ck(J1)}run_final/model.safetensors`,
+      path.join(work, 'cli1/model.safetensors'),
+      '--quiet',
+    ]);
+    fs.rmSync(path.join(work, 'cli1'), { recursive: true, force: true });
+    const ours1 = await rlvr(['download', J1, '--results-dir', path.join(work, 'ours1'), '--json'], {
+      time: true,
+    });
+    rows.push(row('download 1 GiB object', ours1.seconds, cli1.seconds, 1.0));
+    log.push(
+      `peak RSS of rlvr download (1 GiB, 8 × 16 MiB ranges in flight): ${Math.round((ours1.maxRssKb ?? 0) / 1024)} MiB`,
+    );
+    fs.rmSync(path.join(work, 'ours1'), { recursive: true, force: true });
+
+    // --- checkpoint folder (several files) ------------------------------------------------------
+    const J2 = 'annotations-adhoc-20260101-000002';
+    await job(J2);
+    const folder = path.join(work, 'src/ckpt/run_final');
+    for (let i = 1; i <= 4; i++)
+      writeRandomFile(path.join(folder, `model-0000${i}-of-00004.safetensors`), 256 * MIB);
+    fs.writeFileSync(path.join(folder, 'config.json'), '{}');
+    fs.writeFileSync(
+      path.join(folder, 'model.safetensors.index.json'),
+      JSON.stringify({
+        weight_map: Object.fromEntries(
+          [1, 2, 3, 4].map((i) => [`w${i}`, `model-0000${i}-of-00004.safetensors`]),
+        ),
+      }),
+    );
+    await aws(['s3', 'cp', '--recursive', folder, `${ck(J2)}run_final/`, '--quiet']);
+    const cli2 = await aws([
+      's3',
+      'cp',
+      '--recursive',
+      `${ck(J2)}run_final/`,
+      path.join(work, 'cli2'),
+      '--quiet',
+    ]);
+    fs.rmSync(path.join(work, 'cli2'), { recursive: true, force: true });
+    const ours2 = await rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json']);
+    rows.push(row('download checkpoint folder (4 × 256 MiB + 2 small)', ours2.seconds, cli2.seconds, 1.0));
+
+    // --- repeat folder sync, nothing changed ------------------------------------------------------
+    const proxy = await countingProxy(s3Port);
+    const repeat = await run(
+      process.execPath,
+      [path.join(ROOT, 'bin/rlvr.js'), 'download', J2, '--results-dir', path.join(work, 'ours2'), '--json'],
+      {
+        ...env,
+        AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.port}`,
+      },
+    );
+    proxy.close();
+    const requests = proxy.counts;
+    const startup = await rlvr(['--help']);
+    log.push(
+      `CLI start-up alone (rlvr --help): ${startup.seconds.toFixed(2)} s of the ${repeat.seconds.toFixed(2)} s repeat download`,
+    );
+    const report = JSON.parse(repeat.stdout);
+    log.push(
+      `repeat download: ${report.downloaded} files downloaded, ${report.skipped} skipped; S3 requests seen: ${JSON.stringify(requests)}`,
+    );
+    const repeatRatio = repeat.seconds / ours2.seconds;
+    rows.push({
+      name: `repeat folder download, nothing changed (${requests.get} GETs, ${requests.list} LISTs, ${requests.head} HEADs)`,
+      ours: `${repeat.seconds.toFixed(2)} s`,
+      baseline: `${ours2.seconds.toFixed(2)} s (our full download)`,
+      ratio: repeatRatio,
+      target: '≤ 0.05×, zero GETs',
+      pass: repeatRatio <= 0.05 && requests.get === 0,
+    });
+
+    // --- uploads ------------------------------------------------------------------------------------
+    fs.writeFileSync(path.join(work, 'src/big/config.json'), '{}');
+    const cli3 = await aws(['s3', 'cp', big, `s3://${BUCKET}/cli-up/model.safetensors`, '--quiet']);
+    const ours3 = await rlvr([
+      'upload',
+      'model',
+      path.join(work, 'src/big'),
+      '--name',
+      'BenchModel',
+      '--json',
+    ]);
+    rows.push(row('upload 1 GiB file', ours3.seconds, cli3.seconds, 1.0));
+
+    const small = path.join(work, 'src/small');
+    fs.mkdirSync(small, { recursive: true });
+    fs.writeFileSync(path.join(small, 'dataset_info.json'), '{}');
+    for (let i = 0; i < 999; i++)
+      fs.writeFileSync(path.join(small, `part-${String(i).padStart(4, '0')}.arrow`), randomBytes(4096));
+    const cli4 = await aws(['s3', 'cp', '--recursive', small, `s3://${BUCKET}/cli-small/`, '--quiet']);
+    const ours4 = await rlvr(['upload', 'dataset', small, '--name', 'small_train', '--json']);
+    rows.push(row('upload folder of 1,000 small files', ours4.seconds, cli4.seconds, 1.0));
+
+    // --- trace growth ---------------------------------------------------------------------------------
+    const J3 = 'annotations-adhoc-20260101-000003';
+    await job(J3);
+    const trace = path.join(work, 'src/trace.jsonl');
+    const line = (i: number) => `${JSON.stringify({ step: i, reward: 0.5, completion: 'z'.repeat(400) })}\n`;
+    const fd = fs.openSync(trace, 'w');
+    let i = 0;
+    while (fs.fstatSync(fd).size < 200 * MIB)
+      fs.writeSync(fd, Array.from({ length: 1000 }, () => line(i++)).join(''));
+    fs.closeSync(fd);
+    const traceKey = `${ck(J3)}traces/trace.jsonl`;
+    await aws(['s3', 'cp', trace, traceKey, '--quiet']);
+    await rlvr(['sync-traces', J3, '--results-dir', path.join(work, 'ours5'), '--json']);
+    const polls: { ours: number; growth: number; cli: number }[] = [];
+    for (let p = 0; p < 5; p++) {
+      const growth = Array.from({ length: Math.ceil(MIB / line(0).length) }, () => line(i++)).join('');
+      fs.appendFileSync(trace, growth);
+      await aws(['s3', 'cp', trace, traceKey, '--quiet']);
+      const synced = await rlvr(['sync-traces', J3, '--results-dir', path.join(work, 'ours5'), '--json']);
+      const stats = JSON.parse(synced.stdout).stats;
+      polls.push({ ours: stats.bodyBytes, growth: Buffer.byteLength(growth), cli: fs.statSync(trace).size });
+    }
+    const worst = Math.max(...polls.map((p) => p.ours - p.growth));
+    rows.push({
+      name: 'trace sync, 200 MB file growing 1 MB per poll (bytes per poll, worst of 5)',
+      ours: `${(Math.max(...polls.map((p) => p.ours)) / MIB).toFixed(2)} MiB`,
+      baseline: `${(polls[polls.length - 1].cli / MIB).toFixed(0)} MiB (aws s3 cp, whole file)`,
+      ratio: Math.max(...polls.map((p) => p.ours / p.cli)),
+      target: '≤ growth + 64 KiB',
+      pass: worst <= 64 * 1024,
+    });
+  } finally {
+    sagemaker.destroy();
+    s3rver.kill();
+    await moto.stop();
+  }
+  writeResults(rows);
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+function row(name: string, ours: number, baseline: number, target: number): Row {
+  const ratio = ours / baseline;
+  return {
+    name,
+    ours: `${ours.toFixed(2)} s`,
+    baseline: `${baseline.toFixed(2)} s`,
+    ratio,
+    target: `≤ ${target.toFixed(1)}×`,
+    pass: ratio <= target,
+  };
+}
+
+function writeResults(rows: Row[]): void {
+  const cpu =
+    (fs.readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1] ?? os.cpus()[0]?.model;
+  const awsVersion = spawnSync('aws', ['--version'], { encoding: 'utf8' });
+  const text = `# Benchmark results
+
+Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB RAM, Node ${process.version}, ${(awsVersion.stdout || awsVersion.stderr).trim()}.
+Both sides talk to the same s3rver on loopback (SageMaker answered by moto); each figure is one run,
+wall time of the whole command as a user runs it (our CLI's start-up included).
+
+| what | rlvr | baseline | ratio | target | met |
+|---|---|---|---|---|---|
+${rows.map((r) => `| ${r.name} | ${r.ours} | ${r.baseline} | ${r.ratio.toFixed(3)} | ${r.target} | ${r.pass ? 'yes' : 'NO'} |`).join('\n')}
+
+${log.map((l) => `- ${l}`).join('\n')}
+`;
+  fs.writeFileSync(path.join(ROOT, 'bench', 'results.md'), text);
+  process.stdout.write(text);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exitCode = 1;
+});
