@@ -167,6 +167,7 @@ async function main(): Promise<void> {
       time: true,
     });
     rows.push(row('download 1 GiB object', ours1.seconds, cli1.seconds, 1.0));
+    log.push(`1 GiB download moved ${(JSON.parse(ours1.stdout).bytes / MIB).toFixed(0)} MiB`);
     log.push(
       `peak RSS of rlvr download (1 GiB, 8 × 16 MiB ranges in flight): ${Math.round((ours1.maxRssKb ?? 0) / 1024)} MiB`,
     );
@@ -176,8 +177,9 @@ async function main(): Promise<void> {
     const J2 = 'annotations-adhoc-20260101-000002';
     await job(J2);
     const folder = path.join(work, 'src/ckpt/run_final');
+    // About the size of a Qwen3-1.7B checkpoint exported in fp16 (3.4 GB).
     for (let i = 1; i <= 4; i++)
-      writeRandomFile(path.join(folder, `model-0000${i}-of-00004.safetensors`), 256 * MIB);
+      writeRandomFile(path.join(folder, `model-0000${i}-of-00004.safetensors`), 896 * MIB);
     fs.writeFileSync(path.join(folder, 'config.json'), '{}');
     fs.writeFileSync(
       path.join(folder, 'model.safetensors.index.json'),
@@ -198,7 +200,16 @@ async function main(): Promise<void> {
     ]);
     fs.rmSync(path.join(work, 'cli2'), { recursive: true, force: true });
     const ours2 = await rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json']);
-    rows.push(row('download checkpoint folder (4 × 256 MiB + 2 small)', ours2.seconds, cli2.seconds, 1.0));
+    rows.push(
+      row(
+        'download checkpoint folder (4 × 896 MiB + 2 small: a 1.7B fp16 checkpoint)',
+        ours2.seconds,
+        cli2.seconds,
+        1.0,
+      ),
+    );
+    const moved = JSON.parse(ours2.stdout) as { bytes: number; downloaded: number };
+    log.push(`folder download moved ${(moved.bytes / MIB).toFixed(0)} MiB in ${moved.downloaded} files`);
 
     // --- repeat folder sync, nothing changed ------------------------------------------------------
     const proxy = await countingProxy(s3Port);
