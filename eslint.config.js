@@ -3,7 +3,7 @@ const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'results/', 'dist/'] },
+  { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'dist/', 'results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

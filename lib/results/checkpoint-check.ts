@@ -1,0 +1,60 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * A downloaded checkpoint folder must be loadable: every weights file its index names is present.
+ * The known trap (BRIEF §1): a single file saved as `model.safetensors` while the index names
+ * `model-00001-of-00001.safetensors` — fixed here by renaming, with a note.
+ */
+export interface CheckpointCheck {
+  readonly folder: string;
+  readonly ok: boolean;
+  readonly fixed?: string;
+  /** The file renamed by the fix, and its new name. */
+  readonly renamed?: { readonly from: string; readonly to: string };
+  readonly problem?: string;
+}
+
+const INDEX = 'model.safetensors.index.json';
+
+export function checkCheckpointFolder(folder: string): CheckpointCheck {
+  const files = new Set(fs.readdirSync(folder));
+  const weights = [...files].filter((f) => f.endsWith('.safetensors'));
+  if (!files.has(INDEX)) {
+    if (weights.length > 1)
+      return { folder, ok: false, problem: `${weights.length} weights files but no ${INDEX}` };
+    if (
+      weights.length === 0 &&
+      ![...files].some((f) => f.endsWith('.bin') || f.endsWith('.pt') || f.endsWith('.distcp'))
+    ) {
+      return { folder, ok: false, problem: 'no weights files' };
+    }
+    return { folder, ok: true };
+  }
+  let named: string[];
+  try {
+    const index = JSON.parse(fs.readFileSync(path.join(folder, INDEX), 'utf8')) as {
+      weight_map?: Record<string, string>;
+    };
+    named = [...new Set(Object.values(index.weight_map ?? {}))];
+  } catch (err) {
+    return { folder, ok: false, problem: `${INDEX} is not valid JSON (${(err as Error).message})` };
+  }
+  const missing = named.filter((n) => !files.has(n));
+  if (missing.length === 0) return { folder, ok: true };
+  const strays = weights.filter((w) => !named.includes(w));
+  if (missing.length === 1 && strays.length === 1) {
+    fs.renameSync(path.join(folder, strays[0]), path.join(folder, missing[0]));
+    return {
+      folder,
+      ok: true,
+      fixed: `renamed ${strays[0]} to ${missing[0]}, the name ${INDEX} gives it`,
+      renamed: { from: path.join(folder, strays[0]), to: path.join(folder, missing[0]) },
+    };
+  }
+  return {
+    folder,
+    ok: false,
+    problem: `${INDEX} names ${missing.join(', ')}, which the folder does not have`,
+  };
+}

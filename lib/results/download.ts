@@ -1,0 +1,282 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { extract } from 'tar-stream';
+import type { S3ObjectInfo } from '../aws';
+import { UserError } from '../errors';
+import { requireLayout, type JobContext } from '../jobs/context';
+import { parseS3Uri } from '../jobs/inputs';
+import { LOCAL } from '../layout';
+import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
+import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
+
+/** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
+export type CheckpointSelection = 'all' | 'final' | 'none' | readonly string[];
+
+export function parseCheckpointSelection(text: string): CheckpointSelection {
+  if (text === 'all' || text === 'final' || text === 'none') return text;
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0 || !items.every((i) => /^step\d+$/.test(i) || i === 'final')) {
+    throw new UserError(
+      `--checkpoints ${text}: use all, final, none, or steps such as step20,step40.`,
+      'BadFlag',
+    );
+  }
+  return items;
+}
+
+export type TransferEvent =
+  | {
+      readonly type: 'file';
+      readonly key: string;
+      readonly bytes: number;
+      readonly skipped: boolean;
+      readonly resumed?: boolean;
+    }
+  | { readonly type: 'progress'; readonly bytes: number; readonly totalBytes: number }
+  | { readonly type: 'note'; readonly message: string };
+
+export interface DownloadOptions {
+  readonly job: string;
+  readonly resultsDir?: string;
+  readonly checkpoints?: CheckpointSelection;
+  readonly concurrency?: number;
+  readonly partSize?: number;
+  readonly onEvent?: (event: TransferEvent) => void;
+}
+
+export interface DownloadReport {
+  readonly dir: string;
+  readonly jobStatus: string;
+  readonly downloaded: number;
+  readonly skipped: number;
+  readonly bytes: number;
+  readonly checkpointFolders: readonly string[];
+  readonly availableCheckpoints: readonly string[];
+  readonly checks: readonly CheckpointCheck[];
+  readonly warnings: readonly string[];
+}
+
+const MANIFEST = '.rlvr-download.json';
+
+/** `<run>_step20/…` → `checkpoints/<run>_step20/…`; traces and other files keep their place. */
+export function localPathFor(relative: string): string {
+  const first = relative.split('/')[0];
+  return /_(step\d+|final)$/.test(first) ? `checkpoints/${relative}` : relative;
+}
+
+function checkpointName(relative: string): string | undefined {
+  const parts = relative.split('/');
+  const folder = parts.length > 1 ? parts[0] : undefined;
+  if (!folder) return undefined;
+  const m = /_(step\d+|final)$/.exec(folder);
+  return m ? m[1] : undefined;
+}
+
+function selected(name: string | undefined, selection: CheckpointSelection): boolean {
+  if (name === undefined) return true; // traces, config, evals: always
+  if (selection === 'all') return true;
+  if (selection === 'none') return false;
+  if (selection === 'final') return name === 'final';
+  return selection.includes(name);
+}
+
+interface ManifestEntry {
+  etag?: string;
+  size: number;
+  /** Where the loadability fix moved the file (relative to the job folder). */
+  renamedTo?: string;
+}
+
+function readManifest(dir: string): Record<string, ManifestEntry> {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, MANIFEST), 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** Streams a .tar.gz into `dir`, each entry to a temporary name renamed when complete; strips one common top folder. */
+async function extractTarGz(body: NodeJS.ReadableStream, dir: string): Promise<string[]> {
+  const written: string[] = [];
+  const ex = extract();
+  ex.on('entry', (header, stream, next) => {
+    const name = header.name.replace(/^\.\//, '');
+    if (header.type !== 'file' || name === '' || name.split('/').includes('..') || path.isAbsolute(name)) {
+      stream.resume();
+      stream.on('end', next);
+      return;
+    }
+    const target = path.join(dir, '.rlvr-extract', name);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    const out = fs.createWriteStream(target + PARTIAL_SUFFIX);
+    stream.pipe(out);
+    out.on('finish', () => {
+      fs.renameSync(target + PARTIAL_SUFFIX, target);
+      written.push(name);
+      next();
+    });
+    out.on('error', next);
+  });
+  await pipeline(body as NodeJS.ReadableStream, createGunzip(), ex);
+  // Flatten: when everything sits under one folder, its contents go straight into `dir`.
+  const tops = new Set(written.map((n) => n.split('/')[0]));
+  const strip = tops.size === 1 && written.every((n) => n.includes('/')) ? `${[...tops][0]}/` : '';
+  const placed: string[] = [];
+  for (const name of written) {
+    const rel = name.slice(strip.length);
+    const to = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.renameSync(path.join(dir, '.rlvr-extract', name), to);
+    placed.push(rel);
+  }
+  fs.rmSync(path.join(dir, '.rlvr-extract'), { recursive: true, force: true });
+  return placed;
+}
+
+/**
+ * `results/<job>/`: the job's final artifact unpacked (config.yaml, run.json, …), its traces, and the
+ * selected checkpoints from `checkpoints/<job>/`. Complete files are skipped; interrupted ones resume.
+ */
+export async function downloadJob(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
+  const layout = requireLayout(context);
+  const job = await context.aws.sagemaker.describeTrainingJob(options.job);
+  if (!job) {
+    throw new UserError(
+      `No training job named ${options.job} in ${context.region}. List jobs with \`rlvr jobs\`.`,
+      'NoSuchJob',
+    );
+  }
+  const dir = path.resolve(options.resultsDir ?? LOCAL.resultsDir, options.job);
+  fs.mkdirSync(dir, { recursive: true });
+  const manifest = readManifest(dir);
+  const saveManifest = () => fs.writeFileSync(path.join(dir, MANIFEST), JSON.stringify(manifest, null, 1));
+  const emit = options.onEvent ?? (() => undefined);
+  const warnings: string[] = [];
+  let downloaded = 0;
+  let skipped = 0;
+  let bytes = 0;
+
+  // The final artifact (small files only), streamed straight into its unpacked form.
+  const artifact = job.ModelArtifacts?.S3ModelArtifacts
+    ? parseS3Uri(job.ModelArtifacts.S3ModelArtifacts)
+    : undefined;
+  if (artifact) {
+    const head = await context.aws.s3.headObject(artifact.bucket, artifact.key);
+    if (head && manifest[`artifact:${artifact.key}`]?.etag === head.etag) {
+      skipped++;
+      emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: true });
+    } else if (head) {
+      const body = await context.aws.s3.getObjectStream(artifact.bucket, artifact.key, {
+        ifMatch: head.etag,
+      });
+      const files = await extractTarGz(body, dir);
+      manifest[`artifact:${artifact.key}`] = { etag: head.etag, size: head.size };
+      saveManifest();
+      downloaded++;
+      bytes += head.size;
+      emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: false });
+      emit({ type: 'note', message: `unpacked ${files.length} files from model.tar.gz` });
+    }
+  }
+
+  // Streamed checkpoints and traces.
+  const prefix = layout.checkpointsPrefix(options.job);
+  const objects = await context.aws.s3.listObjects(layout.bucket, prefix);
+  const order = (name: string) => (name === 'final' ? Infinity : Number(name.slice(4)));
+  const available = (
+    [...new Set(objects.map((o) => checkpointName(o.key.slice(prefix.length))).filter(Boolean))] as string[]
+  ).sort((a, b) => order(a) - order(b));
+  const selection = options.checkpoints ?? 'final';
+  if (Array.isArray(selection)) {
+    const missing = selection.filter((s) => !available.includes(s));
+    if (missing.length > 0) {
+      throw new UserError(
+        `--checkpoints: ${options.job} has no ${missing.join(', ')} (it has: ${available.join(', ') || 'none'}).`,
+        'NoSuchCheckpoint',
+      );
+    }
+  }
+  const wanted = objects.filter(
+    (o) => !o.key.endsWith('/') && selected(checkpointName(o.key.slice(prefix.length)), selection),
+  );
+  const totalBytes = wanted.reduce((n, o) => n + o.size, 0);
+  let progressBytes = 0;
+  const queue: S3ObjectInfo[] = [];
+  for (const o of wanted) {
+    const known = manifest[o.key];
+    const local = path.join(dir, known?.renamedTo ?? localPathFor(o.key.slice(prefix.length)));
+    if (known && known.etag === o.etag && fs.existsSync(local) && fs.statSync(local).size === o.size) {
+      skipped++;
+      progressBytes += o.size;
+      emit({ type: 'file', key: o.key, bytes: o.size, skipped: true });
+    } else {
+      queue.push(o);
+    }
+  }
+  const worker = async () => {
+    for (let o = queue.shift(); o; o = queue.shift()) {
+      const local = path.join(dir, localPathFor(o.key.slice(prefix.length)));
+      let last = 0;
+      const result = await fetchObject(context.aws.s3, layout.bucket, o, local, {
+        partSize: options.partSize,
+        concurrency: options.concurrency ?? 8,
+        onBytes: (n) => {
+          progressBytes += n - last;
+          last = n;
+          emit({ type: 'progress', bytes: progressBytes, totalBytes });
+        },
+      });
+      manifest[o.key] = { etag: o.etag, size: o.size };
+      saveManifest();
+      downloaded++;
+      bytes += result.bytesDownloaded;
+      emit({ type: 'file', key: o.key, bytes: o.size, skipped: false, resumed: result.resumed });
+    }
+  };
+  // Large files fetch their own ranges in parallel; small files go several at a time.
+  await Promise.all(Array.from({ length: Math.min(4, Math.max(1, queue.length)) }, worker));
+
+  // Every checkpoint folder must be loadable.
+  const checkpointRoot = path.join(dir, 'checkpoints');
+  const folders = fs.existsSync(checkpointRoot)
+    ? fs.readdirSync(checkpointRoot).filter((f) => fs.statSync(path.join(checkpointRoot, f)).isDirectory())
+    : [];
+  const checks = folders.map((f) => checkCheckpointFolder(path.join(checkpointRoot, f)));
+  for (const c of checks) {
+    if (c.renamed) {
+      for (const entry of Object.entries(manifest)) {
+        const [key, value] = entry;
+        if (
+          !key.startsWith('artifact:') &&
+          path.join(dir, localPathFor(key.slice(prefix.length))) === c.renamed.from
+        ) {
+          value.renamedTo = path.relative(dir, c.renamed.to);
+        }
+      }
+      saveManifest();
+    }
+    if (c.fixed) emit({ type: 'note', message: `${path.basename(c.folder)}: ${c.fixed}` });
+    if (!c.ok) warnings.push(`${path.basename(c.folder)} is not loadable: ${c.problem}`);
+  }
+  if (available.length === 0) {
+    warnings.push(
+      `${options.job} has NO CHECKPOINTS in ${layout.uri(prefix)}${job.TrainingJobStatus === 'Completed' ? ' although it Completed' : ` (${job.TrainingJobStatus})`}`,
+    );
+  }
+  return {
+    dir,
+    jobStatus: job.TrainingJobStatus ?? 'Unknown',
+    downloaded,
+    skipped,
+    bytes,
+    checkpointFolders: folders,
+    availableCheckpoints: available,
+    checks,
+    warnings,
+  };
+}

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { IS3, S3ObjectInfo } from '../aws';
+import { RuntimeFailure } from '../errors';
+
+/*
+ * One object to one local file: byte ranges in parallel, written in place into `<file>.rlvr-partial`,
+ * with the finished ranges recorded beside it so an interrupted download resumes where it stopped
+ * (every range asks If-Match the ETag it started with, so a changed object restarts instead of
+ * mixing versions). Renamed into place only after the size — and S3's full-object SHA-256, when the
+ * object has one — is verified. lib-storage covers uploads; nothing in the SDK does ranged,
+ * resumable downloads, hence this file.
+ */
+
+export const PARTIAL_SUFFIX = '.rlvr-partial';
+const STATE_SUFFIX = '.rlvr-partial.json';
+
+export interface FetchOptions {
+  readonly partSize?: number;
+  readonly concurrency?: number;
+  /** Called with bytes written so far (this run). */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+interface PartialState {
+  readonly etag: string;
+  readonly size: number;
+  readonly partSize: number;
+  readonly done: number[];
+}
+
+function readState(file: string): PartialState | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as PartialState;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeAt(
+  fd: fs.promises.FileHandle,
+  stream: NodeJS.ReadableStream,
+  offset: number,
+  onBytes: (n: number) => void,
+) {
+  let position = offset;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let written = 0;
+    while (written < chunk.length) {
+      const { bytesWritten } = await fd.write(chunk, written, chunk.length - written, position);
+      written += bytesWritten;
+      position += bytesWritten;
+    }
+    onBytes(chunk.length);
+  }
+  return position - offset;
+}
+
+async function sha256Base64(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }))
+    hash.update(chunk as Buffer);
+  return hash.digest('base64');
+}
+
+export interface FetchResult {
+  readonly bytesDownloaded: number;
+  readonly resumed: boolean;
+  readonly checksumVerified: boolean;
+}
+
+/** Downloads `object` to `dest` (never leaving a partial file at `dest`). */
+export async function fetchObject(
+  s3: IS3,
+  bucket: string,
+  object: S3ObjectInfo,
+  dest: string,
+  options: FetchOptions = {},
+): Promise<FetchResult> {
+  const head = (await s3.headObject(bucket, object.key)) ?? object;
+  const etag = head.etag ?? '';
+  const size = head.size;
+  const partSize = options.partSize ?? 16 * 1024 * 1024;
+  const partial = dest + PARTIAL_SUFFIX;
+  const stateFile = dest + STATE_SUFFIX;
+  fs.mkdirSync(path.dirname(dest), { recursive: true });
+
+  const previous = readState(stateFile);
+  const resumable =
+    previous !== undefined &&
+    previous.etag === etag &&
+    previous.size === size &&
+    previous.partSize === partSize &&
+    fs.existsSync(partial) &&
+    fs.statSync(partial).size === size;
+  const parts = Math.max(1, Math.ceil(size / partSize));
+  const done = new Set<number>(resumable ? previous!.done : []);
+  const fd = await fs.promises.open(partial, resumable ? 'r+' : 'w');
+  let downloaded = 0;
+  let saving = Promise.resolve();
+  try {
+    if (!resumable) await fd.truncate(size);
+    const saveState = () => {
+      const state: PartialState = { etag, size, partSize, done: [...done] };
+      saving = saving.then(() => fs.promises.writeFile(stateFile, JSON.stringify(state)));
+      return saving;
+    };
+    await saveState();
+    const queue = Array.from({ length: parts }, (_, i) => i).filter((i) => !done.has(i));
+    let failure: unknown;
+    const fetchPart = async (i: number) => {
+      const start = i * partSize;
+      const end = Math.min(size, start + partSize) - 1;
+      const body = await s3.getObjectStream(bucket, object.key, { start, end, ifMatch: etag || undefined });
+      const n = await writeAt(fd, body, start, (b) => {
+        downloaded += b;
+        options.onBytes?.(downloaded);
+      });
+      if (n !== end - start + 1)
+        throw new RuntimeFailure(`short read of ${object.key} at ${start}: ${n} bytes`, 'ShortRead');
+      done.add(i);
+      void saveState();
+    };
+    // On the first failure the other workers finish their range and stop; nothing runs after we return.
+    const worker = async () => {
+      for (let i = queue.shift(); i !== undefined && failure === undefined && size > 0; i = queue.shift()) {
+        try {
+          await fetchPart(i);
+        } catch (err) {
+          failure ??= err;
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(options.concurrency ?? 8, Math.max(1, queue.length)) }, worker),
+    );
+    if (failure !== undefined) throw failure;
+    await fd.sync();
+  } finally {
+    // Whatever happened, the finished ranges are on record for the next attempt.
+    await saving.catch(() => undefined);
+    await fd.close();
+  }
+  const actual = fs.statSync(partial).size;
+  if (actual !== size)
+    throw new RuntimeFailure(`${object.key}: got ${actual} bytes, expected ${size}`, 'SizeMismatch');
+  let checksumVerified = false;
+  if (head.checksumSha256) {
+    const local = await sha256Base64(partial);
+    if (local !== head.checksumSha256) {
+      fs.rmSync(partial, { force: true });
+      fs.rmSync(stateFile, { force: true });
+      throw new RuntimeFailure(
+        `${object.key}: SHA-256 mismatch after download; run again to fetch it anew`,
+        'ChecksumMismatch',
+      );
+    }
+    checksumVerified = true;
+  }
+  fs.renameSync(partial, dest);
+  fs.rmSync(stateFile, { force: true });
+  return { bytesDownloaded: downloaded, resumed: resumable, checksumVerified };
+}

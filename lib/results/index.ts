@@ -1,0 +1,20 @@
+export {
+  downloadJob,
+  parseCheckpointSelection,
+  localPathFor,
+  type CheckpointSelection,
+  type DownloadOptions,
+  type DownloadReport,
+  type TransferEvent,
+} from './download';
+export { syncTraces, OVERLAP, type SyncOptions, type SyncStats } from './sync-traces';
+export {
+  uploadPath,
+  partSizeFor,
+  SHA256_TAG,
+  type UploadKind,
+  type UploadOptions,
+  type UploadReport,
+} from './upload';
+export { fetchObject, PARTIAL_SUFFIX, type FetchResult } from './fetch-object';
+export { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';

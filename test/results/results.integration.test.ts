@@ -1,0 +1,283 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pack } from 'tar-stream';
+import { gzipSync } from 'node:zlib';
+import {
+  GetObjectCommand,
+  GetObjectTaggingCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { createAwsClients } from '../../lib/aws';
+import { openJobContext, submit } from '../../lib/jobs';
+import { fetchObject, OVERLAP, partSizeFor, syncTraces } from '../../lib/results';
+import { runCli } from '../helpers/cli';
+import { BUCKET, clients, IMAGE } from '../helpers/emulator-data';
+import { FaultProxy } from '../helpers/fault-proxy';
+import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
+import { useEmulator } from '../helpers/emulator-suite';
+import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
+
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+const fileSha = (file: string) => sha256(fs.readFileSync(file));
+
+async function tarGz(files: Record<string, string>): Promise<Buffer> {
+  const p = pack();
+  const chunks: Buffer[] = [];
+  p.on('data', (c: unknown) => chunks.push(c as Buffer));
+  const done = new Promise<void>((r) => p.on('end', () => r()));
+  for (const [name, body] of Object.entries(files)) p.entry({ name }, body);
+  p.finalize();
+  await done;
+  return gzipSync(Buffer.concat(chunks));
+}
+
+describeWithPeer('moto_server', motoAvailable())('results and data against a real S3 (moto)', () => {
+  const emulator = useEmulator();
+  const cliEnv = () => emulator.cliEnv();
+  let s3: S3Client;
+  let moto: { endpoint: string };
+  beforeAll(() => {
+    moto = emulator.moto;
+    s3 = clients(moto.endpoint).s3;
+  });
+  const put = (key: string, body: Buffer | string) =>
+    s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+
+  async function jobWithResults(): Promise<{ job: string; repo: string; weights: Buffer }> {
+    const repo = makeTrainerRepo();
+    const { jobName: job } = await submit({
+      configPath: repo.configPath,
+      options: {},
+      settings: {},
+      image: IMAGE,
+      dryRun: false,
+    });
+    const ck = `rlvr-experiments/checkpoints/${job}/`;
+    const weights = randomBytes(3 * 1024 * 1024 + 17);
+    await put(`${ck}config.yaml`, 'run: {name: r}\n');
+    await put(`${ck}traces/trace.jsonl`, '{"step": 1}\n');
+    for (const step of ['r_step20', 'r_step40']) {
+      await put(`${ck}${step}/model.safetensors`, weights);
+      await put(`${ck}${step}/config.json`, '{}');
+    }
+    // The known trap: one file saved as model.safetensors, the index naming another.
+    await put(`${ck}r_final/model.safetensors`, weights);
+    await put(
+      `${ck}r_final/model.safetensors.index.json`,
+      JSON.stringify({ weight_map: { a: 'model-00001-of-00001.safetensors' } }),
+    );
+    await put(
+      `rlvr-experiments/output/${job}/output/model.tar.gz`,
+      await tarGz({
+        'r/run.json': '{"job": 1}',
+        'r/RESULTS.md': '# notes\n',
+        'r/last_checkpoint.txt': 'r_final\n',
+      }),
+    );
+    return { job, repo: repo.root, weights };
+  }
+
+  it('download flattens the artifact, fetches final + traces by default, fixes the index naming, and skips complete files', async () => {
+    const { job, weights } = await jobWithResults();
+    const out = tempDir();
+    const first = await runCli(['download', job, '--results-dir', out], { env: cliEnv() });
+    expect(first.stderr).not.toMatch(/^error/m);
+    expect(first.code).toBe(0);
+    const dir = path.join(out, job);
+    const files = (d: string): string[] =>
+      fs
+        .readdirSync(d, { withFileTypes: true })
+        .flatMap((e) =>
+          e.isDirectory() ? files(path.join(d, e.name)).map((f) => `${e.name}/${f}`) : [e.name],
+        );
+    expect(
+      files(dir)
+        .filter((f) => !f.startsWith('.rlvr'))
+        .sort(),
+    ).toEqual([
+      'RESULTS.md',
+      'checkpoints/r_final/model-00001-of-00001.safetensors',
+      'checkpoints/r_final/model.safetensors.index.json',
+      'config.yaml',
+      'last_checkpoint.txt',
+      'run.json',
+      'traces/trace.jsonl',
+    ]);
+    expect(first.stderr).toMatch(
+      /note: r_final: renamed model\.safetensors to model-00001-of-00001\.safetensors/,
+    );
+    expect(fileSha(path.join(dir, 'checkpoints/r_final/model-00001-of-00001.safetensors'))).toBe(
+      sha256(weights),
+    );
+    expect(first.stdout).toMatch(/checkpoints here: r_final; in S3: step20, step40, final/);
+
+    const again = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'step20'], {
+      env: cliEnv(),
+    });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/2 downloaded .* 3 already complete/); // artifact, config, trace
+    expect(fs.existsSync(path.join(dir, 'checkpoints/r_step20/model.safetensors'))).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'checkpoints/r_step40'))).toBe(false);
+    const all = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'all'], {
+      env: cliEnv(),
+    });
+    expect(all.stdout).toMatch(/2 downloaded .* 7 already complete/); // step40 only; the renamed final stays done
+    expect(all.stderr).not.toMatch(/renamed/);
+
+    const bad = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'step99'], {
+      env: cliEnv(),
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/has no step99 \(it has: step20, step40, final\)/);
+  });
+
+  it('says loudly when a Completed job has no checkpoints (exit 1)', async () => {
+    const repo = makeTrainerRepo();
+    const { jobName } = await submit({
+      configPath: repo.configPath,
+      options: {},
+      settings: {},
+      image: IMAGE,
+      dryRun: false,
+    });
+    const { code, stdout } = await runCli(['download', jobName, '--results-dir', tempDir()], {
+      env: cliEnv(),
+    });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/!! annotations-adhoc-\S+ has NO CHECKPOINTS in s3:\/\/.* although it Completed/);
+  });
+
+  it('resumes after a connection reset mid-object, fetching only what is missing, and ends equal to the source', async () => {
+    const body = randomBytes(24 * 1024 * 1024);
+    await put('rlvr-experiments/checkpoints/j/big.bin', body);
+    const proxy = new FaultProxy(Number(new URL(moto.endpoint).port));
+    await proxy.start();
+    const aws = createAwsClients({ region: TEST_REGION, s3Endpoint: `http://127.0.0.1:${proxy.port}` });
+    const dest = path.join(tempDir(), 'big.bin');
+    try {
+      const object = (await aws.s3.headObject(BUCKET, 'rlvr-experiments/checkpoints/j/big.bin'))!;
+      proxy.resetAfter(13 * 1024 * 1024);
+      await expect(
+        fetchObject(aws.s3, BUCKET, object, dest, { partSize: 2 * 1024 * 1024, concurrency: 2 }),
+      ).rejects.toThrow();
+      expect(proxy.resets).toBeGreaterThan(0);
+      expect(fs.existsSync(dest)).toBe(false); // never a partial file under the real name
+      proxy.heal();
+      const resumed = await fetchObject(aws.s3, BUCKET, object, dest, {
+        partSize: 2 * 1024 * 1024,
+        concurrency: 2,
+      });
+      expect(resumed.resumed).toBe(true);
+      expect(resumed.bytesDownloaded).toBeLessThanOrEqual(body.length - 8 * 1024 * 1024);
+      expect(fileSha(dest)).toBe(sha256(body));
+      expect(fs.readdirSync(path.dirname(dest))).toEqual(['big.bin']);
+    } finally {
+      aws.close();
+      await proxy.stop();
+    }
+  });
+
+  it('sync-traces: growth fetches only the tail, no change costs one listing and no body, shrink and rewrite fetch whole', async () => {
+    const repo = makeTrainerRepo();
+    const { jobName: job } = await submit({
+      configPath: repo.configPath,
+      options: {},
+      settings: {},
+      image: IMAGE,
+      dryRun: false,
+    });
+    const key = `rlvr-experiments/checkpoints/${job}/traces/trace.jsonl`;
+    const line = (i: number) => `${JSON.stringify({ step: i, reward: i / 10, text: 'y'.repeat(200) })}\n`;
+    let content = Array.from({ length: 2000 }, (_, i) => line(i)).join('');
+    await put(key, content);
+    const out = tempDir();
+    const local = path.join(out, job, 'traces', 'trace.jsonl');
+    const context = await openJobContext({ settings: {} });
+    const poll = async () => (await syncTraces(context, { target: job, resultsDir: out })).stats;
+    const remote = async () =>
+      sha256(
+        Buffer.from(
+          await (
+            await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
+          ).Body!.transformToByteArray(),
+        ),
+      );
+    try {
+      await poll();
+      expect(fileSha(local)).toBe(await remote());
+
+      const unchanged = await poll();
+      expect(unchanged).toMatchObject({ listRequests: 1, getRequests: 0, bodyBytes: 0 });
+
+      const growth = Array.from({ length: 100 }, (_, i) => line(2000 + i)).join('');
+      content += growth;
+      await put(key, content);
+      const grown = await poll();
+      expect(grown.getRequests).toBe(1);
+      expect(grown.bodyBytes).toBeLessThanOrEqual(Buffer.byteLength(growth) + OVERLAP);
+      expect(fileSha(local)).toBe(await remote());
+
+      content = content.slice(0, 5000);
+      await put(key, content); // shrank
+      const shrunk = await poll();
+      expect(shrunk.bodyBytes).toBe(5000);
+      expect(fileSha(local)).toBe(await remote());
+
+      content = `X${content.slice(1)}${line(9999)}`; // rewritten and longer: the overlap check must catch it
+      await put(key, content);
+      await poll();
+      expect(fileSha(local)).toBe(await remote());
+      expect(fs.readdirSync(path.dirname(local)).filter((f) => !f.startsWith('.rlvr-sync'))).toEqual([
+        'trace.jsonl',
+      ]);
+    } finally {
+      context.close();
+    }
+  });
+
+  it('sync-traces by name fragment matches running jobs only, and says so when none matches', async () => {
+    const { code, stderr } = await runCli(['sync-traces', '20990101'], { env: cliEnv() });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/no running job whose name contains "20990101"/);
+  });
+
+  it('upload skips unchanged files, re-uploads changed ones, and prints the config line', async () => {
+    const model = path.join(tempDir(), 'Qwen3-0.6B-Base');
+    fs.mkdirSync(model);
+    fs.writeFileSync(path.join(model, 'config.json'), '{}');
+    fs.writeFileSync(path.join(model, 'model.safetensors'), randomBytes(9 * 1024 * 1024 + 5)); // > one part: multipart
+    fs.writeFileSync(path.join(model, 'tokenizer.json'), '{}');
+    const first = await runCli(['upload', 'model', model], { env: cliEnv() });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(
+      /s3:\/\/sagemaker-us-west-2-123456789012\/rlvr-experiments\/models\/Qwen3-0\.6B-Base\/\n {2}3 uploaded/,
+    );
+    expect(first.stdout).toMatch(/in a config: model\.path: s3:\/\/.*\/models\/Qwen3-0\.6B-Base\//);
+    const second = await runCli(['upload', 'model', model], { env: cliEnv() });
+    expect(second.stdout).toMatch(/0 uploaded \(0 B\), 3 unchanged/);
+    fs.writeFileSync(path.join(model, 'tokenizer.json'), '{"v": 2}');
+    const third = await runCli(['upload', 'model', model], { env: cliEnv() });
+    expect(third.stdout).toMatch(/1 uploaded .* 2 unchanged/);
+    const weightsKey = 'rlvr-experiments/models/Qwen3-0.6B-Base/model.safetensors';
+    const stored = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: weightsKey }));
+    expect(sha256(Buffer.from(await stored.Body!.transformToByteArray()))).toBe(
+      fileSha(path.join(model, 'model.safetensors')),
+    );
+    const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: BUCKET, Key: weightsKey }));
+    expect(tags.TagSet).toEqual([
+      { Key: 'rlvr-sha256', Value: fileSha(path.join(model, 'model.safetensors')) },
+    ]);
+
+    const notModel = await runCli(['upload', 'model', path.dirname(model) + '/nothing'], { env: cliEnv() });
+    expect(notModel.code).toBe(2);
+  });
+
+  it('sizes parts so no file needs more than 10,000', () => {
+    for (const size of [1, 80 * 1024 ** 3, 5 * 1024 ** 4]) {
+      expect(Math.ceil(size / partSizeFor(size))).toBeLessThanOrEqual(10_000);
+      expect(partSizeFor(size)).toBeGreaterThanOrEqual(8 * 1024 * 1024);
+    }
+  });
+});
