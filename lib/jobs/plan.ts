@@ -511,7 +511,11 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     maxRuntimeCost: (price.perHour * options.instanceCount.value * options.maxRuntimeSeconds.value) / 3600,
     note:
       [
-        price.approximateRegion ? `us-west-2 prices (none listed for ${requestSettings.region})` : undefined,
+        price.approximateRegion
+          ? placeholders.includes('region')
+            ? 'us-west-2 prices: region not resolved'
+            : `us-west-2 prices (none listed for ${requestSettings.region})`
+          : undefined,
         options.spot.value ? 'on-demand price; spot bills less' : undefined,
       ]
         .filter(Boolean)
