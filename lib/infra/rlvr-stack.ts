@@ -17,25 +17,13 @@ import * as path from 'node:path';
 import { BUILT_IN_TEMPLATES } from '../jobs/templates';
 import { S3Layout, SETTINGS_PARAMETER_NAME, TEMPLATE_PARAMETER_PREFIX, TRAINING_LOG_GROUP } from '../layout';
 import { TrainingJobTemplate } from './job-template';
-import { acknowledge, acknowledgeWildcardResources } from './nag';
+import { acknowledge } from './nag';
+import { leastPrivilegePolicy, NETWORK_INTERFACE_ACTIONS } from './policy';
 import type { RlvrInfraProps } from './props';
 
 /** SageMaker publishes training metrics to this namespace; the execution role may write nowhere else. */
 const SAGEMAKER_METRICS_NAMESPACE = '/aws/sagemaker/TrainingJobs';
 const GITHUB_OIDC_HOST = 'token.actions.githubusercontent.com';
-/** What SageMaker needs to place a job's network interfaces in the VPC (not scopable by resource). */
-export const NETWORK_INTERFACE_ACTIONS = [
-  'ec2:CreateNetworkInterface',
-  'ec2:CreateNetworkInterfacePermission',
-  'ec2:DeleteNetworkInterface',
-  'ec2:DeleteNetworkInterfacePermission',
-  'ec2:DescribeNetworkInterfaces',
-  'ec2:DescribeVpcs',
-  'ec2:DescribeDhcpOptions',
-  'ec2:DescribeSubnets',
-  'ec2:DescribeSecurityGroups',
-] as const;
-
 /** Every KMS action that applies to a key (AWS KMS API reference), for the key policy. */
 const KMS_KEY_ACTIONS = [
   'CancelKeyDeletion',
@@ -242,7 +230,7 @@ export class RlvrInfraStack extends Stack {
           StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
         }),
       });
-      const flowLogPolicy = new iam.ManagedPolicy(this, 'FlowLogPolicy', {
+      leastPrivilegePolicy(this, 'FlowLogPolicy', {
         description: 'VPC flow logs delivery',
         roles: [flowLogRole],
         statements: [
@@ -251,12 +239,8 @@ export class RlvrInfraStack extends Stack {
             resources: [`${flowLogGroup.logGroupArn}`],
           }),
         ],
+        scopedWildcardReason: 'The streams of the one flow-log group.',
       });
-      acknowledgeWildcardResources(
-        flowLogPolicy,
-        [flowLogGroup.logGroupArn],
-        'The streams of the one flow-log group.',
-      );
       this.vpc = new ec2.Vpc(this, 'Vpc', {
         maxAzs: props.vpcMaxAzs,
         natGateways: 0,
@@ -398,25 +382,17 @@ export class RlvrInfraStack extends Stack {
         new iam.PolicyStatement({
           sid: 'JobNetworkInterfaces',
           actions: [...NETWORK_INTERFACE_ACTIONS],
-          resources: ['*'], // network-interface actions cannot be scoped to resources at creation
+          resources: ['*'],
         }),
       );
     }
-    const executionPolicy = new iam.ManagedPolicy(this, 'ExecutionPolicy', {
+    leastPrivilegePolicy(this, 'ExecutionPolicy', {
       description: 'rlvr training jobs (the SageMaker execution role)',
       roles: [this.executionRole],
       statements: executionStatements,
+      scopedWildcardReason:
+        'Objects under one fixed prefix of the stack bucket (or streams of the training-job log group): job names are not known in advance.',
     });
-    acknowledgeWildcardResources(
-      executionPolicy,
-      [...[...readPrefixes, ...writePrefixes].map(objects), `${logGroupArn}:log-stream:*`],
-      'Objects under one fixed prefix of the stack bucket (or streams of the training-job log group): job names are not known in advance.',
-    );
-    acknowledgeWildcardResources(
-      executionPolicy,
-      ['*'],
-      'Only actions without resource-level permissions: ecr:GetAuthorizationToken, cloudwatch:PutMetricData (limited by its namespace condition) and, with the VPC, network-interface actions.',
-    );
 
     // ---- Submitter policy (and role) -------------------------------------------------------------
     const jobArn = `arn:${Aws.PARTITION}:sagemaker:${Aws.REGION}:${Aws.ACCOUNT_ID}:training-job/${props.jobNamePrefix}-*`;
@@ -458,7 +434,7 @@ export class RlvrInfraStack extends Stack {
       new iam.PolicyStatement({
         sid: 'ListTrainingJobs',
         actions: ['sagemaker:ListTrainingJobs'],
-        resources: ['*'], // SageMaker list actions have no resource-level permissions
+        resources: ['*'],
       }),
       new iam.PolicyStatement({
         sid: 'PassExecutionRoleToSageMaker',
@@ -536,27 +512,12 @@ export class RlvrInfraStack extends Stack {
         }),
       );
     }
-    this.submitterPolicy = new iam.ManagedPolicy(this, 'SubmitterPolicy', {
+    this.submitterPolicy = leastPrivilegePolicy(this, 'SubmitterPolicy', {
       description: 'rlvr researchers: submit and watch training jobs, push images, upload data',
       statements: submitterStatements,
+      scopedWildcardReason:
+        'Scoped to the job-name prefix, one prefix of the stack bucket, the template parameters or the training-job log group: job names and object keys are made per submit.',
     });
-    acknowledgeWildcardResources(
-      this.submitterPolicy,
-      [
-        jobArn,
-        objects(root),
-        ...uploadPrefixes.map(objects),
-        `${parameterArn}${TEMPLATE_PARAMETER_PREFIX}*`,
-        `${logGroupArn}:*`,
-        `${logGroupArn}:log-stream:${props.jobNamePrefix}-*`,
-      ],
-      'Scoped to the job-name prefix, one prefix of the stack bucket, the template parameters or the training-job log group: job names and object keys are made per submit.',
-    );
-    acknowledgeWildcardResources(
-      this.submitterPolicy,
-      ['*'],
-      'Only actions without resource-level permissions: ecr:GetAuthorizationToken and sagemaker:ListTrainingJobs.',
-    );
     let submitterRole: iam.Role | undefined;
     if (props.submitterPrincipalArns.length > 0) {
       submitterRole = new iam.Role(this, 'SubmitterRole', {
@@ -593,7 +554,7 @@ export class RlvrInfraStack extends Stack {
         // A large image push can take a while: longer than the 1 h default.
         maxSessionDuration: Duration.hours(2),
       });
-      const ciPolicy = new iam.ManagedPolicy(this, 'ImageBuildPolicy', {
+      leastPrivilegePolicy(this, 'ImageBuildPolicy', {
         description: 'CI image builds: push to the one repository',
         roles: [ciRole],
         statements: [
@@ -618,11 +579,6 @@ export class RlvrInfraStack extends Stack {
           }),
         ],
       });
-      acknowledgeWildcardResources(
-        ciPolicy,
-        ['*'],
-        'ecr:GetAuthorizationToken has no resource-level permissions.',
-      );
     }
 
     // ---- Job notifications -----------------------------------------------------------------------
@@ -722,7 +678,7 @@ export class RlvrInfraStack extends Stack {
       description: 'Deletes expired intermediate checkpoints',
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     });
-    const policy = new iam.ManagedPolicy(this, 'CheckpointExpiryPolicy', {
+    const policy = leastPrivilegePolicy(this, 'CheckpointExpiryPolicy', {
       description: 'Expire intermediate checkpoints: list and delete under checkpoints/, write own logs',
       roles: [role],
       statements: [
@@ -740,12 +696,8 @@ export class RlvrInfraStack extends Stack {
           resources: [`${logGroup.logGroupArn}`],
         }),
       ],
+      scopedWildcardReason: 'Checkpoint folders under the one checkpoints/ prefix are made per job.',
     });
-    acknowledgeWildcardResources(
-      policy,
-      [`${this.bucket.bucketArn}/${checkpoints}*`, logGroup.logGroupArn],
-      'Checkpoint folders under the one checkpoints/ prefix are made per job; the streams of its own log group.',
-    );
     const fn = new lambda.Function(this, 'CheckpointExpiry', {
       description: `Deletes intermediate checkpoints older than ${days} days (keeps _final and each job's newest)`,
       runtime: lambda.Runtime.NODEJS_24_X,

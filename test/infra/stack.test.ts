@@ -3,8 +3,9 @@ import * as fs from 'node:fs';
 import { tempDir } from '../helpers/fixtures';
 import { Match } from 'aws-cdk-lib/assertions';
 import { jobTemplateSchema } from '../../lib/config';
-import { parseInfraProps } from '../../lib/infra';
-import { NETWORK_INTERFACE_ACTIONS } from '../../lib/infra/rlvr-stack';
+import { Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { leastPrivilegePolicy, NETWORK_INTERFACE_ACTIONS, parseInfraProps } from '../../lib/infra';
 import { BUILT_IN_TEMPLATES } from '../../lib/jobs';
 import { SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import { FULL_CONTEXT, findingsAndAcknowledgements, synth, type Synthesized } from './synth';
@@ -67,6 +68,17 @@ describe.each([
     expect(findings.filter((f) => !acks.some((a) => covers(a.key, f)))).toEqual([]);
     expect(acks.filter((a) => !findings.some((f) => covers(a.key, f))).map((a) => a.key)).toEqual([]);
     for (const a of acks) expect(a.reason.length).toBeGreaterThan(30);
+
+    // Every Resource "*" is acknowledged on its policy with a reason that names each action allowed there.
+    for (const { resource, statement } of policyStatements(synthesized.json)) {
+      if (statement.Effect !== 'Allow' || !asArray(statement.Resource).includes('*')) continue;
+      const ack = acks.find(
+        (a) =>
+          a.key.endsWith(' AwsSolutions-IAM5[Resource::*]') && resource.startsWith(a.key.split(/[/ ]/)[1]),
+      );
+      expect(ack).toBeDefined();
+      for (const action of asArray(statement.Action)) expect(ack!.reason).toContain(action);
+    }
   });
 
   it('passes AWS cfn-lint', () => {
@@ -343,6 +355,24 @@ describe('optional features', () => {
         ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
       },
     });
+  });
+});
+
+describe('least-privilege policies', () => {
+  it('refuse Resource "*" for an action that can be scoped', () => {
+    const stack = new Stack();
+    expect(() =>
+      leastPrivilegePolicy(stack, 'TooBroad', {
+        description: 'x',
+        statements: [
+          new PolicyStatement({
+            sid: 'Read',
+            actions: ['s3:GetObject', 'ecr:GetAuthorizationToken'],
+            resources: ['*'],
+          }),
+        ],
+      }),
+    ).toThrow(/TooBroad: s3:GetObject on Resource "\*" — scope it/);
   });
 });
 
