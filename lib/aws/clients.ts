@@ -1,60 +1,35 @@
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  GetObjectTaggingCommand,
-  PutObjectTaggingCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
-import {
-  CreateTrainingJobCommand,
-  DescribeTrainingJobCommand,
-  ListTagsCommand,
-  ListTrainingJobsCommand,
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type {
+  CreateTrainingJobRequest,
+  DescribeTrainingJobResponse,
   SageMakerClient,
-  StopTrainingJobCommand,
-  type CreateTrainingJobRequest,
-  type DescribeTrainingJobResponse,
-  type TrainingJobStatus,
-  type TrainingJobSummary,
+  TrainingJobStatus,
+  TrainingJobSummary,
 } from '@aws-sdk/client-sagemaker';
-import {
-  CloudWatchLogsClient,
-  DescribeLogStreamsCommand,
-  GetLogEventsCommand,
-} from '@aws-sdk/client-cloudwatch-logs';
-import { DescribeRepositoriesCommand, ECRClient } from '@aws-sdk/client-ecr';
-import { ListServiceQuotasCommand, ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 
 /*
  * AWS through one narrow factory: an interface per service listing only the calls we use, one real
  * implementation from the SDK v3 clients. Region, endpoint and retry settings live here only.
  * The SDK reads AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_<SERVICE>) itself; S3 against such an
  * endpoint needs path-style addressing.
+ *
+ * Each SDK package is loaded, and its client made, on the first call to that service: a command that
+ * talks to S3 and SageMaker does not pay for loading the other five at every start.
  */
 
 export interface S3ObjectInfo {
   readonly key: string;
   readonly size: number;
   readonly etag?: string;
-  readonly lastModified?: Date;
   /** Full-object SHA-256 (base64), when S3 has one. */
   readonly checksumSha256?: string;
-  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 export interface UploadFileOptions {
-  readonly contentType?: string;
-  readonly metadata?: Record<string, string>;
   readonly partSize: number;
   readonly queueSize: number;
-  readonly onProgress?: (loadedBytes: number) => void;
 }
 
 export interface IS3 {
@@ -168,6 +143,8 @@ function usesCustomEndpoint(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.AWS_ENDPOINT_URL || env.AWS_ENDPOINT_URL_S3);
 }
 
+type Destroyable = { destroy(): void };
+
 export function createAwsClients(
   options: AwsClientOptions,
   env: NodeJS.ProcessEnv = process.env,
@@ -184,28 +161,48 @@ export function createAwsClients(
         }
       : {}),
   };
-  const s3 = new S3Client({
-    ...common,
-    ...(options.s3Endpoint ? { endpoint: options.s3Endpoint } : {}),
-    forcePathStyle: Boolean(options.s3Endpoint) || usesCustomEndpoint(env),
-  });
-  // Throttling on CreateTrainingJob/Describe is common: more attempts, same backoff with jitter.
-  const sagemaker = new SageMakerClient({ ...common, maxAttempts: Math.max(common.maxAttempts, 8) });
-  const ssm = new SSMClient(common);
-  const logs = new CloudWatchLogsClient(common);
-  const sts = new STSClient(common);
-  const ecr = new ECRClient(common);
-  const quotas = new ServiceQuotasClient(common);
-  const all = [s3, sagemaker, ssm, logs, sts, ecr, quotas];
-  for (const client of all) options.configure?.(client as never);
+  const made: Destroyable[] = [];
+  const lazy = <C extends Destroyable>(make: () => Promise<C>): (() => Promise<C>) => {
+    let client: Promise<C> | undefined;
+    return () =>
+      (client ??= make().then((c) => {
+        options.configure?.(c as never);
+        made.push(c);
+        return c;
+      }));
+  };
   return {
     region: options.region,
-    s3: new SdkS3(s3),
-    sagemaker: new SdkSageMaker(sagemaker),
-    ssm: new SdkSsm(ssm),
-    logs: new SdkLogs(logs),
-    diagnostics: new SdkDiagnostics(sts, ecr, quotas),
-    close: () => all.forEach((c) => c.destroy()),
+    s3: new SdkS3(
+      lazy(
+        async () =>
+          new (await import('@aws-sdk/client-s3')).S3Client({
+            ...common,
+            ...(options.s3Endpoint ? { endpoint: options.s3Endpoint } : {}),
+            forcePathStyle: Boolean(options.s3Endpoint) || usesCustomEndpoint(env),
+          }),
+      ),
+    ),
+    // Throttling on CreateTrainingJob/Describe is common: more attempts, same backoff with jitter.
+    sagemaker: new SdkSageMaker(
+      lazy(
+        async () =>
+          new (await import('@aws-sdk/client-sagemaker')).SageMakerClient({
+            ...common,
+            maxAttempts: Math.max(common.maxAttempts, 8),
+          }),
+      ),
+    ),
+    ssm: new SdkSsm(lazy(async () => new (await import('@aws-sdk/client-ssm')).SSMClient(common))),
+    logs: new SdkLogs(
+      lazy(async () => new (await import('@aws-sdk/client-cloudwatch-logs')).CloudWatchLogsClient(common)),
+    ),
+    diagnostics: new SdkDiagnostics(
+      lazy(async () => new (await import('@aws-sdk/client-sts')).STSClient(common)),
+      lazy(async () => new (await import('@aws-sdk/client-ecr')).ECRClient(common)),
+      lazy(async () => new (await import('@aws-sdk/client-service-quotas')).ServiceQuotasClient(common)),
+    ),
+    close: () => made.splice(0).forEach((c) => c.destroy()),
   };
 }
 
@@ -216,23 +213,26 @@ function isNotFound(err: unknown): boolean {
 }
 
 class SdkS3 implements IS3 {
-  constructor(private readonly client: S3Client) {}
+  constructor(private readonly client: () => Promise<S3Client>) {}
+
+  private async sdk() {
+    return Promise.all([import('@aws-sdk/client-s3'), this.client()]);
+  }
 
   async headObject(bucket: string, key: string): Promise<S3ObjectInfo | undefined> {
     try {
-      const out = await this.client.send(
-        new HeadObjectCommand({ Bucket: bucket, Key: key, ChecksumMode: 'ENABLED' }),
+      const [sdk, client] = await this.sdk();
+      const out = await client.send(
+        new sdk.HeadObjectCommand({ Bucket: bucket, Key: key, ChecksumMode: 'ENABLED' }),
       );
       return {
         key,
         size: out.ContentLength ?? 0,
         etag: out.ETag,
-        lastModified: out.LastModified,
         checksumSha256:
           out.ChecksumSHA256 && out.ChecksumType !== 'COMPOSITE' && !out.ChecksumSHA256.includes('-')
             ? out.ChecksumSHA256
             : undefined,
-        metadata: out.Metadata,
       };
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -241,26 +241,25 @@ class SdkS3 implements IS3 {
   }
 
   async listObjects(bucket: string, prefix: string, limit?: number): Promise<S3ObjectInfo[]> {
+    const [{ paginateListObjectsV2 }, client] = await Promise.all([
+      import('@aws-sdk/client-s3'),
+      this.client(),
+    ]);
     const out: S3ObjectInfo[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: prefix,
-          ContinuationToken: token,
-          MaxKeys: limit ? Math.min(1000, limit - out.length) : undefined,
-        }),
-      );
-      for (const o of page.Contents ?? [])
-        out.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag, lastModified: o.LastModified });
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token && (!limit || out.length < limit));
+    const pages = paginateListObjectsV2(
+      { client, pageSize: limit ? Math.min(1000, limit) : undefined },
+      { Bucket: bucket, Prefix: prefix },
+    );
+    for await (const page of pages) {
+      for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0, etag: o.ETag });
+      if (limit && out.length >= limit) return out.slice(0, limit);
+    }
     return out;
   }
 
   async getObjectText(bucket: string, key: string): Promise<string> {
-    const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const [sdk, client] = await this.sdk();
+    const out = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
     return out.Body!.transformToString('utf8');
   }
 
@@ -272,8 +271,9 @@ class SdkS3 implements IS3 {
     ifMatch?: string,
   ): Promise<Buffer> {
     const range = start < 0 ? `bytes=${start}` : `bytes=${start}-${end ?? ''}`;
-    const out = await this.client.send(
-      new GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: ifMatch }),
+    const [sdk, client] = await this.sdk();
+    const out = await client.send(
+      new sdk.GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: ifMatch }),
     );
     return Buffer.from(await out.Body!.transformToByteArray());
   }
@@ -284,20 +284,23 @@ class SdkS3 implements IS3 {
     options: { start?: number; end?: number; ifMatch?: string },
   ) {
     const range = options.start !== undefined ? `bytes=${options.start}-${options.end ?? ''}` : undefined;
-    const out = await this.client.send(
-      new GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: options.ifMatch }),
+    const [sdk, client] = await this.sdk();
+    const out = await client.send(
+      new sdk.GetObjectCommand({ Bucket: bucket, Key: key, Range: range, IfMatch: options.ifMatch }),
     );
     return out.Body as NodeJS.ReadableStream;
   }
 
   async getObjectTags(bucket: string, key: string): Promise<Record<string, string>> {
-    const out = await this.client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
+    const [sdk, client] = await this.sdk();
+    const out = await client.send(new sdk.GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
     return Object.fromEntries((out.TagSet ?? []).map((t) => [t.Key!, t.Value ?? '']));
   }
 
   async putObjectTags(bucket: string, key: string, tags: Record<string, string>): Promise<void> {
-    await this.client.send(
-      new PutObjectTaggingCommand({
+    const [sdk, client] = await this.sdk();
+    await client.send(
+      new sdk.PutObjectTaggingCommand({
         Bucket: bucket,
         Key: key,
         Tagging: { TagSet: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
@@ -311,8 +314,9 @@ class SdkS3 implements IS3 {
     body: Uint8Array,
     tags: Record<string, string>,
   ): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({
+    const [sdk, client] = await this.sdk();
+    await client.send(
+      new sdk.PutObjectCommand({
         Bucket: bucket,
         Key: key,
         Body: body,
@@ -321,28 +325,24 @@ class SdkS3 implements IS3 {
     );
   }
 
+  private async upload(
+    params: { Bucket: string; Key: string; Body: never; ContentType?: string; ChecksumAlgorithm?: 'SHA256' },
+    partSize: number,
+    queueSize: number,
+  ): Promise<void> {
+    const [{ Upload }, client] = await Promise.all([import('@aws-sdk/lib-storage'), this.client()]);
+    await new Upload({ client, params, queueSize, partSize, leavePartsOnError: false }).done();
+  }
+
   async uploadStream(bucket: string, key: string, body: NodeJS.ReadableStream, options: UploadFileOptions) {
-    const upload = new Upload({
-      client: this.client,
-      params: {
-        Bucket: bucket,
-        Key: key,
-        Body: body as never,
-        ContentType: options.contentType,
-        Metadata: options.metadata,
-      },
-      queueSize: options.queueSize,
-      partSize: options.partSize,
-      leavePartsOnError: false,
-    });
-    if (options.onProgress) upload.on('httpUploadProgress', (p) => options.onProgress!(p.loaded ?? 0));
-    await upload.done();
+    await this.upload({ Bucket: bucket, Key: key, Body: body as never }, options.partSize, options.queueSize);
   }
 
   async putObjectIfAbsent(bucket: string, key: string, body: string | Uint8Array, contentType?: string) {
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      const [sdk, client] = await this.sdk();
+      await client.send(
+        new sdk.PutObjectCommand({
           Bucket: bucket,
           Key: key,
           Body: typeof body === 'string' ? Buffer.from(body) : body,
@@ -352,7 +352,7 @@ class SdkS3 implements IS3 {
       );
       return true;
     } catch (err) {
-      const status = (err as S3ServiceException).$metadata?.httpStatusCode;
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status === 412 || (err as Error).name === 'PreconditionFailed') return false;
       throw err;
     }
@@ -361,27 +361,32 @@ class SdkS3 implements IS3 {
   async putObject(bucket: string, key: string, body: string | Uint8Array, contentType?: string) {
     // Bytes, not strings: the SDK then knows the length (and an empty body needs no stream).
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    await this.client.send(
-      new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, ContentType: contentType }),
+    const [sdk, client] = await this.sdk();
+    await client.send(
+      new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, ContentType: contentType }),
     );
   }
 
   async uploadObject(bucket: string, key: string, body: Uint8Array, contentType?: string) {
-    await new Upload({
-      client: this.client,
-      params: { Bucket: bucket, Key: key, Body: body, ContentType: contentType, ChecksumAlgorithm: 'SHA256' },
-      queueSize: 4,
-      partSize: 16 * 1024 * 1024,
-      leavePartsOnError: false,
-    }).done();
+    await this.upload(
+      {
+        Bucket: bucket,
+        Key: key,
+        Body: body as never,
+        ContentType: contentType,
+        ChecksumAlgorithm: 'SHA256',
+      },
+      16 * 1024 * 1024,
+      4,
+    );
   }
 
   async deleteObjects(bucket: string, keys: readonly string[]) {
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      if (batch.length === 0) continue;
-      await this.client.send(
-        new DeleteObjectsCommand({
+      const [sdk, client] = await this.sdk();
+      await client.send(
+        new sdk.DeleteObjectsCommand({
           Bucket: bucket,
           Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
         }),
@@ -391,51 +396,55 @@ class SdkS3 implements IS3 {
 }
 
 class SdkSageMaker implements ISageMaker {
-  constructor(private readonly client: SageMakerClient) {}
+  constructor(private readonly client: () => Promise<SageMakerClient>) {}
+
+  private async sdk() {
+    return Promise.all([import('@aws-sdk/client-sagemaker'), this.client()]);
+  }
 
   async createTrainingJob(request: CreateTrainingJobRequest): Promise<string> {
-    const out = await this.client.send(new CreateTrainingJobCommand(request));
+    const [sdk, client] = await this.sdk();
+    const out = await client.send(new sdk.CreateTrainingJobCommand(request));
     return out.TrainingJobArn!;
   }
 
   async listTrainingJobs(filter: { nameContains?: string; status?: TrainingJobStatus; limit: number }) {
+    const [sdk, client] = await this.sdk();
     const out: TrainingJobSummary[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListTrainingJobsCommand({
-          NameContains: filter.nameContains,
-          StatusEquals: filter.status,
-          SortBy: 'CreationTime',
-          SortOrder: 'Descending',
-          MaxResults: Math.min(100, filter.limit - out.length),
-          NextToken: token,
-        }),
-      );
+    const pages = sdk.paginateListTrainingJobs(
+      { client, pageSize: Math.min(100, filter.limit) },
+      {
+        NameContains: filter.nameContains,
+        StatusEquals: filter.status,
+        SortBy: 'CreationTime',
+        SortOrder: 'Descending',
+      },
+    );
+    for await (const page of pages) {
       out.push(...(page.TrainingJobSummaries ?? []));
-      token = page.NextToken;
-    } while (token && out.length < filter.limit);
+      if (out.length >= filter.limit) return out.slice(0, filter.limit);
+    }
     return out;
   }
 
   async stopTrainingJob(name: string): Promise<void> {
-    await this.client.send(new StopTrainingJobCommand({ TrainingJobName: name }));
+    const [sdk, client] = await this.sdk();
+    await client.send(new sdk.StopTrainingJobCommand({ TrainingJobName: name }));
   }
 
   async listTags(arn: string): Promise<Record<string, string>> {
+    const [sdk, client] = await this.sdk();
     const out: Record<string, string> = {};
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(new ListTagsCommand({ ResourceArn: arn, NextToken: token }));
+    for await (const page of sdk.paginateListTags({ client }, { ResourceArn: arn })) {
       for (const t of page.Tags ?? []) out[t.Key!] = t.Value ?? '';
-      token = page.NextToken;
-    } while (token);
+    }
     return out;
   }
 
   async describeTrainingJob(name: string): Promise<DescribeTrainingJobResponse | undefined> {
+    const [sdk, client] = await this.sdk();
     try {
-      return await this.client.send(new DescribeTrainingJobCommand({ TrainingJobName: name }));
+      return await client.send(new sdk.DescribeTrainingJobCommand({ TrainingJobName: name }));
     } catch (err) {
       // SageMaker answers a missing job with ValidationException "Could not find training job …".
       if (/could not find|not found|does not exist/i.test((err as Error).message ?? '')) return undefined;
@@ -445,24 +454,20 @@ class SdkSageMaker implements ISageMaker {
 }
 
 class SdkLogs implements ILogs {
-  constructor(private readonly client: CloudWatchLogsClient) {}
+  constructor(private readonly client: () => Promise<CloudWatchLogsClient>) {}
 
   async describeLogStreams(group: string, prefix: string): Promise<LogStreamInfo[]> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-cloudwatch-logs'), this.client()]);
     const out: LogStreamInfo[] = [];
-    let token: string | undefined;
     try {
-      do {
-        const page = await this.client.send(
-          new DescribeLogStreamsCommand({
-            logGroupName: group,
-            logStreamNamePrefix: prefix,
-            nextToken: token,
-          }),
-        );
+      const pages = sdk.paginateDescribeLogStreams(
+        { client },
+        { logGroupName: group, logStreamNamePrefix: prefix },
+      );
+      for await (const page of pages) {
         for (const s of page.logStreams ?? [])
           out.push({ name: s.logStreamName!, lastEventTime: s.lastEventTimestamp });
-        token = page.nextToken;
-      } while (token);
+      }
     } catch (err) {
       if ((err as Error).name === 'ResourceNotFoundException') return [];
       throw err;
@@ -471,8 +476,9 @@ class SdkLogs implements ILogs {
   }
 
   async getLogEvents(group: string, stream: string, token?: string) {
-    const page = await this.client.send(
-      new GetLogEventsCommand({
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-cloudwatch-logs'), this.client()]);
+    const page = await client.send(
+      new sdk.GetLogEventsCommand({
         logGroupName: group,
         logStreamName: stream,
         startFromHead: true,
@@ -488,19 +494,21 @@ class SdkLogs implements ILogs {
 
 class SdkDiagnostics implements IDiagnostics {
   constructor(
-    private readonly sts: STSClient,
-    private readonly ecr: ECRClient,
-    private readonly quotas: ServiceQuotasClient,
+    private readonly sts: () => Promise<import('@aws-sdk/client-sts').STSClient>,
+    private readonly ecr: () => Promise<import('@aws-sdk/client-ecr').ECRClient>,
+    private readonly quotas: () => Promise<import('@aws-sdk/client-service-quotas').ServiceQuotasClient>,
   ) {}
 
   async callerIdentity() {
-    const out = await this.sts.send(new GetCallerIdentityCommand({}));
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-sts'), this.sts()]);
+    const out = await client.send(new sdk.GetCallerIdentityCommand({}));
     return { account: out.Account ?? '', arn: out.Arn ?? '' };
   }
 
   async repositoryExists(name: string): Promise<boolean> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ecr'), this.ecr()]);
     try {
-      await this.ecr.send(new DescribeRepositoriesCommand({ repositoryNames: [name] }));
+      await client.send(new sdk.DescribeRepositoriesCommand({ repositoryNames: [name] }));
       return true;
     } catch (err) {
       if ((err as Error).name === 'RepositoryNotFoundException') return false;
@@ -509,25 +517,22 @@ class SdkDiagnostics implements IDiagnostics {
   }
 
   async sagemakerQuotas(text: string): Promise<Record<string, number>> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-service-quotas'), this.quotas()]);
     const out: Record<string, number> = {};
-    let token: string | undefined;
-    do {
-      const page = await this.quotas.send(
-        new ListServiceQuotasCommand({ ServiceCode: 'sagemaker', NextToken: token }),
-      );
+    for await (const page of sdk.paginateListServiceQuotas({ client }, { ServiceCode: 'sagemaker' })) {
       for (const q of page.Quotas ?? []) if (q.QuotaName?.includes(text)) out[q.QuotaName] = q.Value ?? 0;
-      token = page.NextToken;
-    } while (token);
+    }
     return out;
   }
 }
 
 class SdkSsm implements ISsm {
-  constructor(private readonly client: SSMClient) {}
+  constructor(private readonly client: () => Promise<SSMClient>) {}
 
   async getParameter(name: string): Promise<string | undefined> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ssm'), this.client()]);
     try {
-      const out = await this.client.send(new GetParameterCommand({ Name: name }));
+      const out = await client.send(new sdk.GetParameterCommand({ Name: name }));
       return out.Parameter?.Value;
     } catch (err) {
       if ((err as Error).name === 'ParameterNotFound') return undefined;

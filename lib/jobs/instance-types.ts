@@ -1,8 +1,20 @@
-import { TrainingInstanceType } from '@aws-sdk/client-sagemaker';
 import { didYouMean } from '../config';
 
-/** Every instance type CreateTrainingJob accepts, from the SDK's own model of the API. */
-const TRAINING_INSTANCE_TYPES: ReadonlySet<string> = new Set(Object.values(TrainingInstanceType));
+let trainingInstanceTypes: ReadonlySet<string> | undefined;
+
+/**
+ * Every instance type CreateTrainingJob accepts, from the SDK's own model of the API. Loaded on first
+ * use: the SageMaker client package costs ~40 ms, which commands that never check an instance type
+ * should not pay at start.
+ */
+function knownTypes(): ReadonlySet<string> {
+  if (!trainingInstanceTypes) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy, synchronous load (see above)
+    const sdk = require('@aws-sdk/client-sagemaker') as typeof import('@aws-sdk/client-sagemaker');
+    trainingInstanceTypes = new Set(Object.values(sdk.TrainingInstanceType));
+  }
+  return trainingInstanceTypes;
+}
 
 /** GPUs per instance for the GPU families we run on (AWS instance specifications). */
 const GPU_COUNTS: Readonly<Record<string, number>> = {
@@ -39,13 +51,13 @@ const GPU_COUNTS: Readonly<Record<string, number>> = {
 };
 
 export function isTrainingInstanceType(type: string): boolean {
-  return TRAINING_INSTANCE_TYPES.has(type);
+  return knownTypes().has(type);
 }
 
 export function suggestInstanceType(type: string): string | undefined {
   const withPrefix = type.startsWith('ml.') ? type : `ml.${type}`;
-  if (TRAINING_INSTANCE_TYPES.has(withPrefix)) return withPrefix;
-  return didYouMean(type, [...TRAINING_INSTANCE_TYPES]);
+  if (knownTypes().has(withPrefix)) return withPrefix;
+  return didYouMean(type, [...knownTypes()]);
 }
 
 /** GPUs on one instance of `type`; undefined for types outside the table (CPU or unknown families). */
