@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import type { TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import { Command } from 'commander';
 import { runDoctor } from '../../lib/doctor';
@@ -8,11 +7,11 @@ import {
   jobStatus,
   listJobs,
   openJobContext,
+  resolveJobLogPath,
   stopJob,
   watchJob,
   type JobContext,
 } from '../../lib/jobs';
-import { LOCAL } from '../../lib/layout';
 import { gitRoot } from '../../lib/source';
 import {
   addSettingsOptions,
@@ -61,10 +60,12 @@ export function registerOperate(program: Command): void {
         const limit = Number(flags.limit);
         if (!Number.isInteger(limit) || limit < 1)
           throw new UserError(`--limit ${flags.limit}: a positive whole number.`, 'BadFlag');
-        const jobLogPath = flags.jobLog
-          ? path.resolve(flags.jobLog)
-          : (process.env.RLVR_JOB_LOG ??
-            path.join((await gitRoot(process.cwd())) ?? process.cwd(), LOCAL.defaultJobLog));
+        const jobLogPath = resolveJobLogPath({
+          explicit: flags.jobLog,
+          env: process.env,
+          cwd: process.cwd(),
+          repoRoot: (await gitRoot(process.cwd())) ?? process.cwd(),
+        });
         const rows = await withContext(flags, (context) =>
           listJobs(context, {
             nameContains: flags.nameContains,

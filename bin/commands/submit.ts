@@ -13,13 +13,14 @@ import {
   PRICES_AS_OF,
   PRICES_SOURCE,
   submit,
+  s3Uri,
   submitPlanned,
   watchJob,
   type JobOptionFlags,
   type SubmitInput,
   type SubmitPlan,
 } from '../../lib/jobs';
-import { jobNameTimestamp, S3Layout, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import { jobNameTimestamp, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import { renderWatchEvent } from './watch-output';
 import type { SettingName } from '../../lib/settings';
 import { formatBytes, progressListener } from '../output';
@@ -294,12 +295,12 @@ export function planJson(plan: SubmitPlan) {
     image: plan.image,
     estimate: plan.estimate ?? null,
     model: {
-      uri: `s3://${plan.inputs.model.location.bucket}/${plan.inputs.model.location.key}`,
+      uri: s3Uri(plan.inputs.model.location),
       mappings: plan.inputs.model.mappings,
     },
     datasets: plan.inputs.datasets.map((d) => ({
       folder: d.folder,
-      uri: `s3://${d.location.bucket}/${d.location.key}`,
+      uri: s3Uri(d.location),
       note: d.note,
     })),
     source: plan.source,
@@ -314,7 +315,7 @@ function row(label: string, value: string, source?: string): string {
 
 export function renderPlan(plan: SubmitPlan): string {
   const o = plan.options;
-  const layout = new S3Layout(plan.requestSettings.bucket, plan.requestSettings.prefix);
+  const { layout } = plan;
   const marked = (name: string, value: string) =>
     plan.placeholders.includes(name as never) ? `<UNRESOLVED ${name}>` : value;
   let out = `Plan for ${plan.jobName} (dry run: nothing was created)\n\n`;
@@ -395,13 +396,10 @@ export function renderPlan(plan: SubmitPlan): string {
   );
   out += '\nInputs (jobs cannot reach the Hugging Face Hub: everything comes from S3)\n';
   const model = plan.inputs.model;
-  for (const m of model.mappings)
-    out += row('model', `${m.value} → s3://${model.location.bucket}/${model.location.key}`, m.note);
+  for (const m of model.mappings) out += row('model', `${m.value} → ${s3Uri(model.location)}`, m.note);
   out += row('', `channel model (${o.modelInputMode.value}) at ${model.containerPath}`);
-  for (const d of plan.inputs.datasets)
-    out += row('dataset', `s3://${d.location.bucket}/${d.location.key}`, d.note);
-  for (const f of plan.inputs.orderFiles)
-    out += row('order file', `s3://${f.location.bucket}/${f.location.key}`, `channel ${f.channel}`);
+  for (const d of plan.inputs.datasets) out += row('dataset', s3Uri(d.location), d.note);
+  for (const f of plan.inputs.orderFiles) out += row('order file', s3Uri(f.location), `channel ${f.channel}`);
   for (const f of plan.inputs.localOrderFiles)
     out += row('order file', f.value, "travels with the trainer's source");
   out += '\nSource and outputs\n';
@@ -409,7 +407,7 @@ export function renderPlan(plan: SubmitPlan): string {
     'source',
     `${plan.source.root} (${plan.source.isGit ? 'git' : 'folder'}, ${plan.source.fileCount} files, ${formatBytes(plan.source.bytes)})`,
   );
-  out += row('', `→ s3://${plan.requestSettings.bucket}/${plan.source.key} (uploaded once per content hash)`);
+  out += row('', `→ ${layout.uri(plan.source.key)} (uploaded once per content hash)`);
   if (plan.git?.commit)
     out += row(
       'commit',
@@ -423,11 +421,7 @@ export function renderPlan(plan: SubmitPlan): string {
   out += row('job log', plan.jobLogPath);
   out += '\nUploads at submit\n';
   for (const u of plan.uploads)
-    out += row(
-      '',
-      `s3://${plan.requestSettings.bucket}/${u.key}`,
-      `${u.what}${u.onlyIfAbsent ? ', if absent' : ''}`,
-    );
+    out += row('', layout.uri(u.key), `${u.what}${u.onlyIfAbsent ? ', if absent' : ''}`);
   out += '\nPre-flight\n';
   if (!plan.preflight.ran) out += `  not run: ${plan.preflight.reason}\n`;
   for (const c of plan.preflight.checks)

@@ -5,7 +5,6 @@ import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../jobs/templates';
 import { openJobContext, type JobContextInput } from '../jobs/context';
 import { SETTINGS_PARAMETER_NAME } from '../layout';
-import { mergeSettings } from '../settings';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
@@ -108,14 +107,17 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
       });
       return checks;
     }
-    const resolved = mergeSettings(input.settings, env, undefined);
-    const published = await context.aws.ssm.getParameter(SETTINGS_PARAMETER_NAME).catch(() => undefined);
+    // The context read the parameter only if a setting was missing; the check needs to know either way.
+    const published =
+      context.parameter === 'not read'
+        ? Boolean(await context.aws.ssm.getParameter(SETTINGS_PARAMETER_NAME).catch(() => undefined))
+        : context.parameter === 'found';
     checks.push(
       published
         ? { name: 'settings parameter', level: 'ok', detail: `${SETTINGS_PARAMETER_NAME} found` }
         : {
             name: 'settings parameter',
-            level: resolved.missing.length === 0 ? 'warn' : 'fail',
+            level: context.settings.missing.length === 0 ? 'warn' : 'fail',
             detail: `${SETTINGS_PARAMETER_NAME} not found in ${context.region}`,
             fix: 'Deploy the infrastructure stack (`npx cdk deploy --all`), or keep passing settings as flags/RLVR_* variables.',
           },
@@ -126,19 +128,18 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
         checks.push({
           name: 'bucket',
           level: 'ok',
-          detail: `s3://${context.layout.bucket}/${context.layout.root} readable`,
+          detail: `${context.layout.uri(context.layout.root)} readable`,
         });
       } catch (err) {
         checks.push({
           name: 'bucket',
           level: 'fail',
-          detail: `s3://${context.layout.bucket}: ${describeAwsError(err)}`,
+          detail: `${context.layout.uri(context.layout.root)}: ${describeAwsError(err)}`,
           fix: 'Check the bucket name and attach the submitter policy from the stack to your identity.',
         });
       }
     }
-    const repositoryUri =
-      (published ? JSON.parse(published).repositoryUri : undefined) ?? resolved.values.repositoryUri;
+    const repositoryUri = context.settings.values.repositoryUri;
     if (repositoryUri) {
       const name = String(repositoryUri).split('/').slice(1).join('/');
       try {

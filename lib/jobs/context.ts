@@ -1,3 +1,4 @@
+import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import {
   createAwsClients,
   describeAwsError,
@@ -7,13 +8,23 @@ import {
 } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError } from '../errors';
 import { S3Layout, SETTINGS_PARAMETER_NAME } from '../layout';
-import { mergeSettings, parseSettingsParameter, validateSettings, type SettingFlags } from '../settings';
+import {
+  mergeSettings,
+  resolveSettings,
+  validateSettings,
+  type ParameterState,
+  type ResolvedSettings,
+  type SettingFlags,
+} from '../settings';
 
 /** What the commands that operate on existing jobs need: clients, and where jobs keep their files. */
 export interface JobContext {
   readonly aws: AwsClients;
   readonly region: string;
   readonly jobNamePrefix: string;
+  readonly settings: ResolvedSettings;
+  /** Whether the stack's settings parameter was read, and found. */
+  readonly parameter: ParameterState;
   /** Undefined when no bucket is configured (commands that need S3 say so). */
   readonly layout: S3Layout | undefined;
   close(): void;
@@ -28,39 +39,35 @@ export interface JobContextInput {
 /** Settings as for a submit (flags > environment > the stack's parameter), for any AWS command. */
 export async function openJobContext(input: JobContextInput): Promise<JobContext> {
   const env = input.env ?? process.env;
-  let settings = mergeSettings(input.settings, env, undefined);
-  const region = settings.values.region ?? (await sdkDefaultRegion());
+  const region = mergeSettings(input.settings, env, undefined).values.region ?? (await sdkDefaultRegion());
   if (!region) throw new UserError('No AWS region. Set AWS_REGION or pass --region.', 'NoRegion');
   const aws = createAwsClients({ region, configure: input.configureClients }, env);
+  let resolved: Awaited<ReturnType<typeof resolveSettings>>;
   try {
-    if (!settings.values.bucket) {
-      const text = await aws.ssm.getParameter(SETTINGS_PARAMETER_NAME);
-      if (text)
-        settings = mergeSettings(
-          input.settings,
-          { ...env, AWS_REGION: region },
-          parseSettingsParameter(text),
-        );
-    }
+    resolved = await resolveSettings(input.settings, env, region, aws.ssm);
   } catch (err) {
     aws.close();
     if (err instanceof UserError) throw err;
     throw new RuntimeFailure(
       `Could not read ${SETTINGS_PARAMETER_NAME}: ${describeAwsError(err)}`,
       'AwsFailure',
-      { cause: err },
+      {
+        cause: err,
+      },
     );
   }
-  const problems = validateSettings(settings);
+  const problems = validateSettings(resolved.settings);
   if (problems.length > 0) {
     aws.close();
     throw new ProblemsError('Invalid launcher settings', problems);
   }
-  const { bucket, prefix, jobNamePrefix } = settings.values;
+  const { bucket, prefix, jobNamePrefix } = resolved.settings.values;
   return {
     aws,
     region,
     jobNamePrefix: jobNamePrefix!,
+    settings: resolved.settings,
+    parameter: resolved.parameter,
     layout: bucket ? new S3Layout(bucket, prefix) : undefined,
     close: () => aws.close(),
   };
@@ -74,4 +81,16 @@ export function requireLayout(context: JobContext): S3Layout {
     );
   }
   return context.layout;
+}
+
+/** The job's description, or the user error every command gives for an unknown name. */
+export async function describeJob(context: JobContext, name: string): Promise<DescribeTrainingJobResponse> {
+  const job = await context.aws.sagemaker.describeTrainingJob(name);
+  if (!job) {
+    throw new UserError(
+      `No training job named ${name} in ${context.region}. List jobs with \`rlvr jobs\`.`,
+      'NoSuchJob',
+    );
+  }
+  return job;
 }

@@ -20,12 +20,12 @@ export {
   type ResolvedJobOptions,
   type OptionSource,
 } from './options';
-export { planInputs, resolveConfigForJob, datasetFolder, parseS3Uri, type InputPlan } from './inputs';
+export { planInputs, resolveConfigForJob, datasetFolder, parseS3Uri, s3Uri, type InputPlan } from './inputs';
 export { reserveJobName, firstJobName } from './job-name';
 export { appendJobLogRow, formatJobLogRow, JOB_LOG_COLUMNS } from './job-log';
 export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS, DEFAULT_TRAINER_COMMAND } from './templates';
 export { gpuCount, isTrainingInstanceType } from './instance-types';
-export { openJobContext, requireLayout, type JobContext, type JobContextInput } from './context';
+export { openJobContext, requireLayout, describeJob, type JobContext, type JobContextInput } from './context';
 export {
   listJobs,
   jobStatus,
@@ -49,4 +49,4 @@ export {
   type SweepVariant,
 } from './sweep';
 export { hourlyPrice, costOf, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from './prices';
-export { readJobLogDescriptions } from './job-log';
+export { readJobLogDescriptions, resolveJobLogPath } from './job-log';

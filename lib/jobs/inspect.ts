@@ -1,8 +1,7 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import type { IS3 } from '../aws';
-import { UserError } from '../errors';
 import type { S3Layout } from '../layout';
-import { requireLayout, type JobContext } from './context';
+import { describeJob, requireLayout, type JobContext } from './context';
 import { readJobLogDescriptions } from './job-log';
 import { costOf } from './prices';
 
@@ -235,13 +234,7 @@ export async function jobStatus(
   now = new Date(),
 ): Promise<JobStatusReport> {
   const layout = requireLayout(context);
-  const job = await context.aws.sagemaker.describeTrainingJob(name);
-  if (!job) {
-    throw new UserError(
-      `No training job named ${name} in ${context.region}. List jobs with \`rlvr jobs\`.`,
-      'NoSuchJob',
-    );
-  }
+  const job = await describeJob(context, name);
   const checkpoints = await summarizeCheckpoints(context.aws.s3, layout, name);
   const trace = checkpoints.traceKey
     ? await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes)

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { LOCAL } from '../layout';
 
 /**
  * The job log (`docs/job_log.md`): one Markdown table row per submitted job. Appends hold a lock, so
@@ -96,4 +97,15 @@ export function readJobLogDescriptions(logPath: string): Map<string, string> {
     if (cells.length >= 3 && cells[0]) out.set(cells[0], cells[2]);
   }
   return out;
+}
+
+/** The job log: an explicit path, else RLVR_JOB_LOG, else `docs/job_log.md` of the repository. */
+export function resolveJobLogPath(options: {
+  readonly explicit?: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  readonly repoRoot: string;
+}): string {
+  const given = options.explicit ?? options.env.RLVR_JOB_LOG;
+  return given ? path.resolve(options.cwd, given) : path.join(options.repoRoot, LOCAL.defaultJobLog);
 }

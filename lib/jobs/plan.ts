@@ -24,18 +24,11 @@ import {
   type AwsClientOptions,
 } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
-import {
-  JOB_FILES,
-  LOCAL,
-  PATCH_FILES,
-  S3Layout,
-  SETTINGS_PARAMETER_NAME,
-  templateParameterName,
-} from '../layout';
+import { JOB_FILES, PATCH_FILES, S3Layout, SETTINGS_PARAMETER_NAME, templateParameterName } from '../layout';
 import {
   mergeSettings,
-  parseSettingsParameter,
   requireSettings,
+  resolveSettings,
   validateSettings,
   type ResolvedSettings,
   type SettingFlags,
@@ -50,6 +43,7 @@ import {
 } from '../source';
 import { planInputs, resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from './limits';
+import { resolveJobLogPath } from './job-log';
 import { firstJobName } from './job-name';
 import {
   idleGpus,
@@ -124,6 +118,8 @@ export interface SubmitPlan {
   readonly evalConfig?: LoadedConfig<EvalConfig>;
   readonly settings: ResolvedSettings;
   readonly requestSettings: RequestSettings & { readonly region: string; readonly repositoryUri: string };
+  /** The keys of this plan's bucket and prefix. */
+  readonly layout: S3Layout;
   /** Settings that are placeholders in this plan (dry-run without AWS). */
   readonly placeholders: readonly PlaceholderName[];
   readonly template: { readonly name: string; readonly from: 'parameter' | 'built-in' } | undefined;
@@ -190,10 +186,6 @@ export function jobUploads(plan: Pick<SubmitPlan, 'config' | 'evalConfig' | 'res
   return files;
 }
 
-async function readParameter(aws: AwsClients, name: string): Promise<string | undefined> {
-  return aws.ssm.getParameter(name);
-}
-
 /**
  * Validates everything and computes the exact request, without creating anything. A dry-run with no
  * AWS access still gets a full plan: unresolved settings become marked placeholders and the
@@ -225,8 +217,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   }
 
   // 2. Settings: flags > environment > the stack's parameter.
-  const partial = mergeSettings(input.settings, env, undefined);
-  const region = partial.values.region ?? (await sdkDefaultRegion());
+  const region = mergeSettings(input.settings, env, undefined).values.region ?? (await sdkDefaultRegion());
   const awsPossible = input.dryRun ? region !== undefined && mayHaveCredentials(env) : true;
   let aws: AwsClients | undefined;
   let awsNote: string | undefined;
@@ -250,26 +241,20 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
   };
 
-  let settings = partial;
+  let settings: ResolvedSettings;
   const templateName = input.template ?? launcher.template;
-  const needsParameter = partial.missing.length > 0;
-  if (aws && (needsParameter || templateName)) {
+  if (!region) {
+    settings = mergeSettings(input.settings, env, undefined, awsNote);
+  } else {
     try {
-      const text = needsParameter ? await readParameter(aws, SETTINGS_PARAMETER_NAME) : undefined;
-      settings = mergeSettings(
-        input.settings,
-        { ...env, ...(region && !partial.values.region ? { AWS_REGION: region } : {}) },
-        text ? parseSettingsParameter(text) : undefined,
-        needsParameter && !text ? `${SETTINGS_PARAMETER_NAME} does not exist in ${region}` : undefined,
-      );
+      settings = (await resolveSettings(input.settings, env, region, aws?.ssm)).settings;
     } catch (err) {
       if (err instanceof UserError) throw err;
       if (!input.dryRun) failAws(`read the settings parameter ${SETTINGS_PARAMETER_NAME}`, err);
       awsNote = describeAwsError(err);
       aws = undefined;
+      settings = (await resolveSettings(input.settings, env, region, undefined)).settings;
     }
-  } else if (region && !partial.values.region) {
-    settings = mergeSettings(input.settings, { ...env, AWS_REGION: region }, undefined, awsNote);
   }
   const settingProblems = validateSettings(settings);
   if (settingProblems.length > 0) throw new ProblemsError('Invalid launcher settings', settingProblems);
@@ -281,7 +266,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     let published: string | undefined;
     if (aws) {
       try {
-        published = await readParameter(aws, templateParameterName(templateName));
+        published = await aws.ssm.getParameter(templateParameterName(templateName));
       } catch (err) {
         if (!input.dryRun) failAws(`read the template ${templateName}`, err);
       }
@@ -478,11 +463,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     });
   }
 
-  const jobLogPath = input.jobLog
-    ? path.resolve(cwd, input.jobLog)
-    : env.RLVR_JOB_LOG
-      ? path.resolve(cwd, env.RLVR_JOB_LOG)
-      : path.join(configRepoRoot, LOCAL.defaultJobLog);
+  const jobLogPath = resolveJobLogPath({ explicit: input.jobLog, env, cwd, repoRoot: configRepoRoot });
 
   const base = {
     config,
@@ -528,6 +509,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     evalConfig,
     settings,
     requestSettings,
+    layout,
     placeholders,
     template: template && { name: template.name, from: template.from },
     options,

@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import { describeAwsError } from '../aws';
 import { RlvrError, RuntimeFailure } from '../errors';
-import { consoleJobUrl, JOB_FILES, S3Layout } from '../layout';
+import { consoleJobUrl, JOB_FILES } from '../layout';
 import { appendJobLogRow } from './job-log';
 import { reserveJobName } from './job-name';
 import { jobUploads, planSubmit, type SubmitInput, type SubmitListener, type SubmitPlan } from './plan';
@@ -47,7 +47,7 @@ async function createJob(plan: SubmitPlan, listener: SubmitListener | undefined)
   const aws = plan.aws!;
   const emit: SubmitListener = listener ?? (() => undefined);
   const { bucket } = plan.requestSettings;
-  const layout = new S3Layout(bucket, plan.requestSettings.prefix);
+  const { layout } = plan;
 
   // The trainer's source: content-addressed, uploaded once (a sweep shares it).
   const sourceKey = plan.source.key;

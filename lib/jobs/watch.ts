@@ -2,7 +2,7 @@ import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import type { ILogs, LogEvent } from '../aws';
 import { UserError } from '../errors';
 import { TRAINING_LOG_GROUP } from '../layout';
-import type { JobContext } from './context';
+import { describeJob, type JobContext } from './context';
 import { isTerminal } from './inspect';
 
 export type WatchEvent =
@@ -67,8 +67,7 @@ export async function* watchJob(
   job: string,
   options: WatchOptions,
 ): AsyncGenerator<WatchEvent, DescribeTrainingJobResponse> {
-  let described = await context.aws.sagemaker.describeTrainingJob(job);
-  if (!described) throw new UserError(`No training job named ${job} in ${context.region}.`, 'NoSuchJob');
+  let described = await describeJob(context, job);
   const cursor = new LogCursor(context.aws.logs, job);
   let transitionsSeen = 0;
   let saidWaiting = false;
@@ -109,12 +108,7 @@ export async function stopJob(
   context: JobContext,
   job: string,
 ): Promise<{ before: DescribeTrainingJobResponse; after: DescribeTrainingJobResponse }> {
-  const before = await context.aws.sagemaker.describeTrainingJob(job);
-  if (!before)
-    throw new UserError(
-      `No training job named ${job} in ${context.region}. List jobs with \`rlvr jobs\`.`,
-      'NoSuchJob',
-    );
+  const before = await describeJob(context, job);
   if (isTerminal(before.TrainingJobStatus) || before.TrainingJobStatus === 'Stopping') {
     throw new UserError(
       `${job} is already ${before.TrainingJobStatus}; there is nothing to stop.`,

@@ -5,7 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
-import { requireLayout, type JobContext } from '../jobs/context';
+import { describeJob, requireLayout, type JobContext } from '../jobs/context';
 import { parseS3Uri } from '../jobs/inputs';
 import { LOCAL } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
@@ -144,13 +144,7 @@ async function extractTarGz(body: NodeJS.ReadableStream, dir: string): Promise<s
  */
 export async function downloadJob(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
   const layout = requireLayout(context);
-  const job = await context.aws.sagemaker.describeTrainingJob(options.job);
-  if (!job) {
-    throw new UserError(
-      `No training job named ${options.job} in ${context.region}. List jobs with \`rlvr jobs\`.`,
-      'NoSuchJob',
-    );
-  }
+  const job = await describeJob(context, options.job);
   const dir = path.resolve(options.resultsDir ?? LOCAL.resultsDir, options.job);
   fs.mkdirSync(dir, { recursive: true });
   const manifest = readManifest(dir);

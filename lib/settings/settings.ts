@@ -197,3 +197,40 @@ export function parseSettingsParameter(text: string): Partial<Settings> {
   }
   return result.data;
 }
+
+/** Reads the parameter the stack publishes (an ISsm). */
+export interface SettingsParameterReader {
+  getParameter(name: string): Promise<string | undefined>;
+}
+
+export type ParameterState = 'found' | 'absent' | 'not read';
+
+/**
+ * flags > environment > the stack's parameter, which is read only when a required setting is still
+ * missing and a reader is given. `region` is the one the caller resolved (it may come from the SDK's
+ * profile rather than the environment). AWS errors propagate: the caller decides what they mean.
+ */
+export async function resolveSettings(
+  flags: SettingFlags,
+  env: NodeJS.ProcessEnv,
+  region: string,
+  reader: SettingsParameterReader | undefined,
+): Promise<{ settings: ResolvedSettings; parameter: ParameterState }> {
+  const withRegion =
+    flags.region || env.AWS_REGION || env.AWS_DEFAULT_REGION ? env : { ...env, AWS_REGION: region };
+  const partial = mergeSettings(flags, withRegion, undefined);
+  if (partial.missing.length === 0 || !reader) return { settings: partial, parameter: 'not read' };
+  const text = await reader.getParameter(SETTINGS_PARAMETER_NAME);
+  if (!text) {
+    return {
+      settings: mergeSettings(
+        flags,
+        withRegion,
+        undefined,
+        `${SETTINGS_PARAMETER_NAME} does not exist in ${region}`,
+      ),
+      parameter: 'absent',
+    };
+  }
+  return { settings: mergeSettings(flags, withRegion, parseSettingsParameter(text)), parameter: 'found' };
+}
