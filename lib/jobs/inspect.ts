@@ -1,6 +1,6 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import type { IS3 } from '../aws';
-import type { S3Layout } from '../layout';
+import { parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
 import { describeJob, requireLayout, type JobContext } from './context';
 import { readJobLogDescriptions } from './job-log';
 import { costOf } from './prices';
@@ -23,17 +23,18 @@ export async function summarizeCheckpoints(
 ): Promise<CheckpointSummary> {
   const prefix = layout.checkpointsPrefix(job);
   const objects = await s3.listObjects(layout.bucket, prefix);
+  const traceSuffix = `${RUN_FOLDER.traces}/${RUN_FOLDER.trace}`;
   const steps = new Set<number>();
   let final = false;
   let trace: { key: string; size: number } | undefined;
   for (const o of objects) {
     const parts = o.key.slice(prefix.length).split('/');
     for (const part of parts.slice(0, -1)) {
-      const step = /_step(\d+)$/.exec(part);
-      if (step) steps.add(Number(step[1]));
-      if (/_final$/.test(part)) final = true;
+      const folder = parseCheckpointFolder(part);
+      if (folder?.step !== undefined) steps.add(folder.step);
+      if (folder?.final) final = true;
     }
-    if (o.key.endsWith('traces/trace.jsonl') && (!trace || o.key.length < trace.key.length))
+    if (o.key.endsWith(traceSuffix) && (!trace || o.key.length < trace.key.length))
       trace = { key: o.key, size: o.size };
   }
   const sorted = [...steps].sort((a, b) => a - b);

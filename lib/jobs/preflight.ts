@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { YamlFile } from '../config';
 import type { IS3 } from '../aws';
 import type { Problem } from '../errors';
+import { DATASET_MARKERS, MODEL_INDEX_FILE } from '../layout';
 import { s3Uri, type InputPlan } from './inputs';
 
 /*
@@ -21,9 +22,6 @@ export interface PreflightResult {
   readonly problems: readonly Problem[];
   readonly warnings: readonly Problem[];
 }
-
-const SAVE_TO_DISK_MARKERS = ['dataset_info.json', 'dataset_dict.json', 'state.json'];
-const INDEX_FILE = 'model.safetensors.index.json';
 
 export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): Promise<PreflightResult> {
   const checks: PreflightCheck[] = [];
@@ -55,8 +53,8 @@ export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): 
     const missing: string[] = [];
     if (!names.has('config.json')) missing.push('config.json');
     if (weights.length === 0) missing.push('weights (*.safetensors)');
-    if (names.has(INDEX_FILE)) {
-      const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${INDEX_FILE}`)) as {
+    if (names.has(MODEL_INDEX_FILE)) {
+      const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`)) as {
         weight_map?: Record<string, string>;
       };
       const named = [...new Set(Object.values(index.weight_map ?? {}))];
@@ -69,13 +67,13 @@ export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): 
         problems.push(
           file.problem(
             at,
-            `${modelUri}${INDEX_FILE} names ${absent.join(', ')}, which the folder does not have: vLLM cannot load it`,
+            `${modelUri}${MODEL_INDEX_FILE} names ${absent.join(', ')}, which the folder does not have: vLLM cannot load it`,
             `Make the weight files match the index.${fix}`,
           ),
         );
       }
     } else if (weights.length > 1 && weights.every((w) => w.endsWith('.safetensors'))) {
-      missing.push(INDEX_FILE);
+      missing.push(MODEL_INDEX_FILE);
     }
     if (missing.length > 0) {
       problems.push(
@@ -113,11 +111,11 @@ export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): 
         ),
       );
       checks.push({ what: `dataset ${d.folder}`, target: uri, ok: false, detail: 'no objects' });
-    } else if (!SAVE_TO_DISK_MARKERS.some((m) => files.has(m))) {
+    } else if (!DATASET_MARKERS.some((m) => files.has(m))) {
       problems.push(
         file.problem(
           d.referencedAt,
-          `${uri} is not a dataset saved with save_to_disk (no ${SAVE_TO_DISK_MARKERS.join(' / ')})`,
+          `${uri} is not a dataset saved with save_to_disk (no ${DATASET_MARKERS.join(' / ')})`,
           'Save it with datasets.Dataset.save_to_disk and upload the folder.',
         ),
       );

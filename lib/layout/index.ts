@@ -58,6 +58,14 @@ export class S3Layout {
   checkpointsPrefix(job: string): string {
     return `${this.root}checkpoints/${job}/`;
   }
+  /** The run folder's traces, streamed with the checkpoints. */
+  tracesPrefix(job: string): string {
+    return `${this.checkpointsPrefix(job)}${RUN_FOLDER.traces}/`;
+  }
+  /** The config the job ran with, at the top of its run folder. */
+  runConfigKey(job: string): string {
+    return `${this.checkpointsPrefix(job)}${RUN_FOLDER.config}`;
+  }
   /** The trainer's source, content-addressed: `source/<sha256 of the .tar.gz>.tar.gz`. */
   sourceKey(sha256: string): string {
     return `${this.root}source/${sha256}.tar.gz`;
@@ -141,6 +149,28 @@ export function jobNameCandidate(prefix: string, date: Date, n: number): string 
 export function isValidTrainingJobName(name: string): boolean {
   return name.length <= TRAINING_JOB_NAME_MAX_LENGTH && TRAINING_JOB_NAME_PATTERN.test(name);
 }
+
+/** The run folder (BRIEF §7): the same names in `checkpoints/<job>/` and in `results/<job>/`. */
+export const RUN_FOLDER = {
+  config: 'config.yaml',
+  traces: 'traces',
+  trace: 'trace.jsonl',
+  /** Where checkpoint folders go in `results/<job>/`. */
+  checkpoints: 'checkpoints',
+} as const;
+
+/** A checkpoint folder is `<run>_step<N>` or `<run>_final`. */
+export function parseCheckpointFolder(
+  name: string,
+): { readonly step?: number; readonly final: boolean } | undefined {
+  const m = /_(?:step(\d+)|(final))$/.exec(name);
+  if (!m) return undefined;
+  return m[2] ? { final: true } : { step: Number(m[1]), final: false };
+}
+
+/** Hugging Face conventions the launcher checks: the sharded-weights index, save_to_disk markers. */
+export const MODEL_INDEX_FILE = 'model.safetensors.index.json';
+export const DATASET_MARKERS: readonly string[] = ['dataset_info.json', 'dataset_dict.json', 'state.json'];
 
 /** Local folders (BRIEF §7). */
 export const LOCAL = {

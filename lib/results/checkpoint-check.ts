@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MODEL_INDEX_FILE } from '../layout';
 
 /**
  * A downloaded checkpoint folder must be loadable: every weights file its index names is present.
@@ -15,14 +16,12 @@ export interface CheckpointCheck {
   readonly problem?: string;
 }
 
-const INDEX = 'model.safetensors.index.json';
-
 export function checkCheckpointFolder(folder: string): CheckpointCheck {
   const files = new Set(fs.readdirSync(folder));
   const weights = [...files].filter((f) => f.endsWith('.safetensors'));
-  if (!files.has(INDEX)) {
+  if (!files.has(MODEL_INDEX_FILE)) {
     if (weights.length > 1)
-      return { folder, ok: false, problem: `${weights.length} weights files but no ${INDEX}` };
+      return { folder, ok: false, problem: `${weights.length} weights files but no ${MODEL_INDEX_FILE}` };
     if (
       weights.length === 0 &&
       ![...files].some((f) => f.endsWith('.bin') || f.endsWith('.pt') || f.endsWith('.distcp'))
@@ -33,12 +32,16 @@ export function checkCheckpointFolder(folder: string): CheckpointCheck {
   }
   let named: string[];
   try {
-    const index = JSON.parse(fs.readFileSync(path.join(folder, INDEX), 'utf8')) as {
+    const index = JSON.parse(fs.readFileSync(path.join(folder, MODEL_INDEX_FILE), 'utf8')) as {
       weight_map?: Record<string, string>;
     };
     named = [...new Set(Object.values(index.weight_map ?? {}))];
   } catch (err) {
-    return { folder, ok: false, problem: `${INDEX} is not valid JSON (${(err as Error).message})` };
+    return {
+      folder,
+      ok: false,
+      problem: `${MODEL_INDEX_FILE} is not valid JSON (${(err as Error).message})`,
+    };
   }
   const missing = named.filter((n) => !files.has(n));
   if (missing.length === 0) return { folder, ok: true };
@@ -48,13 +51,13 @@ export function checkCheckpointFolder(folder: string): CheckpointCheck {
     return {
       folder,
       ok: true,
-      fixed: `renamed ${strays[0]} to ${missing[0]}, the name ${INDEX} gives it`,
+      fixed: `renamed ${strays[0]} to ${missing[0]}, the name ${MODEL_INDEX_FILE} gives it`,
       renamed: { from: path.join(folder, strays[0]), to: path.join(folder, missing[0]) },
     };
   }
   return {
     folder,
     ok: false,
-    problem: `${INDEX} names ${missing.join(', ')}, which the folder does not have`,
+    problem: `${MODEL_INDEX_FILE} names ${missing.join(', ')}, which the folder does not have`,
   };
 }

@@ -7,7 +7,7 @@ import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { describeJob, requireLayout, type JobContext } from '../jobs/context';
 import { parseS3Uri } from '../jobs/inputs';
-import { LOCAL } from '../layout';
+import { LOCAL, parseCheckpointFolder, RUN_FOLDER } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 
@@ -65,16 +65,15 @@ const MANIFEST = '.rlvr-download.json';
 
 /** `<run>_step20/…` → `checkpoints/<run>_step20/…`; traces and other files keep their place. */
 export function localPathFor(relative: string): string {
-  const first = relative.split('/')[0];
-  return /_(step\d+|final)$/.test(first) ? `checkpoints/${relative}` : relative;
+  return checkpointName(relative) ? `${RUN_FOLDER.checkpoints}/${relative}` : relative;
 }
 
+/** `step20` or `final` for a key inside a checkpoint folder, else undefined. */
 function checkpointName(relative: string): string | undefined {
   const parts = relative.split('/');
-  const folder = parts.length > 1 ? parts[0] : undefined;
+  const folder = parts.length > 1 ? parseCheckpointFolder(parts[0]) : undefined;
   if (!folder) return undefined;
-  const m = /_(step\d+|final)$/.exec(folder);
-  return m ? m[1] : undefined;
+  return folder.final ? 'final' : `step${folder.step}`;
 }
 
 function selected(name: string | undefined, selection: CheckpointSelection): boolean {
@@ -236,7 +235,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   await Promise.all(Array.from({ length: Math.min(4, Math.max(1, queue.length)) }, worker));
 
   // Every checkpoint folder must be loadable.
-  const checkpointRoot = path.join(dir, 'checkpoints');
+  const checkpointRoot = path.join(dir, RUN_FOLDER.checkpoints);
   const folders = fs.existsSync(checkpointRoot)
     ? fs.readdirSync(checkpointRoot).filter((f) => fs.statSync(path.join(checkpointRoot, f)).isDirectory())
     : [];

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IS3, S3ObjectInfo } from '../aws';
 import { RuntimeFailure } from '../errors';
+import { sha256OfFile } from './hash';
 
 /*
  * One object to one local file: byte ranges in parallel, written in place into `<file>.rlvr-partial`,
@@ -55,13 +55,6 @@ async function writeAt(
     onBytes(chunk.length);
   }
   return position - offset;
-}
-
-async function sha256Base64(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of fs.createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }))
-    hash.update(chunk as Buffer);
-  return hash.digest('base64');
 }
 
 export interface FetchResult {
@@ -147,7 +140,7 @@ export async function fetchObject(
     throw new RuntimeFailure(`${object.key}: got ${actual} bytes, expected ${size}`, 'SizeMismatch');
   let checksumVerified = false;
   if (head.checksumSha256) {
-    const local = await sha256Base64(partial);
+    const local = await sha256OfFile(partial, 'base64');
     if (local !== head.checksumSha256) {
       fs.rmSync(partial, { force: true });
       fs.rmSync(stateFile, { force: true });

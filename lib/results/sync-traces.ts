@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../jobs/context';
 import { isTerminal } from '../jobs/inspect';
-import { LOCAL } from '../layout';
+import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 
@@ -83,7 +83,7 @@ async function syncJob(
   emit: (e: TransferEvent) => void,
 ) {
   const layout = requireLayout(context);
-  const tracesDir = path.join(dir, 'traces');
+  const tracesDir = path.join(dir, RUN_FOLDER.traces);
   fs.mkdirSync(tracesDir, { recursive: true });
   const statePath = path.join(tracesDir, STATE);
   let state: Record<string, FileState> = {};
@@ -92,7 +92,7 @@ async function syncJob(
   } catch {
     // first sync
   }
-  const prefix = `${layout.checkpointsPrefix(job)}traces/`;
+  const prefix = layout.tracesPrefix(job);
   const objects = await context.aws.s3.listObjects(layout.bucket, prefix);
   stats.listRequests++;
   let changed = false;
@@ -147,10 +147,9 @@ async function syncJob(
     fs.writeFileSync(statePath, JSON.stringify(state));
   }
   // The config the job runs with, once.
-  const config = path.join(dir, 'config.yaml');
+  const config = path.join(dir, RUN_FOLDER.config);
   if (!fs.existsSync(config)) {
-    const key = `${layout.checkpointsPrefix(job)}config.yaml`;
-    const head = await context.aws.s3.headObject(layout.bucket, key);
+    const head = await context.aws.s3.headObject(layout.bucket, layout.runConfigKey(job));
     if (head) {
       await fetchObject(context.aws.s3, layout.bucket, head, config);
       changed = true;

@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import { Transform } from 'node:stream';
 import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../jobs/context';
+import { DATASET_MARKERS } from '../layout';
 import type { TransferEvent } from './download';
+import { sha256OfFile } from './hash';
 
 /*
  * Datasets, model weights and curricula into the layout's prefixes, before jobs that cannot reach the
@@ -57,13 +59,6 @@ function walk(dir: string): string[] {
   });
 }
 
-async function sha256Hex(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of fs.createReadStream(file, { highWaterMark: 4 * MIB }))
-    hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 function checkShape(kind: UploadKind, local: string, files: string[]): void {
   const names = new Set(files.map((f) => path.relative(local, f)));
   if (kind === 'model') {
@@ -75,12 +70,7 @@ function checkShape(kind: UploadKind, local: string, files: string[]): void {
       );
     }
   }
-  if (
-    kind === 'dataset' &&
-    !['dataset_info.json', 'dataset_dict.json', 'state.json'].some((m) =>
-      [...names].some((n) => n.endsWith(m)),
-    )
-  ) {
+  if (kind === 'dataset' && !DATASET_MARKERS.some((m) => [...names].some((n) => n.endsWith(m)))) {
     throw new UserError(
       `${local} is not a dataset saved with save_to_disk (no dataset_info.json / dataset_dict.json).`,
       'NotADataset',
@@ -130,7 +120,7 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
       const size = fs.statSync(file).size;
       if (existingSizes.get(key) === size) {
         const remote = (await context.aws.s3.getObjectTags(layout.bucket, key))[SHA256_TAG];
-        if (remote && remote === (await sha256Hex(file))) {
+        if (remote && remote === (await sha256OfFile(file, 'hex'))) {
           skipped++;
           emit({ type: 'file', key, bytes: size, skipped: true });
           continue;

@@ -1,4 +1,10 @@
-import { isValidTrainingJobName, jobNameCandidate, normalisePrefix, S3Layout } from '../../lib/layout';
+import {
+  isValidTrainingJobName,
+  jobNameCandidate,
+  normalisePrefix,
+  parseCheckpointFolder,
+  S3Layout,
+} from '../../lib/layout';
 
 describe('job names', () => {
   const at = new Date(Date.UTC(2026, 0, 25, 9, 5, 7));
@@ -45,4 +51,14 @@ describe('S3 layout', () => {
     expect(normalisePrefix('')).toBe('');
     expect(new S3Layout('b', '').modelPrefix('m')).toBe('models/m/');
   });
+});
+
+describe('checkpoint folders', () => {
+  it.each([
+    ['qwen3-1.7B-gsm8k-grpo_step20', { step: 20, final: false }],
+    ['run_final', { final: true }],
+    ['traces', undefined],
+    ['run_step', undefined],
+    ['run_final_old', undefined],
+  ])('%s', (name, expected) => expect(parseCheckpointFolder(name)).toEqual(expected));
 });
