@@ -6,10 +6,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { FaultProxy } from '../test/helpers/fault-proxy';
 import { freePort, startMoto } from '../test/helpers/moto';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -46,28 +46,6 @@ async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, options:
       });
     },
   );
-}
-
-/** A loopback proxy in front of s3rver that counts the S3 requests passing through it. */
-async function countingProxy(upstreamPort: number) {
-  const counts = { get: 0, head: 0, list: 0 };
-  const server = net.createServer((client) => {
-    const upstream = net.connect(upstreamPort, '127.0.0.1');
-    client.on('data', (d: Buffer) => {
-      for (const m of d.toString('latin1').matchAll(/^(GET|HEAD) (\S+) HTTP\/1\.1\r$/gm)) {
-        if (m[1] === 'HEAD') counts.head++;
-        else if (/^\/[^/?]+\/?(\?|$)/.test(m[2])) counts.list++;
-        else counts.get++;
-      }
-      upstream.write(d);
-    });
-    upstream.on('data', (d) => client.write(d));
-    const close = () => (client.destroy(), upstream.destroy());
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { counts, port: (server.address() as net.AddressInfo).port, close: () => server.close() };
 }
 
 interface Row {
@@ -212,7 +190,8 @@ async function main(): Promise<void> {
     log.push(`folder download moved ${(moved.bytes / MIB).toFixed(0)} MiB in ${moved.downloaded} files`);
 
     // --- repeat folder sync, nothing changed ------------------------------------------------------
-    const proxy = await countingProxy(s3Port);
+    const proxy = new FaultProxy(s3Port);
+    await proxy.start();
     const repeat = await run(
       process.execPath,
       [path.join(ROOT, 'bin/rlvr.js'), 'download', J2, '--results-dir', path.join(work, 'ours2'), '--json'],
@@ -221,8 +200,8 @@ async function main(): Promise<void> {
         AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.port}`,
       },
     );
-    proxy.close();
-    const requests = proxy.counts;
+    await proxy.stop();
+    const requests = proxy.requests;
     const startup = await rlvr(['--help']);
     log.push(
       `CLI start-up alone (rlvr --help): ${startup.seconds.toFixed(2)} s of the ${repeat.seconds.toFixed(2)} s repeat download`,

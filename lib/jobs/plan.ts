@@ -324,11 +324,12 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   const inputs = planned.inputs;
 
   // 6. The trainer's source: staged, packed reproducibly, content-addressed.
+  const configGitRoot = await gitRoot(configDir);
   const sourceRoot = input.trainerSrc
     ? path.resolve(cwd, input.trainerSrc)
     : launcher.trainer_src
       ? path.resolve(configDir, launcher.trainer_src)
-      : await gitRoot(configDir);
+      : configGitRoot;
   if (!sourceRoot) {
     throw new UserError(
       `${config.displayPath} is not inside a git repository, so the trainer's source is unknown. Pass --trainer-src DIR or set launcher.trainer_src.`,
@@ -377,7 +378,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   const jobNamePrefix = settings.values.jobNamePrefix!;
   const jobName = firstJobName(jobNamePrefix, submittedAt);
   const submitId = randomUUID();
-  const configRepoRoot = (await gitRoot(configDir)) ?? sourceRoot;
+  const configRepoRoot = configGitRoot ?? sourceRoot;
   const configDisplayPath = path.relative(configRepoRoot, configAbs) || path.basename(configAbs);
   const baseDescription = input.description ?? launcher.description ?? '';
   const description = input.configText

@@ -2,7 +2,8 @@ import * as net from 'node:net';
 
 /**
  * A TCP proxy on loopback in front of a real server that can be told to reset connections once a
- * number of response bytes has passed — a connection dropped mid-object, as on a flaky network.
+ * number of response bytes has passed — a connection dropped mid-object, as on a flaky network —
+ * and that counts the S3 requests passing through it (GET of an object, LIST, HEAD).
  */
 export class FaultProxy {
   private server?: net.Server;
@@ -10,6 +11,7 @@ export class FaultProxy {
   private readonly sockets = new Set<net.Socket>();
   port = 0;
   resets = 0;
+  readonly requests = { get: 0, list: 0, head: 0 };
 
   constructor(private readonly upstreamPort: number) {}
 
@@ -17,7 +19,10 @@ export class FaultProxy {
     this.server = net.createServer((client) => {
       const upstream = net.connect(this.upstreamPort, '127.0.0.1');
       this.sockets.add(client).add(upstream);
-      client.on('data', (d) => upstream.write(d));
+      client.on('data', (d: Buffer) => {
+        this.count(d);
+        upstream.write(d);
+      });
       upstream.on('data', (d: Buffer) => {
         this.budget -= d.length;
         if (this.budget < 0) {
@@ -39,6 +44,15 @@ export class FaultProxy {
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server!.address() as net.AddressInfo).port;
+  }
+
+  /** Request lines start a chunk in practice (requests here have no bodies we care about). */
+  private count(chunk: Buffer): void {
+    for (const m of chunk.toString('latin1').matchAll(/^(GET|HEAD) (\S+) HTTP\/1\.1\r$/gm)) {
+      if (m[1] === 'HEAD') this.requests.head++;
+      else if (/^\/[^/?]+\/?(\?|$)/.test(m[2])) this.requests.list++;
+      else this.requests.get++;
+    }
   }
 
   /** Reset every connection once `bytes` more response bytes have passed (until `heal`). */

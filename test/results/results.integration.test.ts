@@ -13,7 +13,7 @@ import { createAwsClients } from '../../lib/aws';
 import { openJobContext, submit } from '../../lib/jobs';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces } from '../../lib/results';
 import { runCli } from '../helpers/cli';
-import { BUCKET, clients, IMAGE } from '../helpers/emulator-data';
+import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';
 import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
@@ -47,13 +47,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
 
   async function jobWithResults(): Promise<{ job: string; repo: string; weights: Buffer }> {
     const repo = makeTrainerRepo();
-    const { jobName: job } = await submit({
-      configPath: repo.configPath,
-      options: {},
-      settings: {},
-      image: IMAGE,
-      dryRun: false,
-    });
+    const { jobName: job } = await submit(emulator.submitInput(repo.configPath));
     const ck = `rlvr-experiments/checkpoints/${job}/`;
     const weights = randomBytes(3 * 1024 * 1024 + 17);
     await put(`${ck}config.yaml`, 'run: {name: r}\n');
@@ -135,13 +129,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
 
   it('says loudly when a Completed job has no checkpoints (exit 1)', async () => {
     const repo = makeTrainerRepo();
-    const { jobName } = await submit({
-      configPath: repo.configPath,
-      options: {},
-      settings: {},
-      image: IMAGE,
-      dryRun: false,
-    });
+    const { jobName } = await submit(emulator.submitInput(repo.configPath));
     const { code, stdout } = await runCli(['download', jobName, '--results-dir', tempDir()], {
       env: cliEnv(),
     });
@@ -181,13 +169,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
 
   it('sync-traces: growth fetches only the tail, no change costs one listing and no body, shrink and rewrite fetch whole', async () => {
     const repo = makeTrainerRepo();
-    const { jobName: job } = await submit({
-      configPath: repo.configPath,
-      options: {},
-      settings: {},
-      image: IMAGE,
-      dryRun: false,
-    });
+    const { jobName: job } = await submit(emulator.submitInput(repo.configPath));
     const key = `rlvr-experiments/checkpoints/${job}/traces/trace.jsonl`;
     const line = (i: number) => `${JSON.stringify({ step: i, reward: i / 10, text: 'y'.repeat(200) })}\n`;
     let content = Array.from({ length: 2000 }, (_, i) => line(i)).join('');
