@@ -48,6 +48,23 @@ async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, options:
   );
 }
 
+type Timed = Awaited<ReturnType<typeof run>>;
+
+/** Three runs of each side, alternating (baseline, ours); the median run of each. */
+async function medianPair(
+  baseline: () => Promise<Timed>,
+  ours: () => Promise<Timed>,
+): Promise<{ baseline: Timed; ours: Timed }> {
+  const b: Timed[] = [];
+  const o: Timed[] = [];
+  for (let i = 0; i < 3; i++) {
+    b.push(await baseline());
+    o.push(await ours());
+  }
+  const median = (runs: Timed[]) => [...runs].sort((x, y) => x.seconds - y.seconds)[1];
+  return { baseline: median(b), ours: median(o) };
+}
+
 interface Row {
   readonly name: string;
   readonly ours: string;
@@ -133,17 +150,22 @@ async function main(): Promise<void> {
     const J1 = 'annotations-adhoc-20260101-000001';
     await job(J1);
     await aws(['s3', 'cp', big, `${ck(J1)}run_final/model.safetensors`, '--quiet']);
-    const cli1 = await aws([
-      's3',
-      'cp',
-      `${ck(J1)}run_final/model.safetensors`,
-      path.join(work, 'cli1/model.safetensors'),
-      '--quiet',
-    ]);
-    fs.rmSync(path.join(work, 'cli1'), { recursive: true, force: true });
-    const ours1 = await rlvr(['download', J1, '--results-dir', path.join(work, 'ours1'), '--json'], {
-      time: true,
-    });
+    const { baseline: cli1, ours: ours1 } = await medianPair(
+      async () => {
+        fs.rmSync(path.join(work, 'cli1'), { recursive: true, force: true });
+        return aws([
+          's3',
+          'cp',
+          `${ck(J1)}run_final/model.safetensors`,
+          path.join(work, 'cli1/model.safetensors'),
+          '--quiet',
+        ]);
+      },
+      async () => {
+        fs.rmSync(path.join(work, 'ours1'), { recursive: true, force: true });
+        return rlvr(['download', J1, '--results-dir', path.join(work, 'ours1'), '--json'], { time: true });
+      },
+    );
     rows.push(row('download 1 GiB object', ours1.seconds, cli1.seconds, 1.0));
     log.push(`1 GiB download moved ${(JSON.parse(ours1.stdout).bytes / MIB).toFixed(0)} MiB`);
     log.push(
@@ -168,16 +190,16 @@ async function main(): Promise<void> {
       }),
     );
     await aws(['s3', 'cp', '--recursive', folder, `${ck(J2)}run_final/`, '--quiet']);
-    const cli2 = await aws([
-      's3',
-      'cp',
-      '--recursive',
-      `${ck(J2)}run_final/`,
-      path.join(work, 'cli2'),
-      '--quiet',
-    ]);
-    fs.rmSync(path.join(work, 'cli2'), { recursive: true, force: true });
-    const ours2 = await rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json']);
+    const { baseline: cli2, ours: ours2 } = await medianPair(
+      async () => {
+        fs.rmSync(path.join(work, 'cli2'), { recursive: true, force: true });
+        return aws(['s3', 'cp', '--recursive', `${ck(J2)}run_final/`, path.join(work, 'cli2'), '--quiet']);
+      },
+      async () => {
+        fs.rmSync(path.join(work, 'ours2'), { recursive: true, force: true });
+        return rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json']);
+      },
+    );
     rows.push(
       row(
         'download checkpoint folder (4 × 896 MiB + 2 small: a 1.7B fp16 checkpoint)',
@@ -222,15 +244,12 @@ async function main(): Promise<void> {
 
     // --- uploads ------------------------------------------------------------------------------------
     fs.writeFileSync(path.join(work, 'src/big/config.json'), '{}');
-    const cli3 = await aws(['s3', 'cp', big, `s3://${BUCKET}/cli-up/model.safetensors`, '--quiet']);
-    const ours3 = await rlvr([
-      'upload',
-      'model',
-      path.join(work, 'src/big'),
-      '--name',
-      'BenchModel',
-      '--json',
-    ]);
+    // A fresh name each run: an unchanged file under the same name is (rightly) skipped.
+    let upload = 0;
+    const { baseline: cli3, ours: ours3 } = await medianPair(
+      () => aws(['s3', 'cp', big, `s3://${BUCKET}/cli-up/${++upload}/model.safetensors`, '--quiet']),
+      () => rlvr(['upload', 'model', path.join(work, 'src/big'), '--name', `BenchModel${upload}`, '--json']),
+    );
     rows.push(row('upload 1 GiB file', ours3.seconds, cli3.seconds, 1.0));
 
     const small = path.join(work, 'src/small');
@@ -301,8 +320,9 @@ function writeResults(rows: Row[]): void {
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB RAM, Node ${process.version}, ${(awsVersion.stdout || awsVersion.stderr).trim()}.
-Both sides talk to the same s3rver on loopback (SageMaker answered by moto); each figure is one run,
-wall time of the whole command as a user runs it (our CLI's start-up included).
+Both sides talk to the same s3rver on loopback (SageMaker answered by moto). Times are wall time of the
+whole command as a user runs it (our CLI's start-up included); the two downloads and the 1 GiB upload
+are the median of three alternating runs of each side, the other rows one run.
 
 | what | rlvr | baseline | ratio | target | met |
 |---|---|---|---|---|---|
