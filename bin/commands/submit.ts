@@ -9,6 +9,7 @@ import {
   jobStatus,
   openJobContext,
   parseSweepFlag,
+  newPlanCache,
   planSubmit,
   PRICES_AS_OF,
   PRICES_SOURCE,
@@ -183,12 +184,14 @@ async function submitSweep(configPath: string, input: SubmitInput, flags: Submit
   const variants = expandSweep(YamlFile.read(configPath), flags.sweep!.map(parseSweepFlag));
   const sweepId = `sweep-${jobNameTimestamp(new Date())}`;
   const plans: SubmitPlan[] = [];
+  const cache = newPlanCache();
   try {
     for (const variant of variants) {
       plans.push(
         await planSubmit({
           ...input,
           configText: { text: variant.text, label: variant.label },
+          cache,
           extraTags: { 'rlvr:sweep': sweepId, 'rlvr:overrides': variant.label },
         }),
       );

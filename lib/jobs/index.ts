@@ -1,5 +1,7 @@
 export {
   planSubmit,
+  newPlanCache,
+  type PlanCache,
   PLACEHOLDERS,
   type SubmitPlan,
   type SubmitInput,

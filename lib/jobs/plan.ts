@@ -40,6 +40,7 @@ import {
   stageSource,
   type GitState,
   type PackedSource,
+  type StagedSource,
 } from '../source';
 import { planInputs, resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from './limits';
@@ -52,7 +53,7 @@ import {
   type ResolvedJobOptions,
   type JobOptions,
 } from './options';
-import { runPreflight, type PreflightCheck } from './preflight';
+import { runPreflight, type PreflightCheck, type PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import { hourlyPrice } from './prices';
@@ -64,6 +65,33 @@ export type SubmitEvent =
   | { readonly type: 'upload'; readonly key: string; readonly bytes: number; readonly skipped: boolean }
   | { readonly type: 'retry'; readonly message: string };
 export type SubmitListener = (event: SubmitEvent) => void;
+
+/**
+ * Work a sweep's plans share: every combination stages the same source and reads the same inputs, so
+ * each is packed and checked once (keyed by what it depends on).
+ */
+export interface PlanCache {
+  readonly sources: Map<
+    string,
+    Promise<{ staged: StagedSource; packed: PackedSource; git: GitState | undefined }>
+  >;
+  readonly preflights: Map<string, Promise<PreflightResult>>;
+}
+
+export function newPlanCache(): PlanCache {
+  return { sources: new Map(), preflights: new Map() };
+}
+
+function cached<T>(
+  cache: Map<string, Promise<T>> | undefined,
+  key: string,
+  make: () => Promise<T>,
+): Promise<T> {
+  if (!cache) return make();
+  let value = cache.get(key);
+  if (!value) cache.set(key, (value = make()));
+  return value;
+}
 
 export interface SubmitInput {
   readonly configPath: string;
@@ -86,6 +114,8 @@ export interface SubmitInput {
   /** Test hook: configure the SDK clients (fault injection). */
   readonly configureClients?: AwsClientOptions['configure'];
   readonly listener?: SubmitListener;
+  /** Shared by the plans of one sweep. */
+  readonly cache?: PlanCache;
 }
 
 export type PlaceholderName = 'bucket' | 'roleArn' | 'repositoryUri' | 'region' | 'image';
@@ -337,11 +367,22 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     );
   }
   emit({ type: 'step', message: `staging the trainer's source from ${sourceRoot}` });
-  const staged = await stageSource({
-    root: sourceRoot,
-    include: launcher.include,
-    exclude: launcher.exclude,
-  });
+  const { staged, packed, git } = await cached(
+    input.cache?.sources,
+    JSON.stringify([sourceRoot, launcher.include ?? [], launcher.exclude ?? []]),
+    async () => {
+      const stagedSource = await stageSource({
+        root: sourceRoot,
+        include: launcher.include,
+        exclude: launcher.exclude,
+      });
+      return {
+        staged: stagedSource,
+        packed: await packSource(stagedSource),
+        git: stagedSource.isGit ? await captureGitState(sourceRoot) : undefined,
+      };
+    },
+  );
   const referenceCheck = checkReferencedFiles(
     config.value as unknown as Record<string, unknown>,
     config.file,
@@ -358,8 +399,6 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
       referenceCheck.problems,
     );
   }
-  const packed = await packSource(staged);
-  const git = staged.isGit ? await captureGitState(sourceRoot) : undefined;
 
   // 7. Image: given as it is (the image pipeline pins builds by digest).
   const imageUri = input.image ?? launcher.image;
@@ -443,7 +482,9 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   } else if (aws) {
     emit({ type: 'step', message: 'pre-flight: checking the model, datasets and order files in S3' });
     try {
-      const result = await runPreflight(aws.s3, inputs, config.file);
+      const result = await cached(input.cache?.preflights, JSON.stringify(inputs), () =>
+        runPreflight(aws!.s3, inputs, config.file),
+      );
       if (result.problems.length > 0)
         throw new ProblemsError('Pre-flight failed: the job would not find its inputs', result.problems);
       warnings.push(...result.warnings);

@@ -46,8 +46,8 @@ export async function submitPlanned(plan: SubmitPlan, listener?: SubmitListener)
 async function createJob(plan: SubmitPlan, listener: SubmitListener | undefined): Promise<SubmitResult> {
   const aws = plan.aws!;
   const emit: SubmitListener = listener ?? (() => undefined);
-  const { bucket } = plan.requestSettings;
   const { layout } = plan;
+  const { bucket } = layout;
 
   // The trainer's source: content-addressed, uploaded once (a sweep shares it).
   const sourceKey = plan.source.key;

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import {
+  newPlanCache,
   planSubmit,
   checkRequestLimits,
   buildCreateTrainingJobRequest,
@@ -160,6 +161,15 @@ describe('the CreateTrainingJob request', () => {
     expect(olmes.request.Environment?.HF_ALLOW_CODE_EVAL).toBe('1');
     const lmEval = await dryRun(exampleConfigs()[0]);
     expect(lmEval.request.Environment?.HF_ALLOW_CODE_EVAL).toBeUndefined();
+  });
+
+  it('lets the plans of one sweep share the staged and packed source', async () => {
+    const cache = newPlanCache();
+    const first = await dryRun(exampleConfigs()[0], { cache, description: 'a' });
+    const second = await dryRun(exampleConfigs()[0], { cache, description: 'b' });
+    expect(cache.sources.size).toBe(1);
+    expect(second.packed).toBe(first.packed); // packed once
+    expect(second.request.Tags).toEqual(first.request.Tags);
   });
 
   it('catches a request over SageMaker limits before sending', async () => {
