@@ -111,6 +111,12 @@ export interface IDiagnostics {
   sagemakerQuotas(text: string): Promise<Record<string, number>>;
 }
 
+/** Registry login for the image pipeline. */
+export interface IEcr {
+  /** `GetAuthorizationToken`: basic-auth credentials for the account's registry, with their expiry. */
+  authorizationToken(): Promise<{ username: string; password: string; expiresAt?: Date }>;
+}
+
 export interface ISsm {
   /** undefined when the parameter does not exist. */
   getParameter(name: string): Promise<string | undefined>;
@@ -123,6 +129,7 @@ export interface AwsClients {
   readonly ssm: ISsm;
   readonly logs: ILogs;
   readonly diagnostics: IDiagnostics;
+  readonly ecr: IEcr;
   /** Frees the clients' sockets. */
   close(): void;
 }
@@ -171,6 +178,7 @@ export function createAwsClients(
         return c;
       }));
   };
+  const ecr = lazy(async () => new (await import('@aws-sdk/client-ecr')).ECRClient(common));
   return {
     region: options.region,
     s3: new SdkS3(
@@ -199,9 +207,10 @@ export function createAwsClients(
     ),
     diagnostics: new SdkDiagnostics(
       lazy(async () => new (await import('@aws-sdk/client-sts')).STSClient(common)),
-      lazy(async () => new (await import('@aws-sdk/client-ecr')).ECRClient(common)),
+      ecr,
       lazy(async () => new (await import('@aws-sdk/client-service-quotas')).ServiceQuotasClient(common)),
     ),
+    ecr: new SdkEcr(ecr),
     close: () => made.splice(0).forEach((c) => c.destroy()),
   };
 }
@@ -523,6 +532,24 @@ class SdkDiagnostics implements IDiagnostics {
       for (const q of page.Quotas ?? []) if (q.QuotaName?.includes(text)) out[q.QuotaName] = q.Value ?? 0;
     }
     return out;
+  }
+}
+
+class SdkEcr implements IEcr {
+  constructor(private readonly client: () => Promise<import('@aws-sdk/client-ecr').ECRClient>) {}
+
+  async authorizationToken() {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ecr'), this.client()]);
+    const out = await client.send(new sdk.GetAuthorizationTokenCommand({}));
+    const data = out.authorizationData?.[0];
+    const decoded = Buffer.from(data?.authorizationToken ?? '', 'base64').toString('utf8');
+    const at = decoded.indexOf(':');
+    if (at < 0) throw new Error('ECR returned no authorization token');
+    return {
+      username: decoded.slice(0, at),
+      password: decoded.slice(at + 1),
+      ...(data?.expiresAt ? { expiresAt: data.expiresAt } : {}),
+    };
   }
 }
 

@@ -7,6 +7,7 @@ export {
   type ISsm,
   type ILogs,
   type IDiagnostics,
+  type IEcr,
   type LogEvent,
   type LogStreamInfo,
   type S3ObjectInfo,

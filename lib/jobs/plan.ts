@@ -116,7 +116,26 @@ export interface SubmitInput {
   readonly listener?: SubmitListener;
   /** Shared by the plans of one sweep. */
   readonly cache?: PlanCache;
+  /** A `--local` run: inputs come from local folders, so S3 is not checked. */
+  readonly local?: boolean;
+  /** Finds (or builds and pushes) the image when neither --image nor launcher.image names one. */
+  readonly resolveImage?: ImageResolver;
 }
+
+export interface ImageResolution {
+  /** `repository@sha256:…`; undefined when no pushed image matches the trainer's dependencies. */
+  readonly uri?: string;
+  /** Where the image came from, for the plan. */
+  readonly source: string;
+  /** Why there is no image, and what to do. */
+  readonly note?: string;
+}
+export type ImageResolver = (request: {
+  readonly trainerSrc: string;
+  readonly repositoryUri: string | undefined;
+  readonly aws: AwsClients | undefined;
+  readonly dryRun: boolean;
+}) => Promise<ImageResolution>;
 
 export type PlaceholderName = 'bucket' | 'roleArn' | 'repositoryUri' | 'region' | 'image';
 export const PLACEHOLDERS: Readonly<Record<PlaceholderName, string>> = {
@@ -400,17 +419,33 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     );
   }
 
-  // 7. Image: given as it is (the image pipeline pins builds by digest).
-  const imageUri = input.image ?? launcher.image;
+  // 7. Image: as given, else the image pipeline's build for the trainer's dependencies, pinned by digest.
+  let pipeline: ImageResolution | undefined;
+  if (!input.image && !launcher.image && input.resolveImage) {
+    pipeline = await input.resolveImage({
+      trainerSrc: sourceRoot,
+      repositoryUri: settings.values.repositoryUri,
+      aws,
+      dryRun: input.dryRun,
+    });
+  }
+  const imageUri = input.image ?? launcher.image ?? pipeline?.uri;
   if (!imageUri && !input.dryRun) {
     throw new UserError(
-      `No training image. Pass --image <repository-uri>@sha256:… (or :tag), or set launcher.image in ${config.displayPath}.`,
+      pipeline?.note ??
+        `No training image. Pass --image <repository-uri>@sha256:… (or :tag), or set launcher.image in ${config.displayPath}.`,
       'NoImage',
     );
   }
   const image = {
     uri: value('image', imageUri),
-    source: input.image ? 'flag --image' : launcher.image ? 'config launcher.image' : 'unresolved',
+    source: input.image
+      ? 'flag --image'
+      : launcher.image
+        ? 'config launcher.image'
+        : pipeline?.uri
+          ? pipeline.source
+          : 'unresolved',
   };
 
   // 8. The request.
@@ -476,8 +511,15 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     ...config.warnings,
     ...(evalConfig?.warnings ?? []),
     ...referenceCheck.warnings,
+    ...(pipeline?.note ? [{ where: 'image', message: pipeline.note }] : []),
   ];
-  if (aws && placeholders.includes('bucket')) {
+  if (input.local) {
+    preflight = {
+      ran: false,
+      reason: 'local run: inputs are bound from local folders or fetched by the run',
+      checks: [],
+    };
+  } else if (aws && placeholders.includes('bucket')) {
     preflight = { ran: false, reason: 'the bucket is not resolved', checks: [] };
   } else if (aws) {
     emit({ type: 'step', message: 'pre-flight: checking the model, datasets and order files in S3' });

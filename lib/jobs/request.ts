@@ -1,6 +1,8 @@
 import type { Channel, CreateTrainingJobRequest, Tag } from '@aws-sdk/client-sagemaker';
 import { formatGpuList } from '../config';
-import { channelPath, CHANNELS, CONTAINER, JOB_FILES, S3Layout } from '../layout';
+import { channelPath, CHANNELS, CONTAINER, JOB_ENV, JOB_FILES, S3Layout } from '../layout';
+
+export { JOB_ENV };
 import { s3Uri, type InputPlan } from './inputs';
 import type { JobOptions } from './options';
 
@@ -30,21 +32,6 @@ export interface RequestInput {
   /** Launcher tags: config path, git commit, user, template, submit id… (values sanitised here). */
   readonly tags: Readonly<Record<string, string>>;
 }
-
-/** The environment variables the entrypoint and trainer read inside the job. */
-export const JOB_ENV = {
-  runName: 'RLVR_RUN_NAME',
-  config: 'RLVR_CONFIG',
-  evalConfig: 'RLVR_EVAL_CONFIG',
-  trainGpus: 'RLVR_TRAIN_GPUS',
-  evalGpus: 'RLVR_EVAL_GPUS',
-  trainerCommand: 'RLVR_TRAINER_COMMAND',
-  useRay: 'RLVR_USE_RAY',
-  modelDir: 'RLVR_MODEL_DIR',
-  datasetsDir: 'RLVR_DATASETS_DIR',
-  sourceSha256: 'RLVR_SOURCE_SHA256',
-  submitId: 'RLVR_SUBMIT_ID',
-} as const;
 
 /** Tag values allow letters, digits, spaces and `_.:/=+-@` (≤256); anything else becomes `_`. */
 export function sanitizeTagValue(value: string): string {
@@ -94,6 +81,7 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     [JOB_ENV.datasetsDir]: CONTAINER.dataDir,
     [JOB_ENV.sourceSha256]: input.sourceSha256,
     [JOB_ENV.submitId]: input.submitId,
+    [JOB_ENV.image]: input.image,
     // Jobs cannot reach the Hub: fail at once rather than hang on a download.
     HF_HUB_OFFLINE: '1',
     HF_DATASETS_OFFLINE: '1',

@@ -115,7 +115,43 @@ export const CONTAINER = {
   outputDir: '/opt/ml/output',
   failureFile: '/opt/ml/output/failure',
   checkpointsDir: '/opt/ml/checkpoints',
+  /** The trainer's source: unpacked from the `code` channel, or mounted read-only in local runs. */
+  codeDir: '/opt/ml/code',
   olmesPython: '/opt/olmes-venv/bin/python',
+} as const;
+
+/**
+ * The environment variables the launcher sets for the job, and the entrypoint and trainer read.
+ * The entrypoint adds RUNTIME_ENV for the trainer and the eval watcher.
+ */
+export const JOB_ENV = {
+  runName: 'RLVR_RUN_NAME',
+  config: 'RLVR_CONFIG',
+  evalConfig: 'RLVR_EVAL_CONFIG',
+  trainGpus: 'RLVR_TRAIN_GPUS',
+  evalGpus: 'RLVR_EVAL_GPUS',
+  trainerCommand: 'RLVR_TRAINER_COMMAND',
+  useRay: 'RLVR_USE_RAY',
+  modelDir: 'RLVR_MODEL_DIR',
+  datasetsDir: 'RLVR_DATASETS_DIR',
+  sourceSha256: 'RLVR_SOURCE_SHA256',
+  submitId: 'RLVR_SUBMIT_ID',
+  /** The image the job runs (repository@sha256:…), recorded in run.json. */
+  image: 'RLVR_IMAGE',
+} as const;
+
+/** Set by the entrypoint for the processes it starts. */
+export const RUNTIME_ENV = {
+  /** The run folder (BRIEF §7): streamed to S3 as it is written. */
+  runDir: 'RLVR_RUN_DIR',
+  /** Where the trainer writes `<run>_step<N>/` and `<run>_final/`: `$RLVR_RUN_DIR/checkpoints`. */
+  checkpointDir: 'RLVR_CHECKPOINT_DIR',
+  /** The eval watcher: created when training has ended; evaluate what is left, then exit. */
+  evalDoneFile: 'RLVR_EVAL_DONE_FILE',
+  /** Which process this is (`trainer` or `eval`). */
+  role: 'RLVR_ROLE',
+  /** The host's name in a multi-instance job (`algo-1`, …). */
+  host: 'RLVR_HOST',
 } as const;
 
 /** Input channel names the launcher creates and the entrypoint reads. */
@@ -153,6 +189,13 @@ export function isValidTrainingJobName(name: string): boolean {
 /** The run folder (BRIEF §7): the same names in `checkpoints/<job>/` and in `results/<job>/`. */
 export const RUN_FOLDER = {
   config: 'config.yaml',
+  results: 'RESULTS.md',
+  runInfo: 'run.json',
+  patches: 'patches',
+  logs: 'logs',
+  evals: 'evals',
+  /** Small final artifacts the entrypoint copies into /opt/ml/model. */
+  summary: 'summary.json',
   traces: 'traces',
   trace: 'trace.jsonl',
   /** Where checkpoint folders go in `results/<job>/`. */

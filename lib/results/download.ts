@@ -63,15 +63,22 @@ export interface DownloadReport {
 
 const MANIFEST = '.rlvr-download.json';
 
-/** `<run>_step20/…` → `checkpoints/<run>_step20/…`; traces and other files keep their place. */
+/**
+ * The run folder keeps checkpoints in `checkpoints/` (BRIEF §7), and so does `results/<job>/`; a job whose
+ * trainer wrote `<run>_step20/…` at the top of the run folder gets them moved under `checkpoints/` too.
+ */
 export function localPathFor(relative: string): string {
-  return checkpointName(relative) ? `${RUN_FOLDER.checkpoints}/${relative}` : relative;
+  const parts = relative.split('/');
+  return parts.length > 1 && parseCheckpointFolder(parts[0])
+    ? `${RUN_FOLDER.checkpoints}/${relative}`
+    : relative;
 }
 
 /** `step20` or `final` for a key inside a checkpoint folder, else undefined. */
 function checkpointName(relative: string): string | undefined {
-  const parts = relative.split('/');
-  const folder = parts.length > 1 ? parseCheckpointFolder(parts[0]) : undefined;
+  const parts = localPathFor(relative).split('/');
+  const folder =
+    parts.length > 2 && parts[0] === RUN_FOLDER.checkpoints ? parseCheckpointFolder(parts[1]) : undefined;
   if (!folder) return undefined;
   return folder.final ? 'final' : `step${folder.step}`;
 }

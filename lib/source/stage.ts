@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import picomatch from 'picomatch';
-import { pack } from 'tar-stream';
 import { UserError } from '../errors';
 import { gitListFiles, gitRoot } from './git';
+import { compareBytes, reproducibleTar } from './tar';
 
 /** Outside git, these are never shipped (git's ignore rules do this job inside a repository). */
 const NON_GIT_EXCLUDES = [
@@ -115,10 +115,6 @@ export async function stageSource(options: StageOptions): Promise<StagedSource> 
   return { root, isGit, files, totalBytes, excluded };
 }
 
-function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
 export interface PackedSource {
   readonly gzip: Buffer;
   /** sha256 of the .tar.gz bytes: the object's name in `source/`. */
@@ -131,25 +127,18 @@ export interface PackedSource {
  * with fixed mtime, owner and modes (0644, or 0755 when executable); gzip carries no timestamp.
  */
 export async function packSource(source: StagedSource): Promise<PackedSource> {
-  const tar = pack();
-  const chunks: Buffer[] = [];
-  tar.on('data', (c: unknown) => chunks.push(c as Buffer));
-  const finished = new Promise<void>((resolve, reject) => {
-    tar.on('end', resolve);
-    tar.on('error', reject);
-  });
-  const fixed = { mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '' };
-  for (const file of source.files) {
-    if (file.symlinkTarget !== undefined) {
-      tar.entry({ ...fixed, name: file.path, type: 'symlink', linkname: file.symlinkTarget, mode: 0o777 });
-    } else {
-      const body = fs.readFileSync(path.join(source.root, file.path));
-      tar.entry({ ...fixed, name: file.path, type: 'file', mode: file.executable ? 0o755 : 0o644 }, body);
-    }
-  }
-  tar.finalize();
-  await finished;
-  const gzip = gzipSync(Buffer.concat(chunks), { level: 6 });
+  const tarBytes = await reproducibleTar(
+    source.files.map((file) =>
+      file.symlinkTarget !== undefined
+        ? { path: file.path, symlinkTarget: file.symlinkTarget }
+        : {
+            path: file.path,
+            body: fs.readFileSync(path.join(source.root, file.path)),
+            executable: file.executable,
+          },
+    ),
+  );
+  const gzip = gzipSync(tarBytes, { level: 6 });
   // The gzip header's OS byte depends on the platform zlib was built for; fix it ("unknown") so a
   // Mac and a Linux workstation produce the same bytes and share one upload.
   gzip[9] = 0xff;

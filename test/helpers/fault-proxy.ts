@@ -11,7 +11,11 @@ export class FaultProxy {
   private readonly sockets = new Set<net.Socket>();
   port = 0;
   resets = 0;
+  /** Bytes clients sent upstream (request lines, headers and bodies): what an upload cost. */
+  bytesUp = 0;
   readonly requests = { get: 0, list: 0, head: 0 };
+  /** Every request by method (uploads are PUT/PATCH/POST). */
+  readonly methods: Record<string, number> = {};
 
   constructor(private readonly upstreamPort: number) {}
 
@@ -21,6 +25,7 @@ export class FaultProxy {
       this.sockets.add(client).add(upstream);
       client.on('data', (d: Buffer) => {
         this.count(d);
+        this.bytesUp += d.length;
         upstream.write(d);
       });
       upstream.on('data', (d: Buffer) => {
@@ -48,6 +53,11 @@ export class FaultProxy {
 
   /** Request lines start a chunk in practice (requests here have no bodies we care about). */
   private count(chunk: Buffer): void {
+    for (const m of chunk
+      .toString('latin1')
+      .matchAll(/^(GET|HEAD|PUT|POST|PATCH|DELETE) \S+ HTTP\/1\.1\r$/gm)) {
+      this.methods[m[1]] = (this.methods[m[1]] ?? 0) + 1;
+    }
     for (const m of chunk.toString('latin1').matchAll(/^(GET|HEAD) (\S+) HTTP\/1\.1\r$/gm)) {
       if (m[1] === 'HEAD') this.requests.head++;
       else if (/^\/[^/?]+\/?(\?|$)/.test(m[2])) this.requests.list++;
@@ -58,6 +68,11 @@ export class FaultProxy {
   /** Reset every connection once `bytes` more response bytes have passed (until `heal`). */
   resetAfter(bytes: number): void {
     this.budget = bytes;
+  }
+
+  /** Uploads seen so far (PUT, PATCH and POST requests). */
+  uploads(): number {
+    return (this.methods.PUT ?? 0) + (this.methods.PATCH ?? 0) + (this.methods.POST ?? 0);
   }
 
   heal(): void {

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+
+/** The last lines a process wrote, for the failure file. */
+export class LineTail {
+  private readonly lines: string[] = [];
+  constructor(private readonly max: number) {}
+  push(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > this.max) this.lines.shift();
+  }
+  get(): string[] {
+    return [...this.lines];
+  }
+}
+
+export interface Started {
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly tail: LineTail;
+}
+
+/**
+ * Runs `command` with sh, streaming each line of its output with a prefix to our stdout (which
+ * SageMaker sends to CloudWatch) and unprefixed to `logFile`.
+ */
+export function startProcess(options: {
+  readonly name: string;
+  readonly command: string;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly logFile: string;
+  readonly out?: NodeJS.WritableStream;
+}): Started {
+  const out = options.out ?? process.stdout;
+  const log = fs.createWriteStream(options.logFile, { flags: 'a' });
+  const tail = new LineTail(40);
+  const child = spawn('sh', ['-c', options.command], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so a signal reaches sh and everything it started.
+    detached: true,
+  });
+  const pipeLines = (stream: NodeJS.ReadableStream) => {
+    let buf = '';
+    stream.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        out.write(`[${options.name}] ${line}\n`);
+        log.write(`${line}\n`);
+        tail.push(line);
+      }
+    });
+    stream.on('end', () => {
+      if (buf) {
+        out.write(`[${options.name}] ${buf}\n`);
+        log.write(`${buf}\n`);
+        tail.push(buf);
+        buf = '';
+      }
+    });
+  };
+  pipeLines(child.stdout!);
+  pipeLines(child.stderr!);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', (err) => {
+      tail.push(`could not start: ${err.message}`);
+      log.end(() => resolve({ code: 127, signal: null }));
+    });
+    child.on('close', (code, signal) => log.end(() => resolve({ code, signal })));
+  });
+  return { child, exited, tail };
+}
+
+/** Runs a command to its end (Ray's start and stop). */
+export async function runToEnd(
+  command: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; name: string },
+): Promise<{ code: number | null; tail: string[] }> {
+  const p = startProcess({ ...options, command });
+  const { code } = await p.exited;
+  return { code, tail: p.tail.get() };
+}
+
+/** `'…'` for sh. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import ignore from '@balena/dockerignore';
+import { UserError } from '../errors';
+import { packageRoot } from '../package-root';
+import { compareBytes, reproducibleTar, type TarEntry } from '../source/tar';
+
+/** Where the trainer's dependency files go in the build context (the Dockerfile copies this folder). */
+export const TRAINER_DEPS_DIR = 'trainer-deps';
+/** The bundled in-container entrypoint, in the build context. */
+export const ENTRYPOINT_BUNDLE = 'rlvr/entrypoint.js';
+/** Content tags start with this; any other tag (a git commit) is an alias. */
+export const CONTENT_TAG_PREFIX = 'deps-';
+
+/**
+ * The trainer's dependency files — never its source. A change in any other file of the trainer
+ * changes nothing in the image.
+ */
+const DEPENDENCY_FILE_PATTERNS: readonly RegExp[] = [
+  /^pyproject\.toml$/,
+  /^uv\.lock$/,
+  /^requirements[^/]*\.txt$/,
+  /^constraints[^/]*\.txt$/,
+];
+
+export function isTrainerDependencyFile(relPath: string): boolean {
+  return DEPENDENCY_FILE_PATTERNS.some((p) => p.test(relPath));
+}
+
+export interface ContextFile extends TarEntry {
+  /** Where the file came from (shown in errors and `rlvr image build --dry-run`). */
+  readonly origin: string;
+}
+
+export interface BuildContext {
+  readonly dockerDir: string;
+  readonly files: readonly ContextFile[];
+  readonly buildArgs: Readonly<Record<string, string>>;
+  /** `deps-<hash>`: a hash of every context file and build argument, and nothing else. */
+  readonly tag: string;
+}
+
+export interface ContextOptions {
+  /** The folder holding the Dockerfile (default: this package's `docker/`). */
+  readonly dockerDir?: string;
+  /** The trainer's folder: its dependency files go into the context. */
+  readonly trainerSrc?: string;
+  readonly buildArgs?: Readonly<Record<string, string>>;
+  /** Generated files (the bundled entrypoint); default: bundle this package's entrypoint. */
+  readonly generated?: readonly { path: string; body: Buffer; executable?: boolean }[];
+}
+
+export function defaultDockerDir(): string {
+  return path.join(packageRoot(), 'docker');
+}
+
+function readTree(root: string, origin: string): ContextFile[] {
+  const out: ContextFile[] = [];
+  const visit = (rel: string) => {
+    for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
+      const abs = path.join(root, childRel);
+      if (entry.isDirectory()) visit(childRel);
+      else if (entry.isSymbolicLink())
+        out.push({ path: childRel, symlinkTarget: fs.readlinkSync(abs), origin });
+      else if (entry.isFile()) {
+        const executable = (fs.statSync(abs).mode & 0o111) !== 0;
+        out.push({ path: childRel, body: fs.readFileSync(abs), executable, origin });
+      }
+    }
+  };
+  visit('');
+  return out;
+}
+
+/** Bundles the in-container entrypoint (lib/container) into one file with esbuild. */
+export async function bundleEntrypoint(): Promise<Buffer> {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [path.join(packageRoot(), 'lib', 'container', 'main.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    write: false,
+    minify: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+    // Paths in the bundle's comments are relative to this, so the bundle is the same on every machine.
+    absWorkingDir: packageRoot(),
+  });
+  return Buffer.from(result.outputFiles[0].contents);
+}
+
+/**
+ * Assembles the build context: the Docker folder (as `.dockerignore` filters it), the trainer's
+ * dependency files under `trainer-deps/`, and the bundled entrypoint. Deterministic: the tag is a
+ * hash of exactly these bytes, their paths and modes, and the build arguments.
+ */
+export async function assembleContext(options: ContextOptions = {}): Promise<BuildContext> {
+  const dockerDir = path.resolve(options.dockerDir ?? defaultDockerDir());
+  if (!fs.existsSync(path.join(dockerDir, 'Dockerfile'))) {
+    throw new UserError(
+      `No Dockerfile in ${dockerDir}. Pass --docker-dir with the folder holding it.`,
+      'NoDockerfile',
+    );
+  }
+  const files: ContextFile[] = readTree(dockerDir, dockerDir);
+
+  if (options.trainerSrc !== undefined) {
+    const src = path.resolve(options.trainerSrc);
+    if (!fs.existsSync(src) || !fs.statSync(src).isDirectory()) {
+      throw new UserError(
+        `The trainer source ${src} is not a folder. Pass --trainer-src with the trainer's folder.`,
+      );
+    }
+    const deps = fs
+      .readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isFile() && isTrainerDependencyFile(e.name))
+      .map((e) => e.name);
+    if (deps.length === 0) {
+      throw new UserError(
+        `No dependency files in the trainer source ${src} (looked for pyproject.toml, uv.lock, requirements*.txt, constraints*.txt). ` +
+          "The image installs the trainer's dependencies from them; add one or pass --trainer-src with the right folder.",
+        'NoDependencyFiles',
+      );
+    }
+    for (const name of deps) {
+      files.push({
+        path: `${TRAINER_DEPS_DIR}/${name}`,
+        body: fs.readFileSync(path.join(src, name)),
+        origin: src,
+      });
+    }
+  }
+  for (const g of options.generated ?? [{ path: ENTRYPOINT_BUNDLE, body: await bundleEntrypoint() }]) {
+    files.push({ ...g, origin: 'generated' });
+  }
+
+  const dockerignore = path.join(dockerDir, '.dockerignore');
+  const ig = ignore();
+  if (fs.existsSync(dockerignore)) ig.add(fs.readFileSync(dockerignore, 'utf8'));
+  // Docker always sends the Dockerfile and .dockerignore, whatever .dockerignore says.
+  const kept = files
+    .filter((f) => f.path === 'Dockerfile' || f.path === '.dockerignore' || !ig.ignores(f.path))
+    .sort((a, b) => compareBytes(a.path, b.path));
+  const buildArgs = Object.fromEntries(
+    Object.entries(options.buildArgs ?? {}).sort(([a], [b]) => compareBytes(a, b)),
+  );
+  return { dockerDir, files: kept, buildArgs, tag: contentTag(kept, buildArgs) };
+}
+
+/** `deps-` + 24 hex digits of a sha256 over (path, mode, content hash) of each file and the build args. */
+export function contentTag(files: readonly TarEntry[], buildArgs: Readonly<Record<string, string>>): string {
+  const hash = createHash('sha256');
+  for (const f of [...files].sort((a, b) => compareBytes(a.path, b.path))) {
+    const kind = f.symlinkTarget !== undefined ? `l:${f.symlinkTarget}` : f.executable ? 'x' : 'f';
+    const body = createHash('sha256')
+      .update(f.body ?? '')
+      .digest('hex');
+    hash.update(`${f.path}\0${kind}\0${body}\n`);
+  }
+  for (const [k, v] of Object.entries(buildArgs).sort(([a], [b]) => compareBytes(a, b))) {
+    hash.update(`arg\0${k}\0${v}\n`);
+  }
+  return `${CONTENT_TAG_PREFIX}${hash.digest('hex').slice(0, 24)}`;
+}
+
+export function contextTar(context: BuildContext): Promise<Buffer> {
+  return reproducibleTar(context.files);
+}

@@ -1,0 +1,243 @@
+/**
+ * The image pipeline: a content-addressed build context, BuildKit builds through the Engine API,
+ * and pushes that happen only when the registry lacks the tag. The tag is a hash of what goes into
+ * the image, so a change in the trainer's code changes nothing here.
+ */
+import type { IEcr } from '../aws';
+import { RlvrError, RuntimeFailure } from '../errors';
+import { assembleContext, contextTar, type BuildContext, type ContextOptions } from './context';
+import {
+  buildImage,
+  connectEngine,
+  inspectLocalImage,
+  type BuildResult,
+  type Engine,
+  type ImageListener,
+} from './engine';
+import {
+  cachedCredentials,
+  ecrCredentials,
+  parseRepositoryUri,
+  pushImage,
+  remoteDigest,
+  type CredentialSource,
+  type PushResult,
+} from './registry';
+
+export * from './buildkit-trace';
+export * from './context';
+export * from './engine';
+export * from './registry';
+
+export interface ImageRequest {
+  readonly context: ContextOptions;
+  readonly repositoryUri: string;
+  /** Build when the engine lacks the tag. */
+  readonly build: boolean;
+  /** Push when the registry lacks the tag (builds first if needed). */
+  readonly push: boolean;
+  /** Registry login (ECR's GetAuthorizationToken); needed to push or to ask the registry. */
+  readonly credentials?: CredentialSource;
+  readonly dockerHost?: string;
+  /** More tags for the same image (e.g. `git-<commit>`), pushed alongside. */
+  readonly aliasTags?: readonly string[];
+  readonly networkMode?: string;
+  readonly listener?: ImageListener;
+}
+
+export interface ImageResult {
+  readonly context: BuildContext;
+  /** `repository:deps-…` */
+  readonly ref: string;
+  /** The registry digest, when known (pushed, or found locally or in the registry). */
+  readonly digest?: string;
+  /** `repository@sha256:…`, what a job runs. */
+  readonly pinned?: string;
+  readonly built?: BuildResult;
+  readonly pushed?: PushResult;
+  /** Where the digest came from. */
+  readonly foundIn?: 'registry' | 'engine' | 'push';
+}
+
+function digestFromRepoDigests(repoDigests: readonly string[], repositoryUri: string): string | undefined {
+  const hit = repoDigests.find((d) => d.startsWith(`${repositoryUri}@`));
+  return hit?.slice(repositoryUri.length + 1);
+}
+
+export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
+  const repo = parseRepositoryUri(request.repositoryUri);
+  const context = await assembleContext(request.context);
+  const ref = `${repo.uri}:${context.tag}`;
+  const listener = request.listener;
+  const credentials = request.credentials ? cachedCredentials(request.credentials) : undefined;
+  const pinnedBy = (digest: string) => `${repo.uri}@${digest}`;
+
+  // Pushing: the registry already holding the tag settles it, without touching the engine.
+  if (request.push) {
+    if (!credentials) throw new RuntimeFailure('Pushing needs registry credentials.', 'NoCredentials');
+    const existing = await remoteDigest(repo, context.tag, credentials);
+    if (existing) {
+      listener?.({ type: 'step', message: `${ref} is already in the registry; nothing to build or push` });
+      await pushAliases(request, repo.uri, context.tag, credentials, existing);
+      return { context, ref, digest: existing, pinned: pinnedBy(existing), foundIn: 'registry' };
+    }
+  }
+
+  let engine: Engine | undefined;
+  let built: BuildResult | undefined;
+  if (request.build || request.push) {
+    engine = await connectEngine(request.dockerHost);
+    const local = await inspectLocalImage(engine, ref);
+    if (local) {
+      listener?.({ type: 'step', message: `${ref} is built already; no build` });
+    } else {
+      listener?.({
+        type: 'step',
+        message: `building ${ref} (${context.files.length} context files) with BuildKit`,
+      });
+      built = await buildImage(engine, await contextTar(context), {
+        tags: [ref, ...(request.aliasTags ?? []).map((t) => `${repo.uri}:${t}`)],
+        buildArgs: context.buildArgs,
+        labels: { 'rlvr.content-tag': context.tag },
+        ...(request.networkMode ? { networkMode: request.networkMode } : {}),
+        ...(listener ? { listener } : {}),
+      });
+    }
+  }
+
+  if (request.push) {
+    listener?.({ type: 'step', message: `pushing ${ref}` });
+    const pushed = await pushImage(engine!, repo, context.tag, credentials!, listener ? { listener } : {});
+    await pushAliases(request, repo.uri, context.tag, credentials!, pushed.digest, engine);
+    return {
+      context,
+      ref,
+      digest: pushed.digest,
+      pinned: pinnedBy(pushed.digest),
+      built,
+      pushed,
+      foundIn: 'push',
+    };
+  }
+
+  // No push: a digest is known if this engine pushed or pulled the image, or the registry has it.
+  const digest = await lookupDigest(request, ref, repo.uri, context.tag, credentials, engine);
+  return {
+    context,
+    ref,
+    ...(digest ? { digest: digest.digest, pinned: pinnedBy(digest.digest), foundIn: digest.foundIn } : {}),
+    ...(built ? { built } : {}),
+  };
+}
+
+async function lookupDigest(
+  request: ImageRequest,
+  ref: string,
+  repositoryUri: string,
+  tag: string,
+  credentials: CredentialSource | undefined,
+  engine: Engine | undefined,
+): Promise<{ digest: string; foundIn: 'engine' | 'registry' } | undefined> {
+  let eng = engine;
+  if (!eng) {
+    try {
+      eng = await connectEngine(request.dockerHost);
+    } catch {
+      eng = undefined; // no engine here: the registry may still know the tag
+    }
+  }
+  if (eng) {
+    const local = await inspectLocalImage(eng, ref);
+    const digest = local && digestFromRepoDigests(local.repoDigests, repositoryUri);
+    if (digest) return { digest, foundIn: 'engine' };
+  }
+  if (credentials) {
+    const digest = await remoteDigest(parseRepositoryUri(repositoryUri), tag, credentials);
+    if (digest) return { digest, foundIn: 'registry' };
+  }
+  return undefined;
+}
+
+async function pushAliases(
+  request: ImageRequest,
+  repositoryUri: string,
+  tag: string,
+  credentials: CredentialSource,
+  digest: string,
+  engine?: Engine,
+): Promise<void> {
+  const aliases = request.aliasTags ?? [];
+  if (aliases.length === 0) return;
+  const eng = engine ?? (await connectEngine(request.dockerHost));
+  const repo = parseRepositoryUri(repositoryUri);
+  for (const alias of aliases) {
+    if ((await remoteDigest(repo, alias, credentials)) === digest) continue;
+    const local = await inspectLocalImage(eng, `${repositoryUri}:${tag}`);
+    if (!local) {
+      throw new RuntimeFailure(
+        `Cannot add the tag ${alias}: ${repositoryUri}:${tag} is in the registry but not in this engine. Pull it first, or run without alias tags.`,
+        'AliasNeedsLocalImage',
+      );
+    }
+    await eng.docker.getImage(local.id).tag({ repo: repositoryUri, tag: alias });
+    await pushImage(eng, repo, alias, credentials, request.listener ? { listener: request.listener } : {});
+  }
+}
+
+export interface JobImageOptions {
+  readonly build: boolean;
+  readonly push: boolean;
+  readonly dockerDir?: string;
+  readonly buildArgs?: Readonly<Record<string, string>>;
+  readonly dockerHost?: string;
+  readonly listener?: ImageListener;
+}
+
+/**
+ * The image a submit runs when none is named: the pipeline's image for the trainer's dependencies,
+ * pinned by digest. A dry-run only looks (engine, then registry); a submit builds and pushes when
+ * asked to. Returns a note instead of a URI when no pushed image matches.
+ */
+export async function resolveJobImage(
+  options: JobImageOptions,
+  request: { trainerSrc: string; repositoryUri: string | undefined; ecr: IEcr | undefined; dryRun: boolean },
+): Promise<{ uri?: string; source: string; note?: string }> {
+  if (!request.repositoryUri) {
+    return { source: 'unresolved', note: 'no image repository is configured, so no image can be looked up' };
+  }
+  const context = {
+    dockerDir: options.dockerDir,
+    trainerSrc: request.trainerSrc,
+    buildArgs: options.buildArgs,
+  };
+  const act = !request.dryRun;
+  let result: ImageResult;
+  try {
+    result = await ensureImage({
+      context,
+      repositoryUri: request.repositoryUri,
+      build: act && (options.build || options.push),
+      push: act && options.push,
+      ...(request.ecr ? { credentials: ecrCredentials(request.ecr) } : {}),
+      ...(options.dockerHost ? { dockerHost: options.dockerHost } : {}),
+      ...(options.listener ? { listener: options.listener } : {}),
+    });
+  } catch (err) {
+    // A dry-run reports what it could not find; a submit stops on it.
+    if (request.dryRun && err instanceof RlvrError) {
+      return { source: 'unresolved', note: `no image from the image pipeline: ${err.message}` };
+    }
+    throw err;
+  }
+  if (result.pinned) {
+    return { uri: result.pinned, source: `image pipeline, ${result.context.tag} (${result.foundIn})` };
+  }
+  const how = `\`rlvr image push --trainer-src ${request.trainerSrc}\`, or submit with --push`;
+  return {
+    source: 'unresolved',
+    note:
+      request.dryRun && options.push
+        ? `${result.ref} is not in the registry yet: the submit would build and push it`
+        : `No pushed image for the trainer's dependencies (${result.ref}). Run ${how}; or pass --image.`,
+  };
+}

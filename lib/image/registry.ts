@@ -1,0 +1,256 @@
+import type { Readable } from 'node:stream';
+import { describeAwsError, type IEcr } from '../aws';
+import { RuntimeFailure, UserError } from '../errors';
+import { readJsonLines, type Engine, type ImageListener } from './engine';
+
+export interface RepositoryRef {
+  /** `host[:port]` — the registry we log in to. */
+  readonly registry: string;
+  /** The repository path inside the registry. */
+  readonly name: string;
+  /** `registry/name`. */
+  readonly uri: string;
+}
+
+export function parseRepositoryUri(uri: string): RepositoryRef {
+  const m = /^([a-zA-Z0-9.-]+(?::\d+)?)\/([a-z0-9._/-]+)$/.exec(uri);
+  if (!m) {
+    throw new UserError(
+      `"${uri}" is not a repository URI. Expected <registry-host>/<name>, e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com/rlvr-train.`,
+      'BadRepositoryUri',
+    );
+  }
+  return { registry: m[1], name: m[2], uri };
+}
+
+export interface RegistryCredentials {
+  readonly username: string;
+  readonly password: string;
+  /** When the registry stops accepting them (ECR tokens last 12 h). */
+  readonly expiresAt?: Date;
+}
+
+/** Returns credentials; `fresh` asks for new ones (the old ones were refused or are about to expire). */
+export type CredentialSource = (fresh: boolean) => Promise<RegistryCredentials>;
+
+/** Refreshes ECR tokens this long before they expire, so a long push never outlives its token. */
+const REFRESH_MARGIN_MS = 60 * 60 * 1000;
+
+export function cachedCredentials(source: CredentialSource, now: () => number = Date.now): CredentialSource {
+  let current: RegistryCredentials | undefined;
+  return async (fresh) => {
+    const expiring = current?.expiresAt && current.expiresAt.getTime() - now() < REFRESH_MARGIN_MS;
+    if (!current || fresh || expiring) current = await source(fresh || Boolean(expiring));
+    return current;
+  };
+}
+
+function isLoopback(host: string): boolean {
+  const name = host.replace(/:\d+$/, '');
+  return name === 'localhost' || name === '::1' || /^127\./.test(name);
+}
+
+/** Docker (and we) speak plain HTTP only to a registry on loopback. */
+export function registryBaseUrl(registry: string): string {
+  return `${isLoopback(registry) ? 'http' : 'https'}://${registry}`;
+}
+
+const MANIFEST_TYPES = [
+  'application/vnd.docker.distribution.manifest.v2+json',
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+  'application/vnd.oci.image.manifest.v1+json',
+  'application/vnd.oci.image.index.v1+json',
+].join(', ');
+
+/**
+ * The digest of `name:tag` in the registry, or undefined when it has no such tag. Asks the registry
+ * itself (the Registry HTTP API, which ECR serves too), so any registry works.
+ */
+export async function remoteDigest(
+  repo: RepositoryRef,
+  tag: string,
+  credentials: CredentialSource,
+): Promise<string | undefined> {
+  const url = `${registryBaseUrl(repo.registry)}/v2/${repo.name}/manifests/${encodeURIComponent(tag)}`;
+  for (const fresh of [false, true]) {
+    const creds = await credentials(fresh);
+    let res: { status: number; digest?: string };
+    try {
+      res = await head(url, {
+        Accept: MANIFEST_TYPES,
+        Authorization: `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`,
+      });
+    } catch (err) {
+      throw new RuntimeFailure(
+        `Cannot reach the registry ${repo.registry} (${describeFetchError(err)}). Check the repository URI and that the registry is up.`,
+        'RegistryUnreachable',
+        { cause: err },
+      );
+    }
+    if (res.status === 404) return undefined;
+    if (res.status >= 200 && res.status < 300) return res.digest;
+    if (res.status === 401 && !fresh) continue;
+    if (res.status === 401 || res.status === 403) {
+      throw new RuntimeFailure(
+        `The registry ${repo.registry} refused our credentials (HTTP ${res.status}). Check that the role may pull and push ${repo.name}.`,
+        'RegistryAuthFailed',
+      );
+    }
+    throw new RuntimeFailure(
+      `The registry ${repo.registry} answered HTTP ${res.status} for ${repo.name}:${tag}.`,
+      'RegistryError',
+    );
+  }
+  return undefined;
+}
+
+function describeFetchError(err: unknown): string {
+  return (err as { code?: string }).code ?? (err as Error).message;
+}
+
+/**
+ * One HEAD request with node:http. (fetch, on a connection the server closes right after accepting
+ * it, was seen here to leave its promise unsettled, and the process then exits silently.)
+ */
+async function head(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; digest?: string }> {
+  const target = new URL(url);
+  const lib = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = lib.request(target, { method: 'HEAD', headers, timeout: 30_000, agent: false }, (res) => {
+      res.resume();
+      const digest = res.headers['docker-content-digest'];
+      resolve({ status: res.statusCode ?? 0, ...(typeof digest === 'string' ? { digest } : {}) });
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export interface PushResult {
+  readonly digest: string;
+  /** Layers uploaded in this push and layers the registry already had. */
+  readonly pushedLayers: number;
+  readonly existingLayers: number;
+  readonly pushedBytes: number;
+}
+
+const AUTH_ERROR = /unauthori[sz]ed|authentication required|denied|no basic auth credentials|401/i;
+const TRANSIENT_ERROR =
+  /connection refused|connection reset|EOF|timeout|i\/o timeout|broken pipe|50[0-4]|too many requests|429/i;
+
+/**
+ * Pushes `repo:tag` through the engine: per-layer progress, a fresh token when the registry refuses
+ * the one we had, and retries with backoff for transient registry errors.
+ */
+export async function pushImage(
+  engine: Engine,
+  repo: RepositoryRef,
+  tag: string,
+  credentials: CredentialSource,
+  options: {
+    readonly listener?: ImageListener;
+    readonly attempts?: number;
+    readonly backoffMs?: number;
+  } = {},
+): Promise<PushResult> {
+  const attempts = options.attempts ?? 4;
+  let fresh = false;
+  let authRetried = false;
+  for (let attempt = 1; ; attempt++) {
+    const creds = await credentials(fresh);
+    fresh = false;
+    try {
+      return await pushOnce(engine, repo, tag, creds, options.listener);
+    } catch (err) {
+      const message = (err as Error).message;
+      if (AUTH_ERROR.test(message) && !authRetried) {
+        authRetried = true;
+        fresh = true;
+        options.listener?.({
+          type: 'retry',
+          message: `registry refused the token; getting a new one (${message})`,
+        });
+        continue;
+      }
+      if (AUTH_ERROR.test(message)) {
+        throw new RuntimeFailure(
+          `The registry ${repo.registry} refused our credentials for ${repo.name}: ${message}. Check the repository URI and that the role may push to it.`,
+          'RegistryAuthFailed',
+          { cause: err },
+        );
+      }
+      if (TRANSIENT_ERROR.test(message) && attempt < attempts) {
+        const delay = (options.backoffMs ?? 500) * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
+        options.listener?.({
+          type: 'retry',
+          message: `push to ${repo.registry} failed (${message}); retry ${attempt}/${attempts - 1} in ${(delay / 1000).toFixed(1)} s`,
+        });
+        await new Promise((r) => setTimeout(r, delay));
+        continue;
+      }
+      throw new RuntimeFailure(
+        `Pushing ${repo.uri}:${tag} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${message}. ` +
+          `Check that the registry ${repo.registry} is up and reachable from the Docker engine.`,
+        'PushFailed',
+        { cause: err },
+      );
+    }
+  }
+}
+
+async function pushOnce(
+  engine: Engine,
+  repo: RepositoryRef,
+  tag: string,
+  creds: RegistryCredentials,
+  listener?: ImageListener,
+): Promise<PushResult> {
+  const stream = (await engine.docker.getImage(repo.uri).push({
+    tag,
+    authconfig: { username: creds.username, password: creds.password, serveraddress: repo.registry },
+  })) as unknown as Readable;
+  const totals = new Map<string, number>();
+  let digest: string | undefined;
+  let error: string | undefined;
+  let pushedLayers = 0;
+  let existingLayers = 0;
+  let pushedBytes = 0;
+  await readJsonLines(stream, (obj) => {
+    const id = typeof obj.id === 'string' ? obj.id : '';
+    const detail = obj.progressDetail as { total?: number } | undefined;
+    if (obj.status === 'Pushing' && detail?.total) totals.set(id, detail.total);
+    if (obj.status === 'Pushed') {
+      pushedLayers++;
+      pushedBytes += totals.get(id) ?? 0;
+      listener?.({ type: 'layer', id, status: 'pushed', bytes: totals.get(id) ?? 0 });
+    } else if (obj.status === 'Layer already exists') {
+      existingLayers++;
+      listener?.({ type: 'layer', id, status: 'exists', bytes: 0 });
+    }
+    const aux = obj.aux as { Digest?: string } | undefined;
+    if (aux?.Digest) digest = aux.Digest;
+    if (typeof obj.error === 'string') error = obj.error;
+  });
+  if (error) throw new Error(error);
+  if (!digest) throw new Error('the engine reported no digest for the push');
+  return { digest, pushedLayers, existingLayers, pushedBytes };
+}
+
+/** Registry credentials from ECR's `GetAuthorizationToken` (the role's token for its account's registry). */
+export function ecrCredentials(ecr: IEcr): CredentialSource {
+  return async () => {
+    try {
+      return await ecr.authorizationToken();
+    } catch (err) {
+      throw new RuntimeFailure(
+        `Could not get a registry login from ECR (GetAuthorizationToken): ${describeAwsError(err)}`,
+        'RegistryLoginFailed',
+        { cause: err },
+      );
+    }
+  };
+}

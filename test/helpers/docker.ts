@@ -1,0 +1,236 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { freePort } from './moto';
+
+/**
+ * A real Docker engine and a real registry on loopback (BRIEF §8), started and stopped by the test
+ * suite: `dockerd` with its own data root, exec root and socket, no bridge and no iptables, and
+ * `docker-registry` with htpasswd basic auth. Under CI=true a missing one is a failure.
+ */
+export function dockerAvailable(): boolean {
+  const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+  return (
+    has('dockerd') && has('docker-registry') && has('htpasswd') && has('busybox') && process.getuid?.() === 0
+  );
+}
+
+export interface DockerEngine {
+  /** `unix:///…/docker.sock` */
+  readonly host: string;
+  stop(): Promise<void>;
+}
+
+async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+  clearTimeout(timer);
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  child: ChildProcess,
+  log: () => string,
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}:\n${log()}`);
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not start within ${timeoutMs} ms:\n${log()}`);
+}
+
+export async function startDockerEngine(): Promise<DockerEngine> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-dockerd-'));
+  const socket = path.join(dir, 'docker.sock');
+  const child = spawn(
+    'dockerd',
+    [
+      '--data-root',
+      path.join(dir, 'data'),
+      '--exec-root',
+      path.join(dir, 'exec'),
+      '--pidfile',
+      path.join(dir, 'docker.pid'),
+      '-H',
+      `unix://${socket}`,
+      '--bridge=none',
+      '--iptables=false',
+      '--ip6tables=false',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    log = (log + d.toString()).slice(-6000);
+  });
+  const { default: Docker } = await import('dockerode');
+  const docker = new Docker({ socketPath: socket });
+  await waitFor(
+    'dockerd',
+    async () => Boolean(await docker.ping()),
+    child,
+    () => log,
+    60_000,
+  );
+  return {
+    host: `unix://${socket}`,
+    stop: async () => {
+      await stopChild(child, 15_000);
+      spawnSync('sh', ['-c', `grep -o ' ${dir}[^ ]*' /proc/mounts | sort -r | xargs -r -n1 umount -l`]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Registry {
+  /** `127.0.0.1:<port>` */
+  readonly host: string;
+  readonly port: number;
+  readonly dir: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** docker-registry with basic auth; `password` is what ECR's token decodes to (moto: `<account>-auth-token`). */
+export async function startRegistry(username: string, password: string): Promise<Registry> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-registry-'));
+  const htpasswd = spawnSync('htpasswd', ['-Bbn', username, password], { encoding: 'utf8' });
+  if (htpasswd.status !== 0) throw new Error(`htpasswd failed: ${htpasswd.stderr}`);
+  fs.writeFileSync(path.join(dir, 'htpasswd'), htpasswd.stdout);
+  const port = await freePort();
+  const config = path.join(dir, 'config.yml');
+  fs.writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log: {level: error}',
+      `storage: {filesystem: {rootdirectory: ${dir}/data}, delete: {enabled: true}}`,
+      `http: {addr: "127.0.0.1:${port}"}`,
+      `auth: {htpasswd: {realm: rlvr-test, path: ${dir}/htpasswd}}`,
+    ].join('\n'),
+  );
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const proc = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    let log = '';
+    proc.stderr!.on('data', (d: Buffer) => {
+      log = (log + d.toString()).slice(-4000);
+    });
+    await waitFor(
+      'docker-registry',
+      async () => (await fetch(`http://127.0.0.1:${port}/v2/`)).status === 401,
+      proc,
+      () => log,
+      30_000,
+    );
+  };
+  await start();
+  return {
+    host: `127.0.0.1:${port}`,
+    port,
+    dir,
+    start,
+    stop: async () => {
+      if (child) await stopChild(child, 5000);
+    },
+  };
+}
+
+/**
+ * A test image context `FROM scratch` built from host files: busybox-static for a shell. The layers
+ * mirror the real Dockerfile's order: base, OLMES venv, the trainer's dependencies, our entrypoint.
+ */
+export function writeTestDockerDir(dir: string): void {
+  fs.mkdirSync(path.join(dir, 'base', 'bin'), { recursive: true });
+  fs.copyFileSync(
+    fs.realpathSync(spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).stdout.trim()),
+    path.join(dir, 'base', 'bin', 'busybox'),
+  );
+  fs.chmodSync(path.join(dir, 'base', 'bin', 'busybox'), 0o755);
+  fs.symlinkSync('busybox', path.join(dir, 'base', 'bin', 'sh'));
+  fs.writeFileSync(path.join(dir, 'requirements-olmes.txt'), 'ai2-olmes==0.1.0\n');
+  fs.writeFileSync(path.join(dir, 'NOTES.md'), 'not part of the image\n');
+  fs.writeFileSync(path.join(dir, '.dockerignore'), '*.md\n');
+  // Each "install" step writes 1–2 MiB of random bytes: a layer whose upload the tests can see.
+  const sh = (script: string) => `RUN ["/bin/busybox", "sh", "-c", ${JSON.stringify(script)}]`;
+  fs.writeFileSync(
+    path.join(dir, 'Dockerfile'),
+    [
+      'FROM scratch',
+      'COPY base/ /',
+      'COPY requirements-olmes.txt /tmp/olmes/',
+      sh(
+        'mkdir -p /opt/olmes-venv && cp /tmp/olmes/requirements-olmes.txt /opt/olmes-venv/ && busybox dd if=/dev/urandom of=/opt/olmes-venv/blob bs=1024 count=2048 2>/dev/null',
+      ),
+      'COPY trainer-deps/ /tmp/trainer-deps/',
+      sh(
+        'mkdir -p /opt/venv && cat /tmp/trainer-deps/* > /opt/venv/installed.txt && busybox dd if=/dev/urandom of=/opt/venv/blob bs=1024 count=1024 2>/dev/null',
+      ),
+      'COPY rlvr/ /opt/rlvr/',
+      '',
+    ].join('\n'),
+  );
+}
+
+/**
+ * The container test image: `FROM scratch` with the host's node (and the libraries ldd lists), busybox
+ * for a shell, a `python` that runs the fake trainer and watcher (JavaScript in .py files, so the job's
+ * default commands run unchanged), a fake `ray` that records how it was started, and our `train`.
+ */
+export function writeContainerDockerDir(dir: string): void {
+  const base = path.join(dir, 'base');
+  const copyHostFile = (hostPath: string, mode = 0o755) => {
+    const dest = path.join(base, hostPath);
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    fs.copyFileSync(fs.realpathSync(hostPath), dest);
+    fs.chmodSync(dest, mode);
+  };
+  const which = (cmd: string) =>
+    spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim();
+  copyHostFile(which('busybox'));
+  fs.renameSync(path.join(base, which('busybox')), path.join(base, 'bin-busybox'));
+  fs.mkdirSync(path.join(base, 'bin'), { recursive: true });
+  fs.renameSync(path.join(base, 'bin-busybox'), path.join(base, 'bin', 'busybox'));
+  const node = process.execPath;
+  fs.mkdirSync(path.join(base, 'usr', 'local', 'bin'), { recursive: true });
+  fs.copyFileSync(node, path.join(base, 'usr', 'local', 'bin', 'node'));
+  fs.chmodSync(path.join(base, 'usr', 'local', 'bin', 'node'), 0o755);
+  const ldd = spawnSync('ldd', [node], { encoding: 'utf8' }).stdout;
+  for (const m of ldd.matchAll(/(\/\S+\.so[^\s]*)/g)) copyHostFile(m[1]);
+  fs.copyFileSync(path.join(__dirname, '..', '..', 'docker', 'train'), path.join(dir, 'train'));
+  fs.chmodSync(path.join(dir, 'train'), 0o755);
+  fs.writeFileSync(path.join(dir, 'python'), '#!/bin/sh\nexec /usr/local/bin/node "$@"\n', { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(dir, 'ray'),
+    '#!/bin/sh\necho "ray $* CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES" >> "$RLVR_RUN_DIR/logs/ray-calls.txt"\n',
+    { mode: 0o755 },
+  );
+  fs.writeFileSync(
+    path.join(dir, 'Dockerfile'),
+    [
+      'FROM scratch',
+      'COPY base/ /',
+      'RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && mkdir -p /tmp && chmod 1777 /tmp"]',
+      'COPY trainer-deps/ /opt/rlvr-build/trainer-deps/',
+      'COPY python ray train /usr/local/bin/',
+      'COPY rlvr/ /opt/rlvr/',
+      'ENV PATH=/usr/local/bin:/bin',
+      'WORKDIR /opt/ml/code',
+      'ENTRYPOINT ["/usr/local/bin/train"]',
+      '',
+    ].join('\n'),
+  );
+}

@@ -1,0 +1,170 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runCli } from '../helpers/cli';
+import {
+  dockerAvailable,
+  startDockerEngine,
+  startRegistry,
+  writeTestDockerDir,
+  type DockerEngine,
+  type Registry,
+} from '../helpers/docker';
+import { useEmulator } from '../helpers/emulator-suite';
+import { FaultProxy } from '../helpers/fault-proxy';
+import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
+import { describeWithPeer, TEST_ACCOUNT } from '../helpers/moto';
+
+jest.setTimeout(240_000);
+
+interface ImageJson {
+  ref: string;
+  tag: string;
+  digest: string | null;
+  pinned: string | null;
+  built: boolean;
+  builtSteps: number;
+  cachedSteps: number;
+  pushed: boolean;
+  pushedLayers: number;
+}
+
+/**
+ * The image pipeline against a real Docker engine and a real registry (BRIEF §8): the registry's
+ * password is the token moto's ECR hands out, and a proxy in front of it counts what is uploaded.
+ */
+describeWithPeer('dockerd and docker-registry', dockerAvailable())(
+  'image pipeline (real engine, real registry)',
+  () => {
+    const emulator = useEmulator();
+    let engine: DockerEngine;
+    let registry: Registry;
+    let proxy: FaultProxy;
+    let dockerDir: string;
+    let trainer: { root: string; configPath: string };
+
+    beforeAll(async () => {
+      [engine, registry] = await Promise.all([
+        startDockerEngine(),
+        startRegistry('AWS', `${TEST_ACCOUNT}-auth-token`),
+      ]);
+      proxy = new FaultProxy(registry.port);
+      await proxy.start();
+      dockerDir = tempDir('rlvr-docker-');
+      writeTestDockerDir(dockerDir);
+      trainer = makeTrainerRepo({ files: { 'requirements.txt': 'numpy==2.1.0\n' } });
+    });
+    afterAll(async () => {
+      await proxy?.stop();
+      await Promise.all([engine?.stop(), registry?.stop()]);
+    });
+
+    const repositoryUri = () => `127.0.0.1:${proxy.port}/rlvr-train`;
+    const env = (extra: Record<string, string> = {}) =>
+      emulator.cliEnv({ RLVR_REPOSITORY_URI: repositoryUri(), DOCKER_HOST: engine.host, ...extra });
+    const imageCli = async (verb: 'build' | 'push', extraEnv: Record<string, string> = {}) =>
+      runCli(['image', verb, '--json', '--docker-dir', dockerDir, '--trainer-src', trainer.root], {
+        env: env(extraEnv),
+      });
+    const image = async (verb: 'build' | 'push'): Promise<ImageJson> => {
+      const r = await imageCli(verb);
+      if (r.code !== 0) throw new Error(`rlvr image ${verb} exited ${r.code}:\n${r.stderr}`);
+      return JSON.parse(r.stdout) as ImageJson;
+    };
+    const registryDigest = async (tag: string) => {
+      const res = await fetch(`http://${registry.host}/v2/rlvr-train/manifests/${tag}`, {
+        method: 'HEAD',
+        headers: {
+          Accept: 'application/vnd.docker.distribution.manifest.v2+json',
+          Authorization: `Basic ${Buffer.from(`AWS:${TEST_ACCOUNT}-auth-token`).toString('base64')}`,
+        },
+      });
+      return res.headers.get('docker-content-digest');
+    };
+
+    it('pushes, and submit --dry-run --json pins the pushed digest', async () => {
+      const first = await image('push');
+      expect(first.built).toBe(true);
+      expect(first.pushed).toBe(true);
+      expect(first.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(await registryDigest(first.tag)).toBe(first.digest);
+
+      const dry = await runCli(
+        ['submit', trainer.configPath, '--dry-run', '--json', '--docker-dir', dockerDir],
+        {
+          env: env(),
+          cwd: trainer.root,
+        },
+      );
+      expect(dry.code).toBe(0);
+      const plan = JSON.parse(dry.stdout);
+      expect(plan.createTrainingJobRequest.AlgorithmSpecification.TrainingImage).toBe(
+        `${repositoryUri()}@${first.digest}`,
+      );
+      expect(plan.createTrainingJobRequest.Environment.RLVR_IMAGE).toBe(`${repositoryUri()}@${first.digest}`);
+    });
+
+    it('an unchanged second push, and a change to trainer code only, build nothing and upload nothing', async () => {
+      const first = await image('push');
+      const uploadsBefore = proxy.uploads();
+      const again = await image('push');
+      expect(again).toMatchObject({ tag: first.tag, digest: first.digest, built: false, pushed: false });
+
+      fs.appendFileSync(path.join(trainer.root, 'entrypoints', 'train_grpo.py'), 'print("a code change")\n');
+      const codeOnly = await image('push');
+      expect(codeOnly).toMatchObject({ tag: first.tag, digest: first.digest, built: false, pushed: false });
+      expect(proxy.uploads()).toBe(uploadsBefore);
+    });
+
+    it('a one-line dependency change rebuilds from that step on and uploads only those layers', async () => {
+      const before = await image('push');
+      const bytesBefore = proxy.bytesUp;
+      fs.appendFileSync(path.join(trainer.root, 'requirements.txt'), 'scipy==1.14.1\n');
+      const after = await image('push');
+      expect(after.tag).not.toBe(before.tag);
+      expect(after.built).toBe(true);
+      expect(after.pushed).toBe(true);
+      // base, OLMES copy and OLMES install come from the cache; trainer deps copy + install rebuild
+      // (the entrypoint copy's layer is byte-identical, so the registry has it).
+      expect(after.cachedSteps).toBeGreaterThanOrEqual(3);
+      const sent = proxy.bytesUp - bytesBefore;
+      // The rebuilt install layer is 1 MiB of random bytes; the 2 MiB OLMES layer must not be re-sent.
+      expect(sent).toBeGreaterThan(1024 * 1024);
+      expect(sent).toBeLessThan(1024 * 1024 + 256 * 1024);
+      expect(await registryDigest(after.tag)).toBe(after.digest);
+    });
+
+    it('a build from the same context on an engine that has it does nothing', async () => {
+      const built = await image('build');
+      expect(built.built).toBe(false);
+    });
+
+    it('no engine, wrong credentials and a stopped registry each fail clearly with exit 1', async () => {
+      fs.appendFileSync(path.join(trainer.root, 'requirements.txt'), 'pandas==2.2.3\n'); // a tag nobody has
+      const noEngine = await imageCli('push', { DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+      expect(noEngine.code).toBe(1);
+      expect(noEngine.stderr).toContain('No Docker engine answers at unix:///nonexistent/docker.sock');
+
+      const other = await startRegistry('AWS', 'another-password');
+      try {
+        const wrong = await runCli(
+          ['image', 'push', '--json', '--docker-dir', dockerDir, '--trainer-src', trainer.root],
+          { env: env({ RLVR_REPOSITORY_URI: `${other.host}/rlvr-train` }) },
+        );
+        expect(wrong.code).toBe(1);
+        expect(wrong.stderr).toMatch(/refused our credentials/);
+      } finally {
+        await other.stop();
+      }
+
+      await registry.stop();
+      try {
+        const stopped = await imageCli('push');
+        expect(stopped.code).toBe(1);
+        expect(stopped.stderr).toMatch(/Cannot reach the registry|registry .* is up/);
+        for (const r of [noEngine, stopped]) expect(r.stderr).not.toMatch(/\n\s+at /);
+      } finally {
+        await registry.start();
+      }
+    });
+  },
+);
