@@ -17,6 +17,7 @@ import {
   s3Uri,
   submitPlanned,
   watchJob,
+  type ImageResolver,
   type JobOptionFlags,
   type SubmitInput,
   type SubmitPlan,
@@ -26,8 +27,17 @@ import { renderWatchEvent } from './watch-output';
 import type { SettingName } from '../../lib/settings';
 import { formatBytes, progressListener } from '../output';
 import { addSettingsOptions, settingsOf, table, type SettingsFlagValues } from './common';
+import { ensureImage, resolveJobImage } from '../../lib/image';
+import { runLocal } from '../../lib/local/run';
+import { parseGpuList } from '../../lib/config';
+import { UserError } from '../../lib/errors';
+import { addImageOptions, imageReporter, parseBuildArgs, type ImageFlagValues } from './image';
 
-interface SubmitFlags extends SettingsFlagValues {
+interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
+  build?: boolean;
+  push?: boolean;
+  local?: boolean;
+  gpus?: string;
   dryRun?: boolean;
   json?: boolean;
   debug?: boolean;
@@ -88,7 +98,7 @@ function optionFlags(flags: SubmitFlags): JobOptionFlags {
 }
 
 export function registerSubmit(program: Command): void {
-  addSettingsOptions(program.command('submit'))
+  addImageOptions(addSettingsOptions(program.command('submit')))
     .description('validate a training config and submit it as a SageMaker training job')
     .argument('<config>', 'training config (YAML)')
     .option('--dry-run', 'validate and print the full plan; create nothing (works without AWS)')
@@ -98,6 +108,13 @@ export function registerSubmit(program: Command): void {
     .option('--eval-config <file>', 'eval watcher config, run beside training on the eval GPUs')
     .option('--trainer-src <dir>', "trainer's source folder (default: the git repository holding the config)")
     .option('--image <uri>', 'training image, used as it is (repo@sha256:… or repo:tag)')
+    .option('--build', "build the image for the trainer's dependencies if the engine lacks it")
+    .option(
+      '--push',
+      'build if needed and push the image unless the repository has it; the job pins its digest',
+    )
+    .option('--local', 'run the same job in local Docker; the run folder is results/<config>_<time>/')
+    .option('--gpus <list>', 'with --local: host GPUs for the container, e.g. 0,1,2,3 (inside: 0..n-1)')
     .option('--job-log <file>', 'job log to append to (default: docs/job_log.md of the config repository)')
     .option('--instance-type <type>', 'e.g. ml.p4de.24xlarge')
     .option('--instance-count <n>', 'instances')
@@ -139,7 +156,12 @@ export function registerSubmit(program: Command): void {
         settings: settingsOf(flags),
         dryRun: Boolean(flags.dryRun),
         listener: progressListener({ quiet: Boolean(flags.json) }),
+        resolveImage: imageResolver(flags),
       };
+      if (flags.local) {
+        process.exitCode = await submitLocal(input, flags);
+        return;
+      }
       if (flags.sweep?.length) {
         await submitSweep(configPath, input, flags);
         return;
@@ -176,6 +198,78 @@ export function registerSubmit(program: Command): void {
         );
       }
       if (flags.wait) process.exitCode = await waitForJob(result.jobName, flags);
+    });
+}
+
+/** `--local`: plan as for SageMaker (no S3 checks), build the image if the engine lacks it, run it. */
+async function submitLocal(input: SubmitInput, flags: SubmitFlags): Promise<number> {
+  let gpus: number[] | undefined;
+  if (flags.gpus !== undefined) {
+    gpus = parseGpuList(flags.gpus);
+    if (!gpus)
+      throw new UserError(`--gpus ${flags.gpus}: expected GPU indices such as 0,1,2,3 or 0-3`, 'BadFlag');
+  }
+  if (flags.sweep?.length) throw new UserError('--local runs one job: leave out --sweep', 'BadFlag');
+  const plan = await planSubmit({ ...input, dryRun: true, local: true, resolveImage: undefined });
+  try {
+    for (const w of plan.warnings) process.stderr.write(`  warning: ${formatProblem(w)}\n`);
+    const reporter = imageReporter(Boolean(flags.json));
+    let image = flags.image ?? plan.config.value.launcher?.image;
+    if (!image) {
+      const built = await ensureImage({
+        context: {
+          dockerDir: flags.dockerDir,
+          trainerSrc: plan.source.root,
+          buildArgs: parseBuildArgs(flags.buildArg),
+        },
+        repositoryUri: plan.placeholders.includes('repositoryUri')
+          ? LOCAL_REPOSITORY
+          : plan.requestSettings.repositoryUri,
+        build: true,
+        push: false,
+        dockerHost: flags.dockerHost,
+        listener: reporter,
+      });
+      image = built.ref;
+    }
+    const result = await runLocal({
+      plan,
+      image,
+      gpus,
+      dockerHost: flags.dockerHost,
+      aws: plan.aws,
+      // With --json, stdout carries only the result.
+      out: flags.json ? process.stderr : process.stdout,
+    });
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ ok: result.exitCode === 0, ...result, image }, null, 2)}\n`);
+    } else {
+      process.stderr.write(`• exit ${result.exitCode}; run folder ${result.runDir}\n`);
+    }
+    return result.exitCode;
+  } finally {
+    plan.aws?.close();
+  }
+}
+
+/** The repository name local builds get when no repository is configured. */
+const LOCAL_REPOSITORY = 'rlvr-local/train';
+
+function imageResolver(flags: SubmitFlags): ImageResolver {
+  const options = {
+    build: Boolean(flags.build),
+    push: Boolean(flags.push),
+    dockerDir: flags.dockerDir,
+    buildArgs: parseBuildArgs(flags.buildArg),
+    dockerHost: flags.dockerHost,
+    listener: imageReporter(Boolean(flags.json)),
+  };
+  return (request) =>
+    resolveJobImage(options, {
+      trainerSrc: request.trainerSrc,
+      repositoryUri: request.repositoryUri,
+      ecr: request.aws?.ecr,
+      dryRun: request.dryRun,
     });
 }
 

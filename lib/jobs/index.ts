@@ -1,5 +1,6 @@
 export {
   planSubmit,
+  jobUploads,
   newPlanCache,
   type PlanCache,
   PLACEHOLDERS,
@@ -9,6 +10,8 @@ export {
   type SubmitListener,
   type Upload,
   type PreflightReport,
+  type ImageResolution,
+  type ImageResolver,
 } from './plan';
 export { submit, submitPlanned, quotaName, type SubmitResult } from './submit';
 export { buildCreateTrainingJobRequest, sanitizeTagValue, JOB_ENV, type RequestInput } from './request';

@@ -1,0 +1,293 @@
+/**
+ * `submit --local`: the same job, the same image and the same container contract, on this machine's
+ * Docker engine. The /opt/ml tree is prepared on the host, the trainer's source is mounted read-only,
+ * channels come from local folders (or from S3 through a local cache), and /opt/ml/checkpoints is the
+ * local run folder `results/<config_stem>_<YYYYMMDD-HHMMSS>/`.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { AwsClients } from '../aws';
+import { formatGpuList } from '../config';
+import { RuntimeFailure, UserError } from '../errors';
+import { connectEngine, inspectLocalImage, type Engine } from '../image';
+import { jobUploads, type SubmitPlan } from '../jobs';
+import { channelPath, CHANNELS, CONTAINER, JOB_ENV, jobNameTimestamp, LOCAL } from '../layout';
+import { fetchObject } from '../results';
+
+export interface LocalRunOptions {
+  readonly plan: SubmitPlan;
+  /** The image to run (a local tag or ID). */
+  readonly image: string;
+  readonly engine?: Engine;
+  readonly dockerHost?: string;
+  /** Host GPUs given to the container (they appear inside as 0..n-1). */
+  readonly gpus?: readonly number[];
+  /** Where `results/` is (default: the current folder). */
+  readonly resultsDir?: string;
+  readonly cwd?: string;
+  /** AWS clients, for inputs that are only in S3. */
+  readonly aws?: AwsClients;
+  readonly out?: NodeJS.WritableStream;
+  readonly err?: NodeJS.WritableStream;
+  readonly now?: () => Date;
+  /** Seconds between SIGTERM and SIGKILL when the run is interrupted (SageMaker gives 120). */
+  readonly stopGraceSeconds?: number;
+  /** Test hook: resolves when the container has started. */
+  readonly onStarted?: (info: { containerId: string; runDir: string }) => void;
+  /** Stops the run as Ctrl-C would. */
+  readonly signal?: AbortSignal;
+}
+
+export interface LocalRunResult {
+  readonly exitCode: number;
+  readonly runDir: string;
+  readonly interrupted: boolean;
+}
+
+interface Bind {
+  readonly host: string;
+  readonly container: string;
+  readonly readOnly: boolean;
+  readonly what: string;
+}
+
+function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown {
+  let v: unknown = root;
+  for (const k of keyPath)
+    v = v && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined;
+  return v;
+}
+
+/** A config value that names an existing local path (absolute, ~, or relative to the config or the source). */
+function existingLocalPath(value: unknown, bases: readonly string[]): string | undefined {
+  if (typeof value !== 'string' || /^s3:\/\//.test(value)) return undefined;
+  const expanded = value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value;
+  for (const base of path.isAbsolute(expanded) ? [''] : bases) {
+    const candidate = path.resolve(base, expanded);
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function cacheRoot(): string {
+  return path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'rlvr', 's3');
+}
+
+/** An S3 prefix (or one object) mirrored into the local cache; files already there with the right size are kept. */
+async function cacheFromS3(
+  aws: AwsClients | undefined,
+  bucket: string,
+  key: string,
+  what: string,
+): Promise<string> {
+  if (!aws) {
+    throw new UserError(
+      `${what} is only in S3 (s3://${bucket}/${key}) and this run has no AWS access. Point the config at a local copy, or configure AWS credentials.`,
+      'LocalInputMissing',
+    );
+  }
+  const objects = (await aws.s3.listObjects(bucket, key)).filter((o) => !o.key.endsWith('/'));
+  if (objects.length === 0)
+    throw new UserError(`${what}: nothing in S3 at s3://${bucket}/${key}`, 'LocalInputMissing');
+  const single = objects.length === 1 && objects[0].key === key;
+  const dir = path.join(cacheRoot(), bucket, single ? path.posix.dirname(key) : key);
+  for (const o of objects) {
+    const rel = single ? path.posix.basename(o.key) : o.key.slice(key.length);
+    const dest = path.join(dir, rel);
+    if (fs.existsSync(dest) && fs.statSync(dest).size === o.size) continue;
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    await fetchObject(aws.s3, bucket, o, dest);
+  }
+  return dir;
+}
+
+/** Where each channel comes from on this machine. */
+async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined, mlRoot: string): Promise<Bind[]> {
+  const configDir = path.dirname(plan.config.path);
+  const bases = [configDir, plan.source.root];
+  const binds: Bind[] = [];
+
+  // The job's files, exactly as a SageMaker job gets them in its config channel.
+  const configChannel = path.join(mlRoot, 'input', 'data', CHANNELS.config);
+  for (const f of jobUploads(plan)) {
+    fs.mkdirSync(path.dirname(path.join(configChannel, f.file)), { recursive: true });
+    fs.writeFileSync(path.join(configChannel, f.file), f.body);
+  }
+
+  const { model, datasets, orderFiles } = plan.inputs;
+  const localModel = model.mappings.map((m) => existingLocalPath(m.value, bases)).find(Boolean);
+  binds.push({
+    host: localModel ?? (await cacheFromS3(aws, model.location.bucket, model.location.key, 'The model')),
+    container: channelPath(model.channel),
+    readOnly: true,
+    what: 'model',
+  });
+  for (const d of datasets) {
+    const local = existingLocalPath(valueAt(plan.config.value, d.referencedAt), bases);
+    binds.push({
+      host: local ?? (await cacheFromS3(aws, d.location.bucket, d.location.key, `Dataset ${d.folder}`)),
+      container: channelPath(d.channel),
+      readOnly: true,
+      what: `dataset ${d.folder}`,
+    });
+  }
+  for (const o of orderFiles) {
+    binds.push({
+      host: await cacheFromS3(aws, o.location.bucket, o.location.key, 'Order file'),
+      container: channelPath(o.channel),
+      readOnly: true,
+      what: 'order file',
+    });
+  }
+  return binds;
+}
+
+export function localRunName(configFile: string, now: Date): string {
+  return `${path.basename(configFile).replace(/\.ya?ml$/i, '')}_${jobNameTimestamp(now)}`;
+}
+
+export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult> {
+  const { plan } = options;
+  const now = (options.now ?? (() => new Date()))();
+  const out = options.out ?? process.stdout;
+  const err = options.err ?? process.stderr;
+  const engine = options.engine ?? (await connectEngine(options.dockerHost));
+  if (!(await inspectLocalImage(engine, options.image))) {
+    throw new UserError(
+      `The image ${options.image} is not in the Docker engine at ${engine.where}. Build it with --build.`,
+      'NoLocalImage',
+    );
+  }
+
+  const gpuCount = options.gpus?.length;
+  if (gpuCount !== undefined) {
+    const used = [...plan.options.trainGpus.value, ...plan.options.evalGpus.value];
+    const beyond = used.filter((g) => g >= gpuCount);
+    if (beyond.length > 0) {
+      throw new UserError(
+        `--gpus gives the container ${gpuCount} GPU(s), numbered 0-${gpuCount - 1} inside it, but the split uses GPU ${beyond.join(', ')}. ` +
+          `Pass --train-gpus and --eval-gpus within 0-${gpuCount - 1}.`,
+        'BadGpuSplit',
+      );
+    }
+  }
+
+  const name = localRunName(plan.config.path, now);
+  const runDir = path.resolve(options.cwd ?? process.cwd(), options.resultsDir ?? LOCAL.resultsDir, name);
+  if (fs.existsSync(runDir))
+    throw new UserError(`${runDir} exists already; wait a second and run again.`, 'RunDirExists');
+  const mlRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-local-ml-'));
+  let containerId: string | undefined;
+  try {
+    const binds = await channelBinds(plan, options.aws, mlRoot);
+    fs.mkdirSync(runDir, { recursive: true });
+    for (const d of ['input/config', 'output', 'model'])
+      fs.mkdirSync(path.join(mlRoot, d), { recursive: true });
+    const channels = ['config', ...binds.map((b) => path.basename(b.container))];
+    fs.writeFileSync(
+      path.join(mlRoot, 'input', 'config', 'resourceconfig.json'),
+      JSON.stringify({ current_host: 'algo-1', hosts: ['algo-1'], current_instance_type: 'local' }),
+    );
+    fs.writeFileSync(path.join(mlRoot, 'input', 'config', 'hyperparameters.json'), '{}');
+    fs.writeFileSync(
+      path.join(mlRoot, 'input', 'config', 'inputdataconfig.json'),
+      JSON.stringify(Object.fromEntries(channels.map((c) => [c, { TrainingInputMode: 'File' }]))),
+    );
+
+    const environment: Record<string, string> = {
+      ...(plan.request.Environment ?? {}),
+      [JOB_ENV.image]: options.image,
+      [JOB_ENV.trainGpus]: formatGpuList(plan.options.trainGpus.value),
+      [JOB_ENV.evalGpus]: formatGpuList(plan.options.evalGpus.value),
+      TRAINING_JOB_NAME: name,
+      RLVR_INSTANCE_TYPE: 'local',
+    };
+    const allBinds = [
+      `${mlRoot}:/opt/ml`,
+      `${runDir}:${CONTAINER.checkpointsDir}`,
+      `${plan.source.root}:${CONTAINER.codeDir}:ro`,
+      ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
+    ];
+    err.write(`• local run ${name}: ${options.image}\n`);
+    for (const b of binds) err.write(`  ${b.what}: ${b.host}\n`);
+    err.write(`  run folder: ${runDir}\n`);
+
+    const container = await engine.docker.createContainer({
+      Image: options.image,
+      Cmd: ['train'],
+      Env: Object.entries(environment).map(([k, v]) => `${k}=${v}`),
+      Labels: { 'rlvr.local-run': name },
+      StopTimeout: options.stopGraceSeconds ?? 120,
+      HostConfig: {
+        Binds: allBinds,
+        NetworkMode: plan.options.networkIsolation.value ? 'none' : 'host',
+        ShmSize: 16 * 1024 ** 3,
+        ...(gpuCount
+          ? {
+              DeviceRequests: [
+                { Driver: 'nvidia', DeviceIDs: options.gpus!.map(String), Capabilities: [['gpu']] },
+              ],
+            }
+          : {}),
+      },
+    });
+    containerId = container.id;
+    const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    const log = fs.createWriteStream(path.join(runDir, 'logs-local-run.txt'));
+    stdout.on('data', (d: Buffer) => {
+      out.write(d);
+      log.write(d);
+    });
+    stderr.on('data', (d: Buffer) => {
+      err.write(d);
+      log.write(d);
+    });
+    container.modem.demuxStream(stream, stdout, stderr);
+    await container.start();
+    options.onStarted?.({ containerId: container.id, runDir });
+
+    let interrupted = false;
+    const stop = () => {
+      if (interrupted) return;
+      interrupted = true;
+      err.write(`\n• stopping: SIGTERM to the job, SIGKILL after ${options.stopGraceSeconds ?? 120} s\n`);
+      container.stop({ t: options.stopGraceSeconds ?? 120 }).catch(() => undefined);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    options.signal?.addEventListener('abort', stop);
+    let status: { StatusCode: number };
+    try {
+      status = (await container.wait()) as { StatusCode: number };
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      options.signal?.removeEventListener('abort', stop);
+    }
+    await new Promise<void>((r) => {
+      stream.on('end', r);
+      setTimeout(r, 2000);
+    });
+    await new Promise<void>((r) => log.end(() => r()));
+    const failure = path.join(mlRoot, 'output', 'failure');
+    if (fs.existsSync(failure)) {
+      fs.copyFileSync(failure, path.join(runDir, 'failure.txt'));
+      err.write(`• the job failed: ${fs.readFileSync(failure, 'utf8').split('\n')[0]}\n`);
+    }
+    return { exitCode: status.StatusCode, runDir, interrupted };
+  } catch (e) {
+    if (e instanceof UserError || e instanceof RuntimeFailure) throw e;
+    throw new RuntimeFailure(`The local run failed: ${(e as Error).message}`, 'LocalRunFailed', { cause: e });
+  } finally {
+    if (containerId)
+      await engine.docker
+        .getContainer(containerId)
+        .remove({ force: true })
+        .catch(() => undefined);
+    fs.rmSync(mlRoot, { recursive: true, force: true });
+  }
+}
