@@ -164,7 +164,13 @@ export async function buildImage(
           ...(v.error ? { error: v.error } : {}),
         };
         vertexes.set(v.digest, next);
-        if (v.completed && !seen?.completed && !v.name.startsWith('[internal]')) {
+        if (
+          v.completed &&
+          !seen?.completed &&
+          !v.error &&
+          v.name.startsWith('[') &&
+          !v.name.startsWith('[internal]')
+        ) {
           options.listener?.({ type: 'build-step', name: v.name, cached: v.cached });
         }
       }

@@ -1,5 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import {
+  assembleContext,
+  buildImage,
+  connectEngine,
+  contextTar,
+  parseRepositoryUri,
+  pushImage,
+} from '../../lib/image';
 import { runCli } from '../helpers/cli';
 import {
   dockerAvailable,
@@ -165,6 +173,41 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       } finally {
         await registry.start();
       }
+    });
+
+    it('a push whose token the registry refuses gets a fresh one and goes on', async () => {
+      const eng = await connectEngine(engine.host);
+      const repo = parseRepositoryUri(`${registry.host}/token-refresh`);
+      const ctx = await assembleContext({
+        dockerDir,
+        trainerSrc: trainer.root,
+        generated: [{ path: 'rlvr/entrypoint.js', body: Buffer.from('// t\n') }],
+      });
+      await buildImage(eng, await contextTar(ctx), { tags: [`${repo.uri}:${ctx.tag}`], buildArgs: {} });
+      const asked: boolean[] = [];
+      const result = await pushImage(eng, repo, ctx.tag, async (fresh) => {
+        asked.push(fresh);
+        // The first token has expired (the registry no longer accepts it); a fresh one works.
+        return { username: 'AWS', password: fresh ? `${TEST_ACCOUNT}-auth-token` : 'expired-token' };
+      });
+      expect(asked).toEqual([false, true]);
+      expect(result.digest).toMatch(/^sha256:/);
+    });
+
+    it('a failed build names the failing step and its last output lines', async () => {
+      const broken = tempDir('rlvr-docker-broken-');
+      writeTestDockerDir(broken);
+      fs.appendFileSync(
+        path.join(broken, 'Dockerfile'),
+        'RUN ["/bin/busybox", "sh", "-c", "echo resolving torch==9.9; echo ERROR: no matching distribution >&2; exit 7"]\n',
+      );
+      const r = await runCli(['image', 'build', '--docker-dir', broken, '--trainer-src', trainer.root], {
+        env: env(),
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/The image build failed at step \[\d+\/\d+\] RUN .*exit code: 7/);
+      expect(r.stderr).toContain('ERROR: no matching distribution');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
     });
   },
 );

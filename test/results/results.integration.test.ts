@@ -52,7 +52,9 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const weights = randomBytes(3 * 1024 * 1024 + 17);
     await put(`${ck}config.yaml`, 'run: {name: r}\n');
     await put(`${ck}traces/trace.jsonl`, '{"step": 1}\n');
-    for (const step of ['r_step20', 'r_step40']) {
+    // The entrypoint's run folder keeps checkpoints in checkpoints/; a trainer that wrote them at the
+    // top of the run folder is handled the same way.
+    for (const step of ['checkpoints/r_step20', 'r_step40']) {
       await put(`${ck}${step}/model.safetensors`, weights);
       await put(`${ck}${step}/config.json`, '{}');
     }

@@ -1,0 +1,174 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { CheckpointTracker } from '../../lib/container/checkpoints';
+import { runEntrypoint } from '../../lib/container/entrypoint';
+import { packSource, stageSource } from '../../lib/source';
+import { tempDir } from '../helpers/fixtures';
+
+jest.setTimeout(60_000);
+
+/**
+ * The entrypoint in this process, on a folder standing in for /opt/ml, with real child processes
+ * (sh): the container contract's edges that the Docker tests do not reach.
+ */
+function mlRoot(options: { hosts?: string[]; host?: string; config?: string; evalConfig?: string } = {}) {
+  const root = tempDir('rlvr-ml-');
+  const configDir = path.join(root, 'input', 'data', 'config');
+  fs.mkdirSync(configDir, { recursive: true });
+  fs.mkdirSync(path.join(root, 'input', 'config'), { recursive: true });
+  fs.writeFileSync(
+    path.join(root, 'input', 'config', 'resourceconfig.json'),
+    JSON.stringify({
+      current_host: options.host ?? 'algo-1',
+      hosts: options.hosts ?? ['algo-1'],
+      current_instance_type: 'ml.g5.2xlarge',
+    }),
+  );
+  fs.writeFileSync(
+    path.join(configDir, 'resolved-config.yaml'),
+    options.config ??
+      'run:\n  name: r\ntraining:\n  checkpoint_interval: 1\nroles:\n  - name: trainer\n    kind: titan\n    config:\n      optimizer:\n        lr: 1.0e-6\n',
+  );
+  if (options.evalConfig) fs.writeFileSync(path.join(configDir, 'eval-config.yaml'), options.evalConfig);
+  return root;
+}
+
+function envFor(root: string, trainerCommand: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    RLVR_CONFIG: path.join(root, 'input', 'data', 'config', 'resolved-config.yaml'),
+    RLVR_RUN_NAME: 'r',
+    RLVR_TRAIN_GPUS: '0',
+    RLVR_EVAL_GPUS: '',
+    RLVR_USE_RAY: '0',
+    RLVR_TRAINER_COMMAND: trainerCommand,
+    ...extra,
+  };
+}
+
+const WRITE_FINAL =
+  'mkdir -p "$RLVR_CHECKPOINT_DIR/r_final" && echo w > "$RLVR_CHECKPOINT_DIR/r_final/model.safetensors"';
+
+function withCode(root: string): void {
+  fs.mkdirSync(path.join(root, 'code'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'code', 'train.sh'), `${WRITE_FINAL}\n`);
+}
+
+describe('container entrypoint (in process)', () => {
+  it('unpacks the code channel and runs the trainer from it', async () => {
+    const root = mlRoot();
+    const src = tempDir('rlvr-src-');
+    fs.mkdirSync(path.join(src, 'entrypoints'));
+    fs.writeFileSync(path.join(src, 'entrypoints', 'train.sh'), `${WRITE_FINAL}\necho "ran from $(pwd)"\n`);
+    const packed = await packSource(await stageSource({ root: src }));
+    fs.mkdirSync(path.join(root, 'input', 'data', 'code'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'input', 'data', 'code', `${packed.sha256}.tar.gz`), packed.gzip);
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (d: Buffer) => (text += d.toString()));
+    const code = await runEntrypoint({
+      root,
+      env: envFor(root, 'sh entrypoints/train.sh {config}'),
+      out,
+      pollMs: 50,
+      stableMs: 0,
+    });
+    expect(code).toBe(0);
+    expect(text).toContain(`[trainer] ran from ${path.join(root, 'code')}`);
+    expect(fs.readdirSync(path.join(root, 'model')).sort()).toEqual([
+      'RESULTS.md',
+      'config.yaml',
+      'run.json',
+      'summary.json',
+    ]);
+    // The config keeps the trainer's float spelling that PyYAML reads as a float.
+    expect(fs.readFileSync(path.join(root, 'checkpoints', 'config.yaml'), 'utf8')).toContain('lr: 1.0e-6');
+  });
+
+  it('refuses an eval config with tensor parallelism other than 1, before starting anything', async () => {
+    const root = mlRoot({ evalConfig: 'vllm:\n  tensor_parallel_size: 2\nwatch:\n  enable: true\n' });
+    withCode(root);
+    const code = await runEntrypoint({
+      root,
+      env: envFor(root, `${WRITE_FINAL}; touch "$RLVR_RUN_DIR/trainer-started"`, {
+        RLVR_EVAL_CONFIG: path.join(root, 'input', 'data', 'config', 'eval-config.yaml'),
+        RLVR_EVAL_GPUS: '1',
+      }),
+      out: new PassThrough(),
+    });
+    expect(code).toBe(1);
+    expect(fs.readFileSync(path.join(root, 'output', 'failure'), 'utf8')).toMatch(
+      /^the eval config asks for tensor_parallel_size 2/,
+    );
+    expect(fs.existsSync(path.join(root, 'checkpoints', 'trainer-started'))).toBe(false);
+  });
+
+  it('on a second host writes only files named after that host', async () => {
+    const root = mlRoot({ hosts: ['algo-1', 'algo-2'], host: 'algo-2' });
+    withCode(root);
+    const code = await runEntrypoint({
+      root,
+      env: envFor(root, 'sh train.sh'),
+      out: new PassThrough(),
+      pollMs: 50,
+      stableMs: 0,
+    });
+    expect(code).toBe(0);
+    const files = fs.readdirSync(path.join(root, 'checkpoints')).sort();
+    expect(files).toEqual(['checkpoints', 'logs', 'run-algo-2.json', 'summary-algo-2.json', 'traces']);
+    expect(fs.readdirSync(path.join(root, 'checkpoints', 'logs'))).toEqual(['trainer-algo-2.log']);
+  });
+
+  it('kills a trainer that ignores SIGTERM once the grace period is over', async () => {
+    const root = mlRoot();
+    withCode(root);
+    const started = Date.now();
+    const run = runEntrypoint({
+      root,
+      env: envFor(root, `trap "" TERM; ${WRITE_FINAL}; while true; do sleep 0.1; done`),
+      out: new PassThrough(),
+      graceMs: 700,
+      pollMs: 50,
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    process.emit('SIGTERM', 'SIGTERM');
+    await run;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const summary = JSON.parse(fs.readFileSync(path.join(root, 'checkpoints', 'summary.json'), 'utf8'));
+    expect(summary).toMatchObject({ status: 'Stopped', killedAfterGrace: true, checkpoints: ['r_final'] });
+  });
+});
+
+describe('checkpoint completeness', () => {
+  it('shows a checkpoint only when every file its index names is there and nothing changed for stableMs', () => {
+    const dir = tempDir('rlvr-ckpt-');
+    let now = 0;
+    const tracker = new CheckpointTracker(dir, 1000, () => now);
+    const ckpt = path.join(dir, 'run_step10');
+    fs.mkdirSync(ckpt);
+    fs.writeFileSync(
+      path.join(ckpt, 'model.safetensors.index.json'),
+      JSON.stringify({
+        weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors' },
+      }),
+    );
+    fs.writeFileSync(path.join(ckpt, 'model-00001-of-00002.safetensors'), 'x');
+    expect(tracker.scan()).toEqual([]); // a shard missing
+    fs.writeFileSync(path.join(ckpt, 'model-00002-of-00002.safetensors'), 'y');
+    expect(tracker.scan()).toEqual([]); // first look: not yet known to be stable
+    now += 500;
+    fs.appendFileSync(path.join(ckpt, 'model-00002-of-00002.safetensors'), 'yy'); // still growing
+    expect(tracker.scan()).toEqual([]);
+    now += 999;
+    expect(tracker.scan()).toEqual([]);
+    now += 1;
+    expect(tracker.scan()).toEqual(['run_step10']);
+    expect(tracker.scan()).toEqual([]); // shown once
+    fs.mkdirSync(path.join(dir, 'not-a-checkpoint'));
+    fs.writeFileSync(path.join(dir, 'not-a-checkpoint', 'model.safetensors'), 'z');
+    now += 5000;
+    tracker.scan();
+    expect(tracker.complete()).toEqual(['run_step10']);
+  });
+});
