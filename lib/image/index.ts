@@ -20,6 +20,7 @@ import {
   parseRepositoryUri,
   pushImage,
   remoteDigest,
+  tagRemote,
   type CredentialSource,
   type PushResult,
 } from './registry';
@@ -78,7 +79,7 @@ export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
     const existing = await remoteDigest(repo, context.tag, credentials);
     if (existing) {
       listener?.({ type: 'step', message: `${ref} is already in the registry; nothing to build or push` });
-      await pushAliases(request, repo.uri, context.tag, credentials, existing);
+      await pushAliases(request, repo.uri, credentials, existing);
       return { context, ref, digest: existing, pinned: pinnedBy(existing), foundIn: 'registry' };
     }
   }
@@ -96,7 +97,7 @@ export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
         message: `building ${ref} (${context.files.length} context files) with BuildKit`,
       });
       built = await buildImage(engine, await contextTar(context), {
-        tags: [ref, ...(request.aliasTags ?? []).map((t) => `${repo.uri}:${t}`)],
+        tags: [ref],
         buildArgs: context.buildArgs,
         labels: { 'rlvr.content-tag': context.tag },
         ...(request.networkMode ? { networkMode: request.networkMode } : {}),
@@ -108,7 +109,7 @@ export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
   if (request.push) {
     listener?.({ type: 'step', message: `pushing ${ref}` });
     const pushed = await pushImage(engine!, repo, context.tag, credentials!, listener ? { listener } : {});
-    await pushAliases(request, repo.uri, context.tag, credentials!, pushed.digest, engine);
+    await pushAliases(request, repo.uri, credentials!, pushed.digest);
     return {
       context,
       ref,
@@ -158,29 +159,18 @@ async function lookupDigest(
   return undefined;
 }
 
+/** Commit tags and the like: the registry tags the pushed manifest itself, nothing is pushed again. */
 async function pushAliases(
   request: ImageRequest,
   repositoryUri: string,
-  tag: string,
   credentials: CredentialSource,
   digest: string,
-  engine?: Engine,
 ): Promise<void> {
-  const aliases = request.aliasTags ?? [];
-  if (aliases.length === 0) return;
-  const eng = engine ?? (await connectEngine(request.dockerHost));
   const repo = parseRepositoryUri(repositoryUri);
-  for (const alias of aliases) {
+  for (const alias of request.aliasTags ?? []) {
     if ((await remoteDigest(repo, alias, credentials)) === digest) continue;
-    const local = await inspectLocalImage(eng, `${repositoryUri}:${tag}`);
-    if (!local) {
-      throw new RuntimeFailure(
-        `Cannot add the tag ${alias}: ${repositoryUri}:${tag} is in the registry but not in this engine. Pull it first, or run without alias tags.`,
-        'AliasNeedsLocalImage',
-      );
-    }
-    await eng.docker.getImage(local.id).tag({ repo: repositoryUri, tag: alias });
-    await pushImage(eng, repo, alias, credentials, request.listener ? { listener: request.listener } : {});
+    await tagRemote(repo, digest, alias, credentials);
+    request.listener?.({ type: 'step', message: `tagged ${repositoryUri}@${digest} as ${alias}` });
   }
 }
 

@@ -76,10 +76,12 @@ export async function remoteDigest(
     const creds = await credentials(fresh);
     let res: { status: number; digest?: string };
     try {
-      res = await head(url, {
+      const r = await registryRequest('HEAD', url, {
         Accept: MANIFEST_TYPES,
-        Authorization: `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`,
+        Authorization: basicAuth(creds),
       });
+      const digest = r.headers['docker-content-digest'];
+      res = { status: r.status, ...(typeof digest === 'string' ? { digest } : {}) };
     } catch (err) {
       throw new RuntimeFailure(
         `Cannot reach the registry ${repo.registry} (${describeFetchError(err)}). Check the repository URI and that the registry is up.`,
@@ -109,25 +111,77 @@ function describeFetchError(err: unknown): string {
 }
 
 /**
- * One HEAD request with node:http. (fetch, on a connection the server closes right after accepting
+ * One request with node:http(s). (fetch, on a connection the server closes right after accepting
  * it, was seen here to leave its promise unsettled, and the process then exits silently.)
  */
-async function head(
+async function registryRequest(
+  method: string,
   url: string,
   headers: Record<string, string>,
-): Promise<{ status: number; digest?: string }> {
+  body?: Buffer,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const target = new URL(url);
   const lib = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = lib.request(target, { method: 'HEAD', headers, timeout: 30_000, agent: false }, (res) => {
-      res.resume();
-      const digest = res.headers['docker-content-digest'];
-      resolve({ status: res.statusCode ?? 0, ...(typeof digest === 'string' ? { digest } : {}) });
+    const req = lib.request(target, { method, headers, timeout: 30_000, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
+}
+
+function basicAuth(creds: RegistryCredentials): string {
+  return `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
+}
+
+/**
+ * Adds `alias` to the manifest `digest` in the registry (GET the manifest, PUT it under the new tag),
+ * so an image the registry already has gets a commit tag without being pulled or pushed again.
+ */
+export async function tagRemote(
+  repo: RepositoryRef,
+  digest: string,
+  alias: string,
+  credentials: CredentialSource,
+): Promise<void> {
+  const base = `${registryBaseUrl(repo.registry)}/v2/${repo.name}/manifests/`;
+  const creds = await credentials(false);
+  const fail = (what: string, status: number, body: Buffer) =>
+    new RuntimeFailure(
+      `The registry ${repo.registry} answered HTTP ${status} when ${what} (${body.toString('utf8').slice(0, 200)}).`,
+      status === 401 || status === 403 ? 'RegistryAuthFailed' : 'RegistryError',
+    );
+  let got;
+  try {
+    got = await registryRequest('GET', `${base}${digest}`, {
+      Accept: MANIFEST_TYPES,
+      Authorization: basicAuth(creds),
+    });
+  } catch (err) {
+    throw new RuntimeFailure(
+      `Cannot reach the registry ${repo.registry} (${describeFetchError(err)}).`,
+      'RegistryUnreachable',
+      {
+        cause: err,
+      },
+    );
+  }
+  if (got.status !== 200) throw fail(`reading the manifest ${digest}`, got.status, got.body);
+  const put = await registryRequest(
+    'PUT',
+    `${base}${encodeURIComponent(alias)}`,
+    { 'Content-Type': String(got.headers['content-type']), Authorization: basicAuth(creds) },
+    got.body,
+  );
+  if (put.status !== 201 && put.status !== 200)
+    throw fail(`tagging ${digest} as ${alias}`, put.status, put.body);
 }
 
 export interface PushResult {

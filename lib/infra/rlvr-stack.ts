@@ -577,6 +577,12 @@ export class RlvrInfraStack extends Stack {
             actions: ['ecr:GetAuthorizationToken'],
             resources: ['*'],
           }),
+          // `rlvr image push` reads the repository URI from the launcher settings.
+          new iam.PolicyStatement({
+            sid: 'ReadLauncherSettings',
+            actions: ['ssm:GetParameter'],
+            resources: [`${parameterArn}${SETTINGS_PARAMETER_NAME}`],
+          }),
         ],
       });
     }

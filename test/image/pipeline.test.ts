@@ -116,6 +116,10 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       const uploadsBefore = proxy.uploads();
       const again = await image('push');
       expect(again).toMatchObject({ tag: first.tag, digest: first.digest, built: false, pushed: false });
+      // The registry having the tag settles it: no engine is even needed.
+      const noEngine = await imageCli('push', { DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+      expect(noEngine.code).toBe(0);
+      expect(JSON.parse(noEngine.stdout)).toMatchObject({ digest: first.digest, built: false, pushed: false });
 
       fs.appendFileSync(path.join(trainer.root, 'entrypoints', 'train_grpo.py'), 'print("a code change")\n');
       const codeOnly = await image('push');
@@ -173,6 +177,29 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       } finally {
         await registry.start();
       }
+    });
+
+    it('adds a commit tag to the pushed manifest without pushing again', async () => {
+      const first = await image('push');
+      const uploads = proxy.uploads();
+      const r = await runCli(
+        [
+          'image',
+          'push',
+          '--json',
+          '--docker-dir',
+          dockerDir,
+          '--trainer-src',
+          trainer.root,
+          '--also-tag',
+          'git-0123abcd',
+        ],
+        { env: env() },
+      );
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ digest: first.digest, built: false, pushed: false });
+      expect(await registryDigest('git-0123abcd')).toBe(first.digest);
+      expect(proxy.uploads()).toBe(uploads + 1); // one manifest PUT, no blob
     });
 
     it('a push whose token the registry refuses gets a fresh one and goes on', async () => {
