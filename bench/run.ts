@@ -51,20 +51,34 @@ async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, options:
 
 type Timed = Awaited<ReturnType<typeof run>>;
 
-/** Three runs of each side, alternating (baseline, ours); the median run of each. */
+/**
+ * Five runs of each side; the median run of each. Each pair alternates who goes first, and every run
+ * starts with the page cache's dirty data written out (\`sync\`), so neither side pays for the
+ * other's writeback (aws s3 cp leaves 1 GiB of dirty pages behind; our download fsyncs its own).
+ */
 async function medianPair(
   baseline: () => Promise<Timed>,
   ours: () => Promise<Timed>,
 ): Promise<{ baseline: Timed; ours: Timed }> {
   const b: Timed[] = [];
   const o: Timed[] = [];
-  for (let i = 0; i < 3; i++) {
-    b.push(await baseline());
-    o.push(await ours());
+  const settled = async <T>(f: () => Promise<T>) => {
+    spawnSync('sync');
+    return f();
+  };
+  for (let i = 0; i < RUNS; i++) {
+    if (i % 2 === 0) {
+      b.push(await settled(baseline));
+      o.push(await settled(ours));
+    } else {
+      o.push(await settled(ours));
+      b.push(await settled(baseline));
+    }
   }
-  const median = (runs: Timed[]) => [...runs].sort((x, y) => x.seconds - y.seconds)[1];
+  const median = (runs: Timed[]) => [...runs].sort((x, y) => x.seconds - y.seconds)[Math.floor(RUNS / 2)];
   return { baseline: median(b), ours: median(o) };
 }
+const RUNS = 5;
 
 interface Row {
   readonly name: string;
@@ -443,7 +457,8 @@ function writeResults(rows: Row[]): void {
 Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB RAM, Node ${process.version}, ${(awsVersion.stdout || awsVersion.stderr).trim()}.
 Both sides talk to the same s3rver on loopback (SageMaker answered by moto). Times are wall time of the
 whole command as a user runs it (our CLI's start-up included); the two downloads and the 1 GiB upload
-are the median of three alternating runs of each side, the other rows one run.
+are the median of ${RUNS} runs of each side (alternating who goes first, \`sync\` before each run), the
+other rows one run.
 
 | what | rlvr | baseline | ratio | target | met |
 |---|---|---|---|---|---|

@@ -38,6 +38,11 @@ function readState(file: string): PartialState | undefined {
   }
 }
 
+/**
+ * Writes a ranged body at its offset. Chunks are gathered and written with one positioned writev per
+ * ~4 MiB: one write per 64 KiB socket chunk (16,000 thread-pool round trips per GiB) was the main CPU
+ * cost of a download measured here.
+ */
 async function writeAt(
   fd: fs.promises.FileHandle,
   stream: NodeJS.ReadableStream,
@@ -45,16 +50,45 @@ async function writeAt(
   onBytes: (n: number) => void,
 ) {
   let position = offset;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    let written = 0;
-    while (written < chunk.length) {
-      const { bytesWritten } = await fd.write(chunk, written, chunk.length - written, position);
-      written += bytesWritten;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    let buffers = pending;
+    let left = pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    while (left > 0) {
+      const { bytesWritten } = await fd.writev(buffers, position);
       position += bytesWritten;
+      left -= bytesWritten;
+      if (left > 0) buffers = dropWritten(buffers, bytesWritten);
     }
+  };
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    pending.push(chunk);
+    pendingBytes += chunk.length;
     onBytes(chunk.length);
+    if (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= 512) await flush();
   }
+  await flush();
   return position - offset;
+}
+
+const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** The buffers after the first `n` bytes (a short writev). */
+function dropWritten(buffers: Buffer[], n: number): Buffer[] {
+  const out: Buffer[] = [];
+  let skip = n;
+  for (const b of buffers) {
+    if (skip >= b.length) {
+      skip -= b.length;
+      continue;
+    }
+    out.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
+  }
+  return out;
 }
 
 export interface FetchResult {
