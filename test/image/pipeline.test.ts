@@ -119,7 +119,11 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       // The registry having the tag settles it: no engine is even needed.
       const noEngine = await imageCli('push', { DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
       expect(noEngine.code).toBe(0);
-      expect(JSON.parse(noEngine.stdout)).toMatchObject({ digest: first.digest, built: false, pushed: false });
+      expect(JSON.parse(noEngine.stdout)).toMatchObject({
+        digest: first.digest,
+        built: false,
+        pushed: false,
+      });
 
       fs.appendFileSync(path.join(trainer.root, 'entrypoints', 'train_grpo.py'), 'print("a code change")\n');
       const codeOnly = await image('push');
