@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { startDockerEngine, startRegistry } from '../test/helpers/docker';
+import { copyBusybox, startDockerEngine, startRegistry } from '../test/helpers/docker';
 import { FaultProxy } from '../test/helpers/fault-proxy';
 import { freePort, startMoto, TEST_ACCOUNT } from '../test/helpers/moto';
 
@@ -342,12 +342,7 @@ async function imageRows(rows: Row[], motoEnv: Record<string, string>): Promise<
   await proxy.start();
   try {
     const dockerDir = path.join(work, 'docker');
-    fs.mkdirSync(path.join(dockerDir, 'base', 'bin'), { recursive: true });
-    fs.copyFileSync(
-      fs.realpathSync(spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).stdout.trim()),
-      path.join(dockerDir, 'base', 'bin', 'busybox'),
-    );
-    fs.chmodSync(path.join(dockerDir, 'base', 'bin', 'busybox'), 0o755);
+    copyBusybox(dockerDir);
     fs.writeFileSync(path.join(dockerDir, 'requirements-olmes.txt'), 'ai2-olmes==0.1.0\n');
     const fill = (dir: string, mib: number) =>
       `RUN ["/bin/busybox", "sh", "-c", "mkdir -p ${dir} && /bin/busybox dd if=/dev/urandom of=${dir}/blob bs=1048576 count=${mib} 2>/dev/null"]`;

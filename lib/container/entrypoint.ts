@@ -165,10 +165,12 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
   let trainer: Started | undefined;
   let evaluator: Started | undefined;
   let stopping = false;
+  let stopRequestedAt = 0;
   let rayStarted = false;
   const onTerm = () => {
     if (stopping) return;
     stopping = true;
+    stopRequestedAt = Date.now();
     say('SIGTERM: asking the trainer to stop after its current checkpoint');
     for (const p of [trainer, evaluator]) signalGroup(p, 'SIGTERM');
   };
@@ -315,7 +317,6 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
           CUDA_VISIBLE_DEVICES: evalGpus,
           [RUNTIME_ENV.role]: 'eval',
           [RUNTIME_ENV.evalDoneFile]: path.join(viewDir, EVAL_DONE_FILE),
-          HF_ALLOW_CODE_EVAL: env.HF_ALLOW_CODE_EVAL ?? '',
         },
         logFile: path.join(logsDir, own('eval.log')),
         out,
@@ -363,11 +364,14 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     let evalResult: { code: number | null; timedOut: boolean } | undefined;
     if (evaluator) {
       fs.writeFileSync(path.join(viewDir, EVAL_DONE_FILE), `${new Date().toISOString()}\n`);
-      const timeoutMs = stopping ? Math.max(0, graceMs - 5000) : (options.evalFinalTimeoutMs ?? 30 * 60_000);
+      // After SIGTERM, only what is left of the one grace period (SageMaker kills at 120 s).
+      const timeoutMs = stopping
+        ? Math.max(0, stopRequestedAt + graceMs - Date.now())
+        : (options.evalFinalTimeoutMs ?? 30 * 60_000);
       say(
         `training ended: the eval watcher has ${Math.round(timeoutMs / 1000)} s to finish the last checkpoint`,
       );
-      evalResult = await waitOrKill(evaluator, timeoutMs);
+      evalResult = await waitOrKill(evaluator, timeoutMs, stopping ? 0 : 10_000);
     }
     if (rayStarted) {
       await runToEnd('ray stop --force', {
@@ -442,9 +446,11 @@ function signalGroup(p: Started | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/** Waits for `p`; past the timeout, SIGTERM, and SIGKILL `termGraceMs` later (at once when 0). */
 async function waitOrKill(
   p: Started,
   timeoutMs: number,
+  termGraceMs: number,
 ): Promise<{ code: number | null; timedOut: boolean }> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = await Promise.race([
@@ -453,8 +459,8 @@ async function waitOrKill(
   ]);
   clearTimeout(timer);
   if (timedOut) {
-    signalGroup(p, 'SIGTERM');
-    const killTimer = setTimeout(() => signalGroup(p, 'SIGKILL'), 10_000);
+    signalGroup(p, termGraceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+    const killTimer = setTimeout(() => signalGroup(p, 'SIGKILL'), termGraceMs);
     await p.exited;
     clearTimeout(killTimer);
   }

@@ -121,7 +121,7 @@ export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
     };
   }
 
-  // No push: a digest is known if this engine pushed or pulled the image, or the registry has it.
+  // No push: the registry says whether the tag is there (or, without credentials, this engine's record).
   const digest = await lookupDigest(request, ref, repo.uri, context.tag, credentials, engine);
   return {
     context,
@@ -131,6 +131,7 @@ export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
   };
 }
 
+/** The registry is the authority when we can ask it; without credentials, the engine's record of a push. */
 async function lookupDigest(
   request: ImageRequest,
   ref: string,
@@ -139,24 +140,21 @@ async function lookupDigest(
   credentials: CredentialSource | undefined,
   engine: Engine | undefined,
 ): Promise<{ digest: string; foundIn: 'engine' | 'registry' } | undefined> {
+  if (credentials) {
+    const digest = await remoteDigest(parseRepositoryUri(repositoryUri), tag, credentials);
+    return digest ? { digest, foundIn: 'registry' } : undefined;
+  }
   let eng = engine;
   if (!eng) {
     try {
       eng = await connectEngine(request.dockerHost);
     } catch {
-      eng = undefined; // no engine here: the registry may still know the tag
+      return undefined; // no engine and no registry access: nothing to look in
     }
   }
-  if (eng) {
-    const local = await inspectLocalImage(eng, ref);
-    const digest = local && digestFromRepoDigests(local.repoDigests, repositoryUri);
-    if (digest) return { digest, foundIn: 'engine' };
-  }
-  if (credentials) {
-    const digest = await remoteDigest(parseRepositoryUri(repositoryUri), tag, credentials);
-    if (digest) return { digest, foundIn: 'registry' };
-  }
-  return undefined;
+  const local = await inspectLocalImage(eng, ref);
+  const digest = local && digestFromRepoDigests(local.repoDigests, repositoryUri);
+  return digest ? { digest, foundIn: 'engine' } : undefined;
 }
 
 /** Commit tags and the like: the registry tags the pushed manifest itself, nothing is pushed again. */

@@ -156,7 +156,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
   const engine = options.engine ?? (await connectEngine(options.dockerHost));
   if (!(await inspectLocalImage(engine, options.image))) {
     throw new UserError(
-      `The image ${options.image} is not in the Docker engine at ${engine.where}. Build it with --build.`,
+      `The image ${options.image} is not in the Docker engine at ${engine.where}. Pull it first, or leave out --image and launcher.image so the run builds the pipeline's image.`,
       'NoLocalImage',
     );
   }
@@ -213,6 +213,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     err.write(`• local run ${name}: ${options.image}\n`);
     for (const b of binds) err.write(`  ${b.what}: ${b.host}\n`);
     err.write(`  run folder: ${runDir}\n`);
+    if (!gpuCount) err.write('  no GPUs: pass --gpus 0,1,… to give the container host GPUs\n');
 
     const container = await engine.docker.createContainer({
       Image: options.image,

@@ -120,6 +120,31 @@ describe('container entrypoint (in process)', () => {
     expect(fs.readdirSync(path.join(root, 'checkpoints', 'logs'))).toEqual(['trainer-algo-2.log']);
   });
 
+  it('gives the eval watcher a bounded time to finish once training has ended', async () => {
+    const root = mlRoot({ evalConfig: 'vllm:\n  tensor_parallel_size: 1\nwatch:\n  enable: true\n' });
+    withCode(root);
+    const code = await runEntrypoint({
+      root,
+      env: envFor(root, 'sh train.sh', {
+        RLVR_EVAL_CONFIG: path.join(root, 'input', 'data', 'config', 'eval-config.yaml'),
+        RLVR_EVAL_GPUS: '1',
+        // A watcher that never notices the done file.
+        RLVR_EVAL_COMMAND: 'while true; do sleep 0.1; done',
+      }),
+      out: new PassThrough(),
+      pollMs: 50,
+      stableMs: 0,
+      evalFinalTimeoutMs: 500,
+      viewDir: path.join(root, 'view'),
+    });
+    expect(code).toBe(0);
+    const summary = JSON.parse(fs.readFileSync(path.join(root, 'checkpoints', 'summary.json'), 'utf8'));
+    expect(summary).toMatchObject({ status: 'Completed', eval: { timedOut: true } });
+    expect(fs.readlinkSync(path.join(root, 'view', 'r_final'))).toBe(
+      path.join(root, 'checkpoints', 'checkpoints', 'r_final'),
+    );
+  });
+
   it('kills a trainer that ignores SIGTERM once the grace period is over', async () => {
     const root = mlRoot();
     withCode(root);

@@ -149,18 +149,22 @@ export async function startRegistry(username: string, password: string): Promise
   };
 }
 
+/** Debian's static busybox at `<dir>/base/bin/busybox`, with `sh` linked to it: a shell for FROM scratch. */
+export function copyBusybox(dir: string): void {
+  const bin = path.join(dir, 'base', 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  const host = spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).stdout.trim();
+  fs.copyFileSync(fs.realpathSync(host), path.join(bin, 'busybox'));
+  fs.chmodSync(path.join(bin, 'busybox'), 0o755);
+  if (!fs.existsSync(path.join(bin, 'sh'))) fs.symlinkSync('busybox', path.join(bin, 'sh'));
+}
+
 /**
  * A test image context `FROM scratch` built from host files: busybox-static for a shell. The layers
  * mirror the real Dockerfile's order: base, OLMES venv, the trainer's dependencies, our entrypoint.
  */
 export function writeTestDockerDir(dir: string): void {
-  fs.mkdirSync(path.join(dir, 'base', 'bin'), { recursive: true });
-  fs.copyFileSync(
-    fs.realpathSync(spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).stdout.trim()),
-    path.join(dir, 'base', 'bin', 'busybox'),
-  );
-  fs.chmodSync(path.join(dir, 'base', 'bin', 'busybox'), 0o755);
-  fs.symlinkSync('busybox', path.join(dir, 'base', 'bin', 'sh'));
+  copyBusybox(dir);
   fs.writeFileSync(path.join(dir, 'requirements-olmes.txt'), 'ai2-olmes==0.1.0\n');
   fs.writeFileSync(path.join(dir, 'NOTES.md'), 'not part of the image\n');
   fs.writeFileSync(path.join(dir, '.dockerignore'), '*.md\n');
@@ -198,12 +202,7 @@ export function writeContainerDockerDir(dir: string): void {
     fs.copyFileSync(fs.realpathSync(hostPath), dest);
     fs.chmodSync(dest, mode);
   };
-  const which = (cmd: string) =>
-    spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim();
-  copyHostFile(which('busybox'));
-  fs.renameSync(path.join(base, which('busybox')), path.join(base, 'bin-busybox'));
-  fs.mkdirSync(path.join(base, 'bin'), { recursive: true });
-  fs.renameSync(path.join(base, 'bin-busybox'), path.join(base, 'bin', 'busybox'));
+  copyBusybox(dir);
   const node = process.execPath;
   fs.mkdirSync(path.join(base, 'usr', 'local', 'bin'), { recursive: true });
   fs.copyFileSync(node, path.join(base, 'usr', 'local', 'bin', 'node'));

@@ -8,7 +8,7 @@ import {
   parseRepositoryUri,
   pushImage,
 } from '../../lib/image';
-import { runCli } from '../helpers/cli';
+import { bareEnv, runCli } from '../helpers/cli';
 import {
   dockerAvailable,
   startDockerEngine,
@@ -109,6 +109,22 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
         `${repositoryUri()}@${first.digest}`,
       );
       expect(plan.createTrainingJobRequest.Environment.RLVR_IMAGE).toBe(`${repositoryUri()}@${first.digest}`);
+
+      // Without AWS, the dry-run finds the digest in the engine's record of the push.
+      const offline = await runCli(
+        ['submit', trainer.configPath, '--dry-run', '--json', '--docker-dir', dockerDir],
+        {
+          env: bareEnv({ RLVR_REPOSITORY_URI: repositoryUri(), DOCKER_HOST: engine.host }),
+          cwd: trainer.root,
+        },
+      );
+      expect(offline.code).toBe(0);
+      const offlinePlan = JSON.parse(offline.stdout);
+      expect(offlinePlan.image).toEqual({
+        uri: `${repositoryUri()}@${first.digest}`,
+        source: `image pipeline, ${first.tag} (engine)`,
+      });
+      expect(plan.image.source).toBe(`image pipeline, ${first.tag} (registry)`);
     });
 
     it('an unchanged second push, and a change to trainer code only, build nothing and upload nothing', async () => {
