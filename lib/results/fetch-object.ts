@@ -75,6 +75,7 @@ async function writeAt(
 }
 
 const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
+const SYNC_EVERY_BYTES = 128 * 1024 * 1024;
 
 /** The buffers after the first `n` bytes (a short writev). */
 function dropWritten(buffers: Buffer[], n: number): Buffer[] {
@@ -126,6 +127,10 @@ export async function fetchObject(
   const fd = await fs.promises.open(partial, resumable ? 'r+' : 'w');
   let downloaded = 0;
   let saving = Promise.resolve();
+  // Written data goes to disk while the download runs (one datasync per 128 MiB, in the background),
+  // so the fsync that makes the file durable before it is renamed has little left to do.
+  let unsynced = 0;
+  let flushing: Promise<void> = Promise.resolve();
   try {
     if (!resumable) await fd.truncate(size);
     const saveState = () => {
@@ -142,7 +147,12 @@ export async function fetchObject(
       const body = await s3.getObjectStream(bucket, object.key, { start, end, ifMatch: etag || undefined });
       const n = await writeAt(fd, body, start, (b) => {
         downloaded += b;
+        unsynced += b;
         options.onBytes?.(downloaded);
+        if (unsynced >= SYNC_EVERY_BYTES) {
+          unsynced = 0;
+          flushing = flushing.then(() => fd.datasync()).catch(() => undefined);
+        }
       });
       if (n !== end - start + 1)
         throw new RuntimeFailure(`short read of ${object.key} at ${start}: ${n} bytes`, 'ShortRead');
@@ -163,10 +173,12 @@ export async function fetchObject(
       Array.from({ length: Math.min(options.concurrency ?? 8, Math.max(1, queue.length)) }, worker),
     );
     if (failure !== undefined) throw failure;
+    await flushing;
     await fd.sync();
   } finally {
     // Whatever happened, the finished ranges are on record for the next attempt.
     await saving.catch(() => undefined);
+    await flushing;
     await fd.close();
   }
   const actual = fs.statSync(partial).size;
