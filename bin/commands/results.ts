@@ -50,8 +50,9 @@ export function registerResults(program: Command): void {
     .argument('<job>', 'training job name')
     .option('--checkpoints <which>', 'all, final, none, or steps such as step20,step40', 'final')
     .option('--results-dir <dir>', 'where results/<job>/ goes', 'results')
+    .option('--fsync', 'flush each file to disk before it gets its name (safe against a power loss; slower)')
     .option('--json', 'print JSON')
-    .action(async (job: string, flags: ResultFlags & { checkpoints: string }) => {
+    .action(async (job: string, flags: ResultFlags & { checkpoints: string; fsync?: boolean }) => {
       const selection = parseCheckpointSelection(flags.checkpoints);
       const context = await openJobContext({ settings: settingsOf(flags) });
       try {
@@ -59,6 +60,7 @@ export function registerResults(program: Command): void {
           job,
           resultsDir: flags.resultsDir,
           checkpoints: selection,
+          fsync: Boolean(flags.fsync),
           onEvent: transferReporter(Boolean(flags.json)),
         });
         if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

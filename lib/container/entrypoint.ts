@@ -256,7 +256,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       const tp = Number(((evalConfig.vllm ?? {}) as Yaml).tensor_parallel_size ?? 1);
       if (tp !== 1) {
         throw new JobFailure(
-          `the eval config asks for tensor_parallel_size ${tp}; eval watchers run with 1 (BRIEF §6)`,
+          `the eval config asks for tensor_parallel_size ${tp}; an eval watcher runs one model copy per GPU with tensor_parallel_size 1 (set vllm.tensor_parallel_size: 1)`,
         );
       }
       if (!evalGpus)

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import * as http from 'node:http';
+import { connectEngine } from '../image/engine';
 import { describeAwsError } from '../aws';
 import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../jobs/templates';
@@ -18,32 +18,8 @@ export interface DoctorCheck {
 
 export interface DoctorInput extends JobContextInput {
   readonly instanceType?: string;
-  /** Docker engine socket (default: DOCKER_HOST's unix socket, else /var/run/docker.sock). */
-  readonly dockerSocket?: string;
-}
-
-function dockerSocketPath(env: NodeJS.ProcessEnv, given?: string): string {
-  if (given) return given;
-  const host = env.DOCKER_HOST;
-  return host?.startsWith('unix://') ? host.slice('unix://'.length) : '/var/run/docker.sock';
-}
-
-function pingDocker(socketPath: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ socketPath, path: '/version', timeout: 3000 }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => {
-        try {
-          resolve((JSON.parse(body) as { Version?: string }).Version ?? 'unknown version');
-        } catch {
-          reject(new Error(`unexpected answer from ${socketPath}`));
-        }
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('no answer within 3 s')));
-    req.on('error', reject);
-  });
+  /** Docker engine (`unix:///…` or `tcp://…`; default DOCKER_HOST, else /var/run/docker.sock). */
+  readonly dockerHost?: string;
 }
 
 /** Checks what `submit`, image builds and local runs need; every problem says what to do. */
@@ -54,8 +30,13 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
 
   // Local: Docker engine and GPUs (needed for image builds and --local runs only).
   try {
-    const version = await pingDocker(dockerSocketPath(env, input.dockerSocket));
-    checks.push({ name: 'docker engine', level: 'ok', detail: `Docker ${version}` });
+    const engine = await connectEngine(input.dockerHost ?? env.DOCKER_HOST);
+    const version = await engine.docker.version();
+    checks.push({
+      name: 'docker engine',
+      level: 'ok',
+      detail: `Docker ${version.Version} at ${engine.where}`,
+    });
   } catch (err) {
     checks.push({
       name: 'docker engine',

@@ -46,6 +46,8 @@ export interface DownloadOptions {
   readonly checkpoints?: CheckpointSelection;
   readonly concurrency?: number;
   readonly partSize?: number;
+  /** Flush each file to disk before renaming it (see FetchOptions.fsync). */
+  readonly fsync?: boolean;
   readonly onEvent?: (event: TransferEvent) => void;
 }
 
@@ -225,6 +227,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
       const result = await fetchObject(context.aws.s3, layout.bucket, o, local, {
         partSize: options.partSize,
         concurrency: options.concurrency ?? 8,
+        fsync: options.fsync,
         onBytes: (n) => {
           progressBytes += n - last;
           last = n;

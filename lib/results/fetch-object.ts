@@ -21,6 +21,11 @@ export interface FetchOptions {
   readonly concurrency?: number;
   /** Called with bytes written so far (this run). */
   readonly onBytes?: (bytes: number) => void;
+  /**
+   * Flush the file to disk before it gets its name (against a power loss, not only an interruption).
+   * Off by default, as in `aws s3 cp`: measured 5–18% slower on large downloads (bench/results.md).
+   */
+  readonly fsync?: boolean;
 }
 
 interface PartialState {
@@ -127,8 +132,8 @@ export async function fetchObject(
   const fd = await fs.promises.open(partial, resumable ? 'r+' : 'w');
   let downloaded = 0;
   let saving = Promise.resolve();
-  // Written data goes to disk while the download runs (one datasync per 128 MiB, in the background),
-  // so the fsync that makes the file durable before it is renamed has little left to do.
+  // With fsync, written data goes to disk while the download runs (one datasync per 128 MiB, in the
+  // background), so the fsync that makes the file durable before it is renamed has little left to do.
   let unsynced = 0;
   let flushing: Promise<void> = Promise.resolve();
   try {
@@ -149,7 +154,7 @@ export async function fetchObject(
         downloaded += b;
         unsynced += b;
         options.onBytes?.(downloaded);
-        if (unsynced >= SYNC_EVERY_BYTES) {
+        if (options.fsync && unsynced >= SYNC_EVERY_BYTES) {
           unsynced = 0;
           flushing = flushing.then(() => fd.datasync()).catch(() => undefined);
         }
@@ -173,8 +178,10 @@ export async function fetchObject(
       Array.from({ length: Math.min(options.concurrency ?? 8, Math.max(1, queue.length)) }, worker),
     );
     if (failure !== undefined) throw failure;
-    await flushing;
-    await fd.sync();
+    if (options.fsync) {
+      await flushing;
+      await fd.sync();
+    }
   } finally {
     // Whatever happened, the finished ranges are on record for the next attempt.
     await saving.catch(() => undefined);

@@ -218,6 +218,13 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
     });
   });
 
+  it('doctor finds the engine through DOCKER_HOST', async () => {
+    const r = await runCli(['doctor'], { env: env() });
+    expect(r.stdout).toMatch(
+      new RegExp(`ok {4}docker engine: Docker \\S+ at ${engine.host.replace(/[/.]/g, '\\$&')}`),
+    );
+  });
+
   it('refuses a GPU split outside the GPUs given to the container (exit 2, no run folder)', async () => {
     const before = fs.existsSync(path.join(resultsDir, 'results'))
       ? fs.readdirSync(path.join(resultsDir, 'results'))

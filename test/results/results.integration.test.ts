@@ -116,11 +116,13 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     expect(again.stdout).toMatch(/2 downloaded .* 3 already complete/); // artifact, config, trace
     expect(fs.existsSync(path.join(dir, 'checkpoints/r_step20/model.safetensors'))).toBe(true);
     expect(fs.existsSync(path.join(dir, 'checkpoints/r_step40'))).toBe(false);
-    const all = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'all'], {
+    // --fsync: the same files, each flushed to disk before it is renamed.
+    const all = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'all', '--fsync'], {
       env: cliEnv(),
     });
     expect(all.stdout).toMatch(/2 downloaded .* 7 already complete/); // step40 only; the renamed final stays done
     expect(all.stderr).not.toMatch(/renamed/);
+    expect(fileSha(path.join(dir, 'checkpoints/r_step40/model.safetensors'))).toBe(sha256(weights));
 
     const bad = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'step99'], {
       env: cliEnv(),
