@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type {
@@ -49,12 +50,15 @@ export interface IS3 {
   putObjectTags(bucket: string, key: string, tags: Record<string, string>): Promise<void>;
   /** One PUT of a body held in memory, with tags. */
   putObjectTagged(bucket: string, key: string, body: Uint8Array, tags: Record<string, string>): Promise<void>;
-  /** Multipart upload of a file stream (lib-storage). */
-  uploadStream(
+  /**
+   * Multipart upload of a file, `queueSize` parts in flight. Parts are read in order, each into a
+   * reused buffer, and shown to `onData` (to hash the file on the way); a failed upload is aborted.
+   */
+  uploadFile(
     bucket: string,
     key: string,
-    body: NodeJS.ReadableStream,
-    options: UploadFileOptions,
+    file: string,
+    options: UploadFileOptions & { readonly onData?: (chunk: Buffer) => void },
   ): Promise<void>;
   /** Creates the object only if absent (If-None-Match: *); false when it already existed. */
   putObjectIfAbsent(
@@ -343,8 +347,86 @@ class SdkS3 implements IS3 {
     await new Upload({ client, params, queueSize, partSize, leavePartsOnError: false }).done();
   }
 
-  async uploadStream(bucket: string, key: string, body: NodeJS.ReadableStream, options: UploadFileOptions) {
-    await this.upload({ Bucket: bucket, Key: key, Body: body as never }, options.partSize, options.queueSize);
+  /*
+   * Hand-written instead of lib-storage's Upload for files: Upload gathers a stream into each part with
+   * Buffer.concat and allocates every part anew, measured here (CPU profile of a 1 GiB upload) as 0.66 s
+   * of copying plus 0.35 s of garbage collection, which on a busy machine slowed the upload behind
+   * `aws s3 cp`. Reading each part straight into one of `queueSize` reused buffers costs neither.
+   */
+  async uploadFile(
+    bucket: string,
+    key: string,
+    file: string,
+    options: UploadFileOptions & { readonly onData?: (chunk: Buffer) => void },
+  ) {
+    const [sdk, client] = await this.sdk();
+    const handle = await fs.promises.open(file, 'r');
+    let uploadId: string | undefined;
+    try {
+      const size = (await handle.stat()).size;
+      const parts = Math.max(1, Math.ceil(size / options.partSize));
+      const created = await client.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+      uploadId = created.UploadId!;
+      const etags: string[] = new Array(parts);
+      let next = 0;
+      let reading = Promise.resolve();
+      let failed = false;
+      // Reads are chained, so parts are read (and shown to onData) in file order.
+      const read = (index: number, buffer: Buffer): Promise<number> => {
+        const start = index * options.partSize;
+        const length = Math.min(options.partSize, size - start);
+        const done = reading.then(async () => {
+          for (let got = 0; got < length;) {
+            const { bytesRead } = await handle.read(buffer, got, length - got, start + got);
+            if (bytesRead === 0) throw new Error(`${file} shrank while it was being uploaded`);
+            got += bytesRead;
+          }
+          options.onData?.(buffer.subarray(0, length));
+          return length;
+        });
+        reading = done.then(() => undefined);
+        return done;
+      };
+      const worker = async () => {
+        const buffer = Buffer.allocUnsafe(options.partSize);
+        for (let index = next++; index < parts && !failed; index = next++) {
+          try {
+            const length = await read(index, buffer);
+            const out = await client.send(
+              new sdk.UploadPartCommand({
+                Bucket: bucket,
+                Key: key,
+                UploadId: uploadId,
+                PartNumber: index + 1,
+                Body: buffer.subarray(0, length),
+                ContentLength: length,
+              }),
+            );
+            etags[index] = out.ETag!;
+          } catch (err) {
+            failed = true;
+            throw err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(options.queueSize, parts) }, worker));
+      await client.send(
+        new sdk.CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        }),
+      );
+      uploadId = undefined;
+    } finally {
+      await handle.close();
+      if (uploadId) {
+        await client
+          .send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined);
+      }
+    }
   }
 
   async putObjectIfAbsent(bucket: string, key: string, body: string | Uint8Array, contentType?: string) {

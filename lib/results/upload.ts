@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Transform } from 'node:stream';
 import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../jobs/context';
 import { DATASET_MARKERS } from '../layout';
@@ -133,17 +132,10 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
         await context.aws.s3.putObjectTagged(layout.bucket, key, body, { [SHA256_TAG]: sha256 });
       } else {
         const hash = createHash('sha256');
-        const hashing = new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            hash.update(chunk);
-            callback(null, chunk);
-          },
-        });
-        const source = fs.createReadStream(file, { highWaterMark: 4 * MIB });
-        source.on('error', (err) => hashing.destroy(err));
-        await context.aws.s3.uploadStream(layout.bucket, key, source.pipe(hashing), {
+        await context.aws.s3.uploadFile(layout.bucket, key, file, {
           partSize,
           queueSize: options.concurrency ?? partsInFlight(partSize),
+          onData: (chunk) => hash.update(chunk),
         });
         await context.aws.s3.putObjectTags(layout.bucket, key, { [SHA256_TAG]: hash.digest('hex') });
       }

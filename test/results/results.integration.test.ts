@@ -6,12 +6,14 @@ import { gzipSync } from 'node:zlib';
 import {
   GetObjectCommand,
   GetObjectTaggingCommand,
+  ListMultipartUploadsCommand,
   PutObjectCommand,
+  UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients } from '../../lib/aws';
 import { openJobContext, submit } from '../../lib/jobs';
-import { fetchObject, OVERLAP, partSizeFor, syncTraces } from '../../lib/results';
+import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
 import { runCli } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';
@@ -258,6 +260,68 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
 
     const notModel = await runCli(['upload', 'model', path.dirname(model) + '/nothing'], { env: cliEnv() });
     expect(notModel.code).toBe(2);
+  });
+
+  /** Makes UploadPart number `part` fail `times` times with `name` (retryable or not). */
+  function failPart(part: number, name: string, times: number, seen: number[]) {
+    return (client: unknown) =>
+      (client as S3Client).middlewareStack.add(
+        (next, ctx) => async (args) => {
+          if (ctx.commandName === UploadPartCommand.name) {
+            const n = (args.input as { PartNumber: number }).PartNumber;
+            seen.push(n);
+            if (n === part && seen.filter((x) => x === part).length <= times) {
+              throw Object.assign(new Error(`${name} injected by the test`), {
+                name,
+                $fault: name === 'SlowDown' ? 'server' : 'client',
+                $metadata: { httpStatusCode: name === 'SlowDown' ? 503 : 403 },
+              });
+            }
+          }
+          return next(args);
+        },
+        { step: 'deserialize', name: 'inject-part-fault' },
+      );
+  }
+
+  it('multipart upload: a throttled part is retried and the object is intact; a failing part aborts the upload', async () => {
+    const dir = path.join(tempDir(), 'weights');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'config.json'), '{}');
+    const body = randomBytes(20 * 1024 * 1024 + 3); // three 8 MiB parts
+    fs.writeFileSync(path.join(dir, 'model.safetensors'), body);
+    const key = 'rlvr-experiments/models/weights/model.safetensors';
+
+    const seen: number[] = [];
+    const retried = await openJobContext({
+      settings: {},
+      configureClients: failPart(2, 'SlowDown', 1, seen),
+    });
+    try {
+      await uploadPath(retried, { kind: 'model', localPath: dir });
+    } finally {
+      retried.close();
+    }
+    expect(seen.filter((n) => n === 2)).toHaveLength(2);
+    const stored = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    expect(sha256(Buffer.from(await stored.Body!.transformToByteArray()))).toBe(sha256(body));
+
+    fs.writeFileSync(path.join(dir, 'model.safetensors'), randomBytes(body.length)); // changed: uploads again
+    const failing = await openJobContext({
+      settings: {},
+      configureClients: failPart(3, 'AccessDenied', 99, []),
+    });
+    try {
+      await expect(uploadPath(failing, { kind: 'model', localPath: dir })).rejects.toThrow(
+        /AccessDenied injected/,
+      );
+    } finally {
+      failing.close();
+    }
+    const open = await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+    expect(open.Uploads ?? []).toEqual([]);
+    const still = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    expect(sha256(Buffer.from(await still.Body!.transformToByteArray()))).toBe(sha256(body)); // the old object stays
   });
 
   it('sizes parts so no file needs more than 10,000', () => {
