@@ -281,9 +281,11 @@ async function main(): Promise<void> {
     );
     await proxy.stop();
     const requests = proxy.requests;
-    const startup = await rlvr(['--help']);
+    const startups: number[] = [];
+    for (let i = 0; i < 5; i++) startups.push((await rlvr(['--help'])).seconds);
+    const startup = [...startups].sort((a, b) => a - b)[2];
     log.push(
-      `CLI start-up alone (rlvr --help): ${startup.seconds.toFixed(2)} s of the ${repeat.seconds.toFixed(2)} s repeat download`,
+      `CLI start-up alone (rlvr --help, median of 5): ${startup.toFixed(2)} s of the ${repeat.seconds.toFixed(2)} s repeat download`,
     );
     const report = JSON.parse(repeat.stdout);
     log.push(

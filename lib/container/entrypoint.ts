@@ -133,7 +133,10 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
   const checkpointDir = path.join(runDir, RUN_FOLDER.checkpoints);
   const startedAt = new Date();
 
-  const resource = readJson(path.join(under(root, CONTAINER.inputConfigDir), 'resourceconfig.json')) ?? {};
+  const inputConfig = under(root, CONTAINER.inputConfigDir);
+  const resource = readJson(path.join(inputConfig, 'resourceconfig.json')) ?? {};
+  // The channels SageMaker mounted, recorded in run.json (the launcher's inputs as the job saw them).
+  const channels = Object.keys(readJson(path.join(inputConfig, 'inputdataconfig.json')) ?? {}).sort();
   const hosts = Array.isArray(resource.hosts) ? (resource.hosts as string[]) : [];
   const host = typeof resource.current_host === 'string' ? resource.current_host : os.hostname();
   const multi = hosts.length > 1;
@@ -153,6 +156,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     hostname: os.hostname(),
     hosts,
     instanceType: resource.current_instance_type ?? env.RLVR_INSTANCE_TYPE ?? 'local',
+    channels,
     image: env[JOB_ENV.image] ?? null,
     submitId: env[JOB_ENV.submitId] ?? null,
     sourceSha256: env[JOB_ENV.sourceSha256] ?? null,

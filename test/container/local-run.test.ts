@@ -8,7 +8,9 @@ import {
   writeContainerDockerDir,
   type DockerEngine,
 } from '../helpers/docker';
+import { BUCKET } from '../helpers/emulator-data';
 import { GSM8K_EXAMPLE, makeTrainerRepo, REPO_ROOT, tempDir } from '../helpers/fixtures';
+import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer } from '../helpers/moto';
 
 jest.setTimeout(300_000);
@@ -31,6 +33,8 @@ function localConfig(): string {
  * image built FROM scratch, runs a fake trainer and eval watcher that behave like the real ones.
  */
 describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, real entrypoint)', () => {
+  // moto stands in for S3 in the one test whose dataset is only in S3.
+  const emulator = useEmulator();
   let engine: DockerEngine;
   let dockerDir: string;
   let trainer: { root: string; configPath: string };
@@ -125,6 +129,7 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
       exitCode: 0,
     });
     expect(runInfo.gitCommit).toMatch(/^[0-9a-f]{40}$/);
+    expect(runInfo.channels).toEqual(['config', 'gsm8k_train', 'model']);
     expect(runInfo.image).toMatch(/^rlvr-local\/train:deps-[0-9a-f]{24}$/);
     // The config the trainer read points its checkpoints at the run folder.
     const trainerEnv = readJson(path.join(r.runDir, 'trainer-env.json'));
@@ -216,6 +221,32 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
       status: 'Stopped',
       killedAfterGrace: false,
     });
+  });
+
+  it('fetches an input that is only in S3 into the local cache and binds it', async () => {
+    setMode({});
+    const config = path.join(trainer.root, 'configs', 'gsm8k-s3-data.yaml');
+    fs.writeFileSync(
+      config,
+      localConfig()
+        .replace('dataset: ../data/gsm8k_train', 'dataset: gsm8k')
+        .replace('eval_config: ../eval/lm_eval_watch.yaml', 'eval_config: eval/lm_eval_watch.yaml'),
+    );
+    const cache = tempDir('rlvr-cache-');
+    const r = await runCli(['submit', config, '--local', '--docker-dir', dockerDir, '--json'], {
+      env: emulator.cliEnv({ DOCKER_HOST: engine.host, XDG_CACHE_HOME: cache }),
+      cwd: resultsDir,
+    });
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.code).toBe(0);
+    const runDir = JSON.parse(r.stdout).runDir as string;
+    expect(r.stderr).toContain(
+      `dataset gsm8k_train: ${path.join(cache, 'rlvr', 's3', BUCKET, 'rlvr-experiments/datasets/gsm8k_train/')}`,
+    );
+    expect(readJson(path.join(runDir, 'trainer-env.json')).datasetFiles).toEqual([
+      'data-00000-of-00001.arrow',
+      'dataset_info.json',
+    ]);
   });
 
   it('doctor finds the engine through DOCKER_HOST', async () => {
