@@ -36,7 +36,14 @@ export async function connectEngine(host: string | undefined = process.env.DOCKE
     where = host;
   }
   try {
-    await docker.ping();
+    // A socket that accepts but never answers must not hang a dry-run: 10 s, then a clear error.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      docker.ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
   } catch (err) {
     throw new RuntimeFailure(
       `No Docker engine answers at ${where} (${(err as Error).message}). Start Docker, or set DOCKER_HOST / --docker-host to the engine's socket.`,

@@ -163,6 +163,11 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   let skipped = 0;
   let bytes = 0;
 
+  // The listing of the streamed checkpoints and traces runs while the artifact is fetched.
+  const prefix = layout.checkpointsPrefix(options.job);
+  const listing = context.aws.s3.listObjects(layout.bucket, prefix);
+  listing.catch(() => undefined); // awaited below; no unhandled rejection if the artifact step throws first
+
   // The final artifact (small files only), streamed straight into its unpacked form.
   const artifact = job.ModelArtifacts?.S3ModelArtifacts
     ? parseS3Uri(job.ModelArtifacts.S3ModelArtifacts)
@@ -187,8 +192,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   }
 
   // Streamed checkpoints and traces.
-  const prefix = layout.checkpointsPrefix(options.job);
-  const objects = await context.aws.s3.listObjects(layout.bucket, prefix);
+  const objects = await listing;
   const order = (name: string) => (name === 'final' ? Infinity : Number(name.slice(4)));
   const available = (
     [...new Set(objects.map((o) => checkpointName(o.key.slice(prefix.length))).filter(Boolean))] as string[]

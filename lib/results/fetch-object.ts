@@ -111,7 +111,13 @@ export async function fetchObject(
   dest: string,
   options: FetchOptions = {},
 ): Promise<FetchResult> {
-  const head = (await s3.headObject(bucket, object.key)) ?? object;
+  // When a listing gave the size and ETag, the ranges start at once (each If-Match on that ETag), and the
+  // HEAD, which adds S3's full-object checksum, runs beside them.
+  const headed = s3.headObject(bucket, object.key).catch((err: unknown) => err as Error);
+  const listed = object.etag !== undefined;
+  const first = listed ? object : await headed;
+  if (first instanceof Error) throw first;
+  const head = first ?? object;
   const etag = head.etag ?? '';
   const size = head.size;
   const partSize = options.partSize ?? 16 * 1024 * 1024;
@@ -191,10 +197,16 @@ export async function fetchObject(
   const actual = fs.statSync(partial).size;
   if (actual !== size)
     throw new RuntimeFailure(`${object.key}: got ${actual} bytes, expected ${size}`, 'SizeMismatch');
+  const full = listed ? await headed : head;
+  if (full instanceof Error) throw full;
+  if (full?.etag && etag && full.etag !== etag) {
+    throw new RuntimeFailure(`${object.key} changed while it was downloaded; run again`, 'ObjectChanged');
+  }
+  const checksum = full?.checksumSha256;
   let checksumVerified = false;
-  if (head.checksumSha256) {
+  if (checksum) {
     const local = await sha256OfFile(partial, 'base64');
-    if (local !== head.checksumSha256) {
+    if (local !== checksum) {
       fs.rmSync(partial, { force: true });
       fs.rmSync(stateFile, { force: true });
       throw new RuntimeFailure(
