@@ -88,10 +88,13 @@ async function cacheFromS3(
       'LocalInputMissing',
     );
   }
-  const objects = (await aws.s3.listObjects(bucket, key)).filter((o) => !o.key.endsWith('/'));
+  // A key without a trailing slash names one object (an order file), not every key it prefixes.
+  const objects = (await aws.s3.listObjects(bucket, key)).filter((o) =>
+    key.endsWith('/') ? !o.key.endsWith('/') : o.key === key,
+  );
   if (objects.length === 0)
     throw new UserError(`${what}: nothing in S3 at s3://${bucket}/${key}`, 'LocalInputMissing');
-  const single = objects.length === 1 && objects[0].key === key;
+  const single = !key.endsWith('/');
   const dir = path.join(cacheRoot(), bucket, single ? path.posix.dirname(key) : key);
   for (const o of objects) {
     const rel = single ? path.posix.basename(o.key) : o.key.slice(key.length);
