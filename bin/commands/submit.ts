@@ -210,6 +210,9 @@ async function submitLocal(input: SubmitInput, flags: SubmitFlags): Promise<numb
       throw new UserError(`--gpus ${flags.gpus}: expected GPU indices such as 0,1,2,3 or 0-3`, 'BadFlag');
   }
   if (flags.sweep?.length) throw new UserError('--local runs one job: leave out --sweep', 'BadFlag');
+  if (flags.dryRun) {
+    throw new UserError('--local runs the job here; for its plan, use --dry-run without --local', 'BadFlag');
+  }
   const plan = await planSubmit({ ...input, dryRun: true, local: true, resolveImage: undefined });
   try {
     for (const w of plan.warnings) process.stderr.write(`  warning: ${formatProblem(w)}\n`);

@@ -257,12 +257,16 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
   });
 
   it('refuses a GPU split outside the GPUs given to the container (exit 2, no run folder)', async () => {
-    const before = fs.existsSync(path.join(resultsDir, 'results'))
-      ? fs.readdirSync(path.join(resultsDir, 'results'))
-      : [];
+    const listResults = () =>
+      fs.existsSync(path.join(resultsDir, 'results')) ? fs.readdirSync(path.join(resultsDir, 'results')) : [];
+    const before = listResults();
     const r = await runLocal('--gpus', '0,1');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--gpus gives the container 2 GPU\(s\).*uses GPU 2, 3, 4, 5, 6, 7/);
-    expect(fs.readdirSync(path.join(resultsDir, 'results'))).toEqual(before);
+    expect(listResults()).toEqual(before);
+    const dry = await runLocal('--dry-run');
+    expect(dry.code).toBe(2);
+    expect(dry.stderr).toContain('--local runs the job here; for its plan, use --dry-run without --local');
+    expect(listResults()).toEqual(before);
   });
 });
