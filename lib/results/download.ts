@@ -152,6 +152,11 @@ async function extractTarGz(body: NodeJS.ReadableStream, dir: string): Promise<s
  */
 export async function downloadJob(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
   const layout = requireLayout(context);
+  // The listing of the streamed checkpoints and traces needs only the job's name: it runs while the job
+  // is described and its artifact fetched.
+  const prefix = layout.checkpointsPrefix(options.job);
+  const listing = context.aws.s3.listObjects(layout.bucket, prefix);
+  listing.catch(() => undefined); // awaited below; no unhandled rejection if an earlier step throws
   const job = await describeJob(context, options.job);
   const dir = path.resolve(options.resultsDir ?? LOCAL.resultsDir, options.job);
   fs.mkdirSync(dir, { recursive: true });
@@ -162,11 +167,6 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   let downloaded = 0;
   let skipped = 0;
   let bytes = 0;
-
-  // The listing of the streamed checkpoints and traces runs while the artifact is fetched.
-  const prefix = layout.checkpointsPrefix(options.job);
-  const listing = context.aws.s3.listObjects(layout.bucket, prefix);
-  listing.catch(() => undefined); // awaited below; no unhandled rejection if the artifact step throws first
 
   // The final artifact (small files only), streamed straight into its unpacked form.
   const artifact = job.ModelArtifacts?.S3ModelArtifacts
