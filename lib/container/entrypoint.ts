@@ -10,7 +10,17 @@ import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { parse } from 'yaml';
 import { stringifyForTrainer } from '../config/yaml-write';
-import { CHANNELS, CONTAINER, JOB_ENV, JOB_FILES, RUN_FOLDER, RUNTIME_ENV } from '../layout';
+import {
+  CHANNELS,
+  CONTAINER,
+  CONTAINER_CONFIG_FILES,
+  containerPathUnder,
+  JOB_ENV,
+  JOB_FILES,
+  PATCH_FILES,
+  RUN_FOLDER,
+  RUNTIME_ENV,
+} from '../layout';
 import { CheckpointTracker, exposeCheckpoint } from './checkpoints';
 import { runToEnd, shellQuote, startProcess, type Started } from './process';
 
@@ -41,10 +51,6 @@ class JobFailure extends Error {
   ) {
     super(message);
   }
-}
-
-function under(root: string, containerPath: string): string {
-  return path.join(root, path.relative('/opt/ml', containerPath));
 }
 
 function readJson(file: string): Record<string, unknown> | undefined {
@@ -123,20 +129,22 @@ function trainerRole(config: Yaml): Yaml | undefined {
 }
 
 export async function runEntrypoint(options: EntrypointOptions = {}): Promise<number> {
-  const root = options.root ?? '/opt/ml';
+  const root = options.root ?? CONTAINER.root;
   const env = options.env ?? process.env;
   const out = options.out ?? process.stdout;
   const say = (line: string) => out.write(`[rlvr] ${line}\n`);
-  const failureFile = under(root, CONTAINER.failureFile);
-  const modelDir = under(root, CONTAINER.modelDir);
-  const runDir = under(root, CONTAINER.checkpointsDir);
+  const failureFile = containerPathUnder(root, CONTAINER.failureFile);
+  const modelDir = containerPathUnder(root, CONTAINER.modelDir);
+  const runDir = containerPathUnder(root, CONTAINER.checkpointsDir);
   const checkpointDir = path.join(runDir, RUN_FOLDER.checkpoints);
   const startedAt = new Date();
 
-  const inputConfig = under(root, CONTAINER.inputConfigDir);
-  const resource = readJson(path.join(inputConfig, 'resourceconfig.json')) ?? {};
+  const inputConfig = containerPathUnder(root, CONTAINER.inputConfigDir);
+  const resource = readJson(path.join(inputConfig, CONTAINER_CONFIG_FILES.resources)) ?? {};
   // The channels SageMaker mounted, recorded in run.json (the launcher's inputs as the job saw them).
-  const channels = Object.keys(readJson(path.join(inputConfig, 'inputdataconfig.json')) ?? {}).sort();
+  const channels = Object.keys(
+    readJson(path.join(inputConfig, CONTAINER_CONFIG_FILES.inputData)) ?? {},
+  ).sort();
   const hosts = Array.isArray(resource.hosts) ? (resource.hosts as string[]) : [];
   const host = typeof resource.current_host === 'string' ? resource.current_host : os.hostname();
   const multi = hosts.length > 1;
@@ -187,8 +195,8 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     }
 
     // The trainer's source: the `code` channel's archive, or a folder mounted at /opt/ml/code (local runs).
-    const codeDir = under(root, CONTAINER.codeDir);
-    const codeChannel = path.join(under(root, CONTAINER.dataDir), CHANNELS.code);
+    const codeDir = containerPathUnder(root, CONTAINER.codeDir);
+    const codeChannel = path.join(containerPathUnder(root, CONTAINER.dataDir), CHANNELS.code);
     if (fs.existsSync(codeChannel)) {
       const archive = fs.readdirSync(codeChannel).find((f) => f.endsWith('.tar.gz'));
       if (!archive) throw new JobFailure(`the code channel ${codeChannel} holds no .tar.gz`);
@@ -218,8 +226,8 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       : path.join(os.tmpdir(), 'rlvr-config.yaml');
     fs.writeFileSync(runConfig, configText);
 
-    const configChannel = path.join(under(root, CONTAINER.dataDir), CHANNELS.config);
-    const commitFile = path.join(configChannel, JOB_FILES.patchesDir, 'git_commit.txt');
+    const configChannel = path.join(containerPathUnder(root, CONTAINER.dataDir), CHANNELS.config);
+    const commitFile = path.join(configChannel, JOB_FILES.patchesDir, PATCH_FILES.commit);
     if (fs.existsSync(commitFile)) runInfo.gitCommit = fs.readFileSync(commitFile, 'utf8').trim() || null;
     if (primary) {
       copyTree(path.join(configChannel, JOB_FILES.patchesDir), path.join(runDir, RUN_FOLDER.patches));
@@ -272,7 +280,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       evalConfig.output_dir = path.join(runDir, RUN_FOLDER.evals);
       fs.mkdirSync(evalConfig.output_dir as string, { recursive: true });
       fs.mkdirSync(viewDir, { recursive: true });
-      const rewritten = path.join(runDir, RUN_FOLDER.evals, 'eval-config.yaml');
+      const rewritten = path.join(runDir, RUN_FOLDER.evals, JOB_FILES.evalConfig);
       fs.writeFileSync(rewritten, stringifyForTrainer(evalConfig));
       const python = evalConfig.harness === 'olmes' ? CONTAINER.olmesPython : 'python';
       evalCommand = (env[EVAL_COMMAND_ENV] || DEFAULT_EVAL_COMMAND)

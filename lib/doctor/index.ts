@@ -18,8 +18,6 @@ export interface DoctorCheck {
 
 export interface DoctorInput extends JobContextInput {
   readonly instanceType?: string;
-  /** Docker engine (`unix:///…` or `tcp://…`; default DOCKER_HOST, else /var/run/docker.sock). */
-  readonly dockerHost?: string;
 }
 
 /** Checks what `submit`, image builds and local runs need; every problem says what to do. */
@@ -30,7 +28,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
 
   // Local: Docker engine and GPUs (needed for image builds and --local runs only).
   try {
-    const engine = await connectEngine(input.dockerHost ?? env.DOCKER_HOST);
+    const engine = await connectEngine(env.DOCKER_HOST);
     const version = await engine.docker.version();
     checks.push({
       name: 'docker engine',

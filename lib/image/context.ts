@@ -28,10 +28,7 @@ export function isTrainerDependencyFile(relPath: string): boolean {
   return DEPENDENCY_FILE_PATTERNS.some((p) => p.test(relPath));
 }
 
-export interface ContextFile extends TarEntry {
-  /** Where the file came from (shown in errors and `rlvr image build --dry-run`). */
-  readonly origin: string;
-}
+export type ContextFile = TarEntry;
 
 export interface BuildContext {
   readonly dockerDir: string;
@@ -55,18 +52,17 @@ export function defaultDockerDir(): string {
   return path.join(packageRoot(), 'docker');
 }
 
-function readTree(root: string, origin: string): ContextFile[] {
+function readTree(root: string): ContextFile[] {
   const out: ContextFile[] = [];
   const visit = (rel: string) => {
     for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
       const childRel = rel ? `${rel}/${entry.name}` : entry.name;
       const abs = path.join(root, childRel);
       if (entry.isDirectory()) visit(childRel);
-      else if (entry.isSymbolicLink())
-        out.push({ path: childRel, symlinkTarget: fs.readlinkSync(abs), origin });
+      else if (entry.isSymbolicLink()) out.push({ path: childRel, symlinkTarget: fs.readlinkSync(abs) });
       else if (entry.isFile()) {
         const executable = (fs.statSync(abs).mode & 0o111) !== 0;
-        out.push({ path: childRel, body: fs.readFileSync(abs), executable, origin });
+        out.push({ path: childRel, body: fs.readFileSync(abs), executable });
       }
     }
   };
@@ -106,7 +102,7 @@ export async function assembleContext(options: ContextOptions = {}): Promise<Bui
       'NoDockerfile',
     );
   }
-  const files: ContextFile[] = readTree(dockerDir, dockerDir);
+  const files: ContextFile[] = readTree(dockerDir);
 
   if (options.trainerSrc !== undefined) {
     const src = path.resolve(options.trainerSrc);
@@ -130,12 +126,11 @@ export async function assembleContext(options: ContextOptions = {}): Promise<Bui
       files.push({
         path: `${TRAINER_DEPS_DIR}/${name}`,
         body: fs.readFileSync(path.join(src, name)),
-        origin: src,
       });
     }
   }
   for (const g of options.generated ?? [{ path: ENTRYPOINT_BUNDLE, body: await bundleEntrypoint() }]) {
-    files.push({ ...g, origin: 'generated' });
+    files.push(g);
   }
 
   const dockerignore = path.join(dockerDir, '.dockerignore');

@@ -42,7 +42,6 @@ export interface ImageRequest {
   readonly dockerHost?: string;
   /** More tags for the same image (e.g. `git-<commit>`), pushed alongside. */
   readonly aliasTags?: readonly string[];
-  readonly networkMode?: string;
   readonly listener?: ImageListener;
 }
 
@@ -100,7 +99,6 @@ export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
         tags: [ref],
         buildArgs: context.buildArgs,
         labels: { 'rlvr.content-tag': context.tag },
-        ...(request.networkMode ? { networkMode: request.networkMode } : {}),
         ...(listener ? { listener } : {}),
       });
     }

@@ -32,6 +32,30 @@ export const UNSCOPABLE_ACTIONS: Readonly<Record<string, string>> = {
   ),
 };
 
+/** Pulling images from the one repository (the job, researchers, CI). */
+export const ECR_PULL_ACTIONS = [
+  'ecr:BatchCheckLayerAvailability',
+  'ecr:GetDownloadUrlForLayer',
+  'ecr:BatchGetImage',
+] as const;
+/** Pushing images to it (researchers, CI). */
+export const ECR_PUSH_ACTIONS = [
+  'ecr:DescribeImages',
+  'ecr:InitiateLayerUpload',
+  'ecr:UploadLayerPart',
+  'ecr:CompleteLayerUpload',
+  'ecr:PutImage',
+] as const;
+
+/** The registry login every image user needs: account-wide, so on Resource "*" (see UNSCOPABLE_ACTIONS). */
+export function ecrLoginStatement(): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'EcrLogin',
+    actions: ['ecr:GetAuthorizationToken'],
+    resources: ['*'],
+  });
+}
+
 export interface LeastPrivilegePolicyProps {
   readonly description: string;
   readonly statements: readonly iam.PolicyStatement[];

@@ -18,7 +18,13 @@ import { BUILT_IN_TEMPLATES } from '../jobs/templates';
 import { S3Layout, SETTINGS_PARAMETER_NAME, TEMPLATE_PARAMETER_PREFIX, TRAINING_LOG_GROUP } from '../layout';
 import { TrainingJobTemplate } from './job-template';
 import { acknowledge } from './nag';
-import { leastPrivilegePolicy, NETWORK_INTERFACE_ACTIONS } from './policy';
+import {
+  ECR_PULL_ACTIONS,
+  ECR_PUSH_ACTIONS,
+  ecrLoginStatement,
+  leastPrivilegePolicy,
+  NETWORK_INTERFACE_ACTIONS,
+} from './policy';
 import type { RlvrInfraProps } from './props';
 
 /** SageMaker publishes training metrics to this namespace; the execution role may write nowhere else. */
@@ -347,10 +353,10 @@ export class RlvrInfraStack extends Stack {
       }),
       new iam.PolicyStatement({
         sid: 'PullImage',
-        actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+        actions: [...ECR_PULL_ACTIONS],
         resources: [this.repository.repositoryArn],
       }),
-      new iam.PolicyStatement({ sid: 'EcrLogin', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
+      ecrLoginStatement(),
       new iam.PolicyStatement({
         sid: 'CreateJobLogGroup',
         actions: ['logs:CreateLogGroup'],
@@ -444,20 +450,11 @@ export class RlvrInfraStack extends Stack {
       }),
       new iam.PolicyStatement({
         sid: 'PushAndPullImages',
-        actions: [
-          'ecr:BatchCheckLayerAvailability',
-          'ecr:GetDownloadUrlForLayer',
-          'ecr:BatchGetImage',
-          'ecr:DescribeImages',
-          'ecr:DescribeRepositories',
-          'ecr:InitiateLayerUpload',
-          'ecr:UploadLayerPart',
-          'ecr:CompleteLayerUpload',
-          'ecr:PutImage',
-        ],
+        // DescribeRepositories: `rlvr doctor` checks the repository exists.
+        actions: [...ECR_PULL_ACTIONS, ...ECR_PUSH_ACTIONS, 'ecr:DescribeRepositories'],
         resources: [this.repository.repositoryArn],
       }),
-      new iam.PolicyStatement({ sid: 'EcrLogin', actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
+      ecrLoginStatement(),
       new iam.PolicyStatement({
         sid: 'ListExperimentData',
         actions: ['s3:ListBucket'],
@@ -560,23 +557,10 @@ export class RlvrInfraStack extends Stack {
         statements: [
           new iam.PolicyStatement({
             sid: 'PushImages',
-            actions: [
-              'ecr:BatchCheckLayerAvailability',
-              'ecr:GetDownloadUrlForLayer',
-              'ecr:BatchGetImage',
-              'ecr:DescribeImages',
-              'ecr:InitiateLayerUpload',
-              'ecr:UploadLayerPart',
-              'ecr:CompleteLayerUpload',
-              'ecr:PutImage',
-            ],
+            actions: [...ECR_PULL_ACTIONS, ...ECR_PUSH_ACTIONS],
             resources: [this.repository.repositoryArn],
           }),
-          new iam.PolicyStatement({
-            sid: 'EcrLogin',
-            actions: ['ecr:GetAuthorizationToken'],
-            resources: ['*'],
-          }),
+          ecrLoginStatement(),
           // `rlvr image push` reads the repository URI from the launcher settings.
           new iam.PolicyStatement({
             sid: 'ReadLauncherSettings',

@@ -3,6 +3,8 @@
  * Infrastructure, launcher and container entrypoint all import it (BRIEF §3, §4, §7).
  */
 
+import * as path from 'node:path';
+
 export const DEFAULT_ROOT_PREFIX = 'rlvr-experiments/';
 export const DEFAULT_JOB_NAME_PREFIX = 'annotations-adhoc';
 
@@ -109,6 +111,7 @@ export const PATCH_FILES = {
 
 /** SageMaker's container contract (BRIEF §4). */
 export const CONTAINER = {
+  root: '/opt/ml',
   inputConfigDir: '/opt/ml/input/config',
   dataDir: '/opt/ml/input/data',
   modelDir: '/opt/ml/model',
@@ -154,6 +157,18 @@ export const RUNTIME_ENV = {
   host: 'RLVR_HOST',
 } as const;
 
+/** The files SageMaker writes into CONTAINER.inputConfigDir. */
+export const CONTAINER_CONFIG_FILES = {
+  resources: 'resourceconfig.json',
+  inputData: 'inputdataconfig.json',
+  hyperparameters: 'hyperparameters.json',
+} as const;
+
+/** A container path (`/opt/ml/…`) under a folder standing in for `/opt/ml` (local runs, tests). */
+export function containerPathUnder(root: string, containerPath: string): string {
+  return path.join(root, path.posix.relative(CONTAINER.root, containerPath));
+}
+
 /** Input channel names the launcher creates and the entrypoint reads. */
 export const CHANNELS = {
   config: 'config',
@@ -196,6 +211,9 @@ export const RUN_FOLDER = {
   evals: 'evals',
   /** Small final artifacts the entrypoint copies into /opt/ml/model. */
   summary: 'summary.json',
+  /** Local runs: the container's whole output, and the job's failure file when it failed. */
+  localRunLog: 'logs-local-run.txt',
+  failure: 'failure.txt',
   traces: 'traces',
   trace: 'trace.jsonl',
   /** Where checkpoint folders go in `results/<job>/`. */

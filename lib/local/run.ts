@@ -9,36 +9,37 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { AwsClients } from '../aws';
-import { formatGpuList } from '../config';
 import { RuntimeFailure, UserError } from '../errors';
-import { connectEngine, inspectLocalImage, type Engine } from '../image';
+import { connectEngine, inspectLocalImage } from '../image';
 import { jobUploads, type SubmitPlan } from '../jobs';
-import { channelPath, CHANNELS, CONTAINER, JOB_ENV, jobNameTimestamp, LOCAL } from '../layout';
+import {
+  channelPath,
+  CHANNELS,
+  CONTAINER,
+  CONTAINER_CONFIG_FILES,
+  containerPathUnder,
+  JOB_ENV,
+  jobNameTimestamp,
+  LOCAL,
+  RUN_FOLDER,
+} from '../layout';
 import { fetchObject } from '../results';
 
 export interface LocalRunOptions {
   readonly plan: SubmitPlan;
   /** The image to run (a local tag or ID). */
   readonly image: string;
-  readonly engine?: Engine;
   readonly dockerHost?: string;
   /** Host GPUs given to the container (they appear inside as 0..n-1). */
   readonly gpus?: readonly number[];
-  /** Where `results/` is (default: the current folder). */
-  readonly resultsDir?: string;
-  readonly cwd?: string;
   /** AWS clients, for inputs that are only in S3. */
   readonly aws?: AwsClients;
+  /** Where the job's output goes (stderr with --json). */
   readonly out?: NodeJS.WritableStream;
-  readonly err?: NodeJS.WritableStream;
-  readonly now?: () => Date;
-  /** Seconds between SIGTERM and SIGKILL when the run is interrupted (SageMaker gives 120). */
-  readonly stopGraceSeconds?: number;
-  /** Test hook: resolves when the container has started. */
-  readonly onStarted?: (info: { containerId: string; runDir: string }) => void;
-  /** Stops the run as Ctrl-C would. */
-  readonly signal?: AbortSignal;
 }
+
+/** Seconds between SIGTERM and SIGKILL when a run is interrupted, as SageMaker gives. */
+const STOP_GRACE_SECONDS = 120;
 
 export interface LocalRunResult {
   readonly exitCode: number;
@@ -113,7 +114,7 @@ async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined, mlRoo
   const binds: Bind[] = [];
 
   // The job's files, exactly as a SageMaker job gets them in its config channel.
-  const configChannel = path.join(mlRoot, 'input', 'data', CHANNELS.config);
+  const configChannel = containerPathUnder(mlRoot, channelPath(CHANNELS.config));
   for (const f of jobUploads(plan)) {
     fs.mkdirSync(path.dirname(path.join(configChannel, f.file)), { recursive: true });
     fs.writeFileSync(path.join(configChannel, f.file), f.body);
@@ -153,10 +154,10 @@ export function localRunName(configFile: string, now: Date): string {
 
 export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult> {
   const { plan } = options;
-  const now = (options.now ?? (() => new Date()))();
+  const now = new Date();
   const out = options.out ?? process.stdout;
-  const err = options.err ?? process.stderr;
-  const engine = options.engine ?? (await connectEngine(options.dockerHost));
+  const err = process.stderr;
+  const engine = await connectEngine(options.dockerHost);
   if (!(await inspectLocalImage(engine, options.image))) {
     throw new UserError(
       `The image ${options.image} is not in the Docker engine at ${engine.where}. Pull it first, or leave out --image and launcher.image so the run builds the pipeline's image.`,
@@ -178,7 +179,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
   }
 
   const name = localRunName(plan.config.path, now);
-  const runDir = path.resolve(options.cwd ?? process.cwd(), options.resultsDir ?? LOCAL.resultsDir, name);
+  const runDir = path.resolve(LOCAL.resultsDir, name);
   if (fs.existsSync(runDir))
     throw new UserError(`${runDir} exists already; wait a second and run again.`, 'RunDirExists');
   const mlRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-local-ml-'));
@@ -186,29 +187,32 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
   try {
     const binds = await channelBinds(plan, options.aws, mlRoot);
     fs.mkdirSync(runDir, { recursive: true });
-    for (const d of ['input/config', 'output', 'model'])
-      fs.mkdirSync(path.join(mlRoot, d), { recursive: true });
-    const channels = ['config', ...binds.map((b) => path.basename(b.container))];
-    fs.writeFileSync(
-      path.join(mlRoot, 'input', 'config', 'resourceconfig.json'),
-      JSON.stringify({ current_host: 'algo-1', hosts: ['algo-1'], current_instance_type: 'local' }),
-    );
-    fs.writeFileSync(path.join(mlRoot, 'input', 'config', 'hyperparameters.json'), '{}');
-    fs.writeFileSync(
-      path.join(mlRoot, 'input', 'config', 'inputdataconfig.json'),
-      JSON.stringify(Object.fromEntries(channels.map((c) => [c, { TrainingInputMode: 'File' }]))),
+    const inputConfig = containerPathUnder(mlRoot, CONTAINER.inputConfigDir);
+    for (const d of [CONTAINER.inputConfigDir, CONTAINER.outputDir, CONTAINER.modelDir]) {
+      fs.mkdirSync(containerPathUnder(mlRoot, d), { recursive: true });
+    }
+    const channels = [CHANNELS.config, ...binds.map((b) => path.basename(b.container))];
+    const writeConfig = (file: string, value: unknown) =>
+      fs.writeFileSync(path.join(inputConfig, file), JSON.stringify(value));
+    writeConfig(CONTAINER_CONFIG_FILES.resources, {
+      current_host: 'algo-1',
+      hosts: ['algo-1'],
+      current_instance_type: 'local',
+    });
+    writeConfig(CONTAINER_CONFIG_FILES.hyperparameters, {});
+    writeConfig(
+      CONTAINER_CONFIG_FILES.inputData,
+      Object.fromEntries(channels.map((c) => [c, { TrainingInputMode: 'File' }])),
     );
 
     const environment: Record<string, string> = {
       ...(plan.request.Environment ?? {}),
       [JOB_ENV.image]: options.image,
-      [JOB_ENV.trainGpus]: formatGpuList(plan.options.trainGpus.value),
-      [JOB_ENV.evalGpus]: formatGpuList(plan.options.evalGpus.value),
       TRAINING_JOB_NAME: name,
       RLVR_INSTANCE_TYPE: 'local',
     };
     const allBinds = [
-      `${mlRoot}:/opt/ml`,
+      `${mlRoot}:${CONTAINER.root}`,
       `${runDir}:${CONTAINER.checkpointsDir}`,
       `${plan.source.root}:${CONTAINER.codeDir}:ro`,
       ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
@@ -223,7 +227,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       Cmd: ['train'],
       Env: Object.entries(environment).map(([k, v]) => `${k}=${v}`),
       Labels: { 'rlvr.local-run': name },
-      StopTimeout: options.stopGraceSeconds ?? 120,
+      StopTimeout: STOP_GRACE_SECONDS,
       HostConfig: {
         Binds: allBinds,
         NetworkMode: plan.options.networkIsolation.value ? 'none' : 'host',
@@ -241,7 +245,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     const stream = await container.attach({ stream: true, stdout: true, stderr: true });
     const stdout = new PassThrough();
     const stderr = new PassThrough();
-    const log = fs.createWriteStream(path.join(runDir, 'logs-local-run.txt'));
+    const log = fs.createWriteStream(path.join(runDir, RUN_FOLDER.localRunLog));
     stdout.on('data', (d: Buffer) => {
       out.write(d);
       log.write(d);
@@ -252,34 +256,31 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     });
     container.modem.demuxStream(stream, stdout, stderr);
     await container.start();
-    options.onStarted?.({ containerId: container.id, runDir });
 
     let interrupted = false;
     const stop = () => {
       if (interrupted) return;
       interrupted = true;
-      err.write(`\n• stopping: SIGTERM to the job, SIGKILL after ${options.stopGraceSeconds ?? 120} s\n`);
-      container.stop({ t: options.stopGraceSeconds ?? 120 }).catch(() => undefined);
+      err.write(`\n• stopping: SIGTERM to the job, SIGKILL after ${STOP_GRACE_SECONDS} s\n`);
+      container.stop({ t: STOP_GRACE_SECONDS }).catch(() => undefined);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    options.signal?.addEventListener('abort', stop);
     let status: { StatusCode: number };
     try {
       status = (await container.wait()) as { StatusCode: number };
     } finally {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      options.signal?.removeEventListener('abort', stop);
     }
     await new Promise<void>((r) => {
       stream.on('end', r);
       setTimeout(r, 2000);
     });
     await new Promise<void>((r) => log.end(() => r()));
-    const failure = path.join(mlRoot, 'output', 'failure');
+    const failure = containerPathUnder(mlRoot, CONTAINER.failureFile);
     if (fs.existsSync(failure)) {
-      fs.copyFileSync(failure, path.join(runDir, 'failure.txt'));
+      fs.copyFileSync(failure, path.join(runDir, RUN_FOLDER.failure));
       err.write(`• the job failed: ${fs.readFileSync(failure, 'utf8').split('\n')[0]}\n`);
     }
     return { exitCode: status.StatusCode, runDir, interrupted };
