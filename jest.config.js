@@ -6,4 +6,6 @@ module.exports = {
   // Type checking is `npm run lint`'s job (tsc --noEmit); with isolatedModules ts-jest only transpiles.
   transform: { '^.+\\.ts$': 'ts-jest' },
   testTimeout: 60000,
+  // Temporary folders made by the tests go when their test file ends.
+  setupFilesAfterEnv: ['<rootDir>/test/setup.ts'],
 };

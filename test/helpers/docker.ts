@@ -99,8 +99,11 @@ export interface Registry {
   readonly host: string;
   readonly port: number;
   readonly dir: string;
+  /** Stops the registry, keeping its storage (start() brings it back). */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Stops it and deletes its storage. */
+  remove(): Promise<void>;
 }
 
 /** docker-registry with basic auth; `password` is what ECR's token decodes to (moto: `<account>-auth-token`). */
@@ -145,6 +148,10 @@ export async function startRegistry(username: string, password: string): Promise
     start,
     stop: async () => {
       if (child) await stopChild(child, 5000);
+    },
+    remove: async () => {
+      if (child) await stopChild(child, 5000);
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -15,8 +15,17 @@ export function exampleConfigs(): string[] {
     .map((f) => path.join(EXAMPLES_DIR, f));
 }
 
+const made: string[] = [];
+
+/** A fresh folder under the system's temporary folder, removed after the test file (test/setup.ts). */
 export function tempDir(label = 'rlvr-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), label));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), label));
+  made.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 function git(cwd: string, ...args: string[]): string {

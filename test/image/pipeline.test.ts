@@ -63,7 +63,7 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
     });
     afterAll(async () => {
       await proxy?.stop();
-      await Promise.all([engine?.stop(), registry?.stop()]);
+      await Promise.all([engine?.stop(), registry?.remove()]);
     });
 
     const repositoryUri = () => `127.0.0.1:${proxy.port}/rlvr-train`;
@@ -185,7 +185,7 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
         expect(wrong.code).toBe(1);
         expect(wrong.stderr).toMatch(/refused our credentials/);
       } finally {
-        await other.stop();
+        await other.remove();
       }
 
       await registry.stop();

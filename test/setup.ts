@@ -1,0 +1,3 @@
+import { removeTempDirs } from './helpers/fixtures';
+
+afterAll(removeTempDirs);
