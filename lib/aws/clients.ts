@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -51,15 +52,11 @@ export interface IS3 {
   /** One PUT of a body held in memory, with tags. */
   putObjectTagged(bucket: string, key: string, body: Uint8Array, tags: Record<string, string>): Promise<void>;
   /**
-   * Multipart upload of a file, `queueSize` parts in flight. Parts are read in order, each into a
-   * reused buffer, and shown to `onData` (to hash the file on the way); a failed upload is aborted.
+   * Multipart upload of a file, `queueSize` parts in flight, each read into a reused buffer; a failed
+   * upload is aborted. Resolves to each part's SHA-256 digest, in order: the one hash of the bytes,
+   * which also signs the part (so S3 checks each part against it).
    */
-  uploadFile(
-    bucket: string,
-    key: string,
-    file: string,
-    options: UploadFileOptions & { readonly onData?: (chunk: Buffer) => void },
-  ): Promise<void>;
+  uploadFile(bucket: string, key: string, file: string, options: UploadFileOptions): Promise<Buffer[]>;
   /** Creates the object only if absent (If-None-Match: *); false when it already existed. */
   putObjectIfAbsent(
     bucket: string,
@@ -353,12 +350,7 @@ class SdkS3 implements IS3 {
    * of copying plus 0.35 s of garbage collection, which on a busy machine slowed the upload behind
    * `aws s3 cp`. Reading each part straight into one of `queueSize` reused buffers costs neither.
    */
-  async uploadFile(
-    bucket: string,
-    key: string,
-    file: string,
-    options: UploadFileOptions & { readonly onData?: (chunk: Buffer) => void },
-  ) {
+  async uploadFile(bucket: string, key: string, file: string, options: UploadFileOptions) {
     const [sdk, client] = await this.sdk();
     const handle = await fs.promises.open(file, 'r');
     let uploadId: string | undefined;
@@ -368,10 +360,11 @@ class SdkS3 implements IS3 {
       const created = await client.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
       uploadId = created.UploadId!;
       const etags: string[] = new Array(parts);
+      const digests: Buffer[] = new Array(parts);
       let next = 0;
       let reading = Promise.resolve();
       let failed = false;
-      // Reads are chained, so parts are read (and shown to onData) in file order.
+      // Reads are chained: the file is read front to back, as read-ahead expects.
       const read = (index: number, buffer: Buffer): Promise<number> => {
         const start = index * options.partSize;
         const length = Math.min(options.partSize, size - start);
@@ -381,7 +374,6 @@ class SdkS3 implements IS3 {
             if (bytesRead === 0) throw new Error(`${file} shrank while it was being uploaded`);
             got += bytesRead;
           }
-          options.onData?.(buffer.subarray(0, length));
           return length;
         });
         reading = done.then(() => undefined);
@@ -392,16 +384,26 @@ class SdkS3 implements IS3 {
         for (let index = next++; index < parts && !failed; index = next++) {
           try {
             const length = await read(index, buffer);
-            const out = await client.send(
-              new sdk.UploadPartCommand({
-                Bucket: bucket,
-                Key: key,
-                UploadId: uploadId,
-                PartNumber: index + 1,
-                Body: buffer.subarray(0, length),
-                ContentLength: length,
-              }),
+            const body = buffer.subarray(0, length);
+            digests[index] = createHash('sha256').update(body).digest();
+            const command = new sdk.UploadPartCommand({
+              Bucket: bucket,
+              Key: key,
+              UploadId: uploadId,
+              PartNumber: index + 1,
+              Body: body,
+              ContentLength: length,
+            });
+            // SigV4 takes a payload hash already in the request instead of hashing the body again.
+            command.middlewareStack.add(
+              (next) => (args) => {
+                (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] =
+                  digests[index].toString('hex');
+                return next(args);
+              },
+              { step: 'build', name: 'rlvrPartSha256' },
             );
+            const out = await client.send(command);
             etags[index] = out.ETag!;
           } catch (err) {
             failed = true;
@@ -419,6 +421,7 @@ class SdkS3 implements IS3 {
         }),
       );
       uploadId = undefined;
+      return digests;
     } finally {
       await handle.close();
       if (uploadId) {

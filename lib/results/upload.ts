@@ -5,14 +5,14 @@ import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../jobs/context';
 import { DATASET_MARKERS } from '../layout';
 import type { TransferEvent } from './download';
-import { sha256OfFile } from './hash';
+import { matchesTag, partsTag } from './hash';
 
 /*
  * Datasets, model weights and curricula into the layout's prefixes, before jobs that cannot reach the
- * Hub. Multipart through lib-storage with parts sized so no file needs more than 10,000; a file whose
- * S3 copy has the same size and the same SHA-256 is skipped. The SHA-256 is an object tag, not
- * metadata: tags can be set after a multipart upload, so a large file is hashed on the same read that
- * uploads it (one pass over multi-GB weights, not two).
+ * Hub. Multipart with parts sized so no file needs more than 10,000; a file whose S3 copy has the
+ * same size and the same content tag (hash.ts) is skipped. The tag is an object tag, not metadata:
+ * tags can be set after a multipart upload, so a large file is hashed on the same read that uploads
+ * it (one pass over multi-GB weights, not two).
  */
 
 export type UploadKind = 'model' | 'dataset' | 'curricula';
@@ -119,7 +119,7 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
       const size = fs.statSync(file).size;
       if (existingSizes.get(key) === size) {
         const remote = (await context.aws.s3.getObjectTags(layout.bucket, key))[SHA256_TAG];
-        if (remote && remote === (await sha256OfFile(file, 'hex'))) {
+        if (remote && (await matchesTag(file, remote))) {
           skipped++;
           emit({ type: 'file', key, bytes: size, skipped: true });
           continue;
@@ -131,13 +131,11 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
         const sha256 = createHash('sha256').update(body).digest('hex');
         await context.aws.s3.putObjectTagged(layout.bucket, key, body, { [SHA256_TAG]: sha256 });
       } else {
-        const hash = createHash('sha256');
-        await context.aws.s3.uploadFile(layout.bucket, key, file, {
+        const digests = await context.aws.s3.uploadFile(layout.bucket, key, file, {
           partSize,
           queueSize: options.concurrency ?? partsInFlight(partSize),
-          onData: (chunk) => hash.update(chunk),
         });
-        await context.aws.s3.putObjectTags(layout.bucket, key, { [SHA256_TAG]: hash.digest('hex') });
+        await context.aws.s3.putObjectTags(layout.bucket, key, { [SHA256_TAG]: partsTag(digests, partSize) });
       }
       uploaded++;
       bytes += size;

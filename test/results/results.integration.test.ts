@@ -8,6 +8,7 @@ import {
   GetObjectTaggingCommand,
   ListMultipartUploadsCommand,
   PutObjectCommand,
+  PutObjectTaggingCommand,
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -17,6 +18,7 @@ import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../..
 import { runCli } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';
+import { RecordingProxy } from '../helpers/recording-proxy';
 import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
@@ -253,10 +255,32 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     expect(sha256(Buffer.from(await stored.Body!.transformToByteArray()))).toBe(
       fileSha(path.join(model, 'model.safetensors')),
     );
+    // The tag: SHA-256 over the 8 MiB parts' SHA-256 digests, and the part size.
+    const weights = fs.readFileSync(path.join(model, 'model.safetensors'));
+    const partDigests = [weights.subarray(0, 8 * 1024 * 1024), weights.subarray(8 * 1024 * 1024)].map((p) =>
+      createHash('sha256').update(p).digest(),
+    );
     const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: BUCKET, Key: weightsKey }));
     expect(tags.TagSet).toEqual([
-      { Key: 'rlvr-sha256', Value: fileSha(path.join(model, 'model.safetensors')) },
+      { Key: 'rlvr-sha256', Value: `${sha256(Buffer.concat(partDigests))}/${8 * 1024 * 1024}` },
     ]);
+    // A whole-file SHA-256 tag (as earlier versions wrote) still counts as unchanged; a wrong one does not.
+    const retag = (Value: string) =>
+      s3.send(
+        new PutObjectTaggingCommand({
+          Bucket: BUCKET,
+          Key: weightsKey,
+          Tagging: { TagSet: [{ Key: 'rlvr-sha256', Value }] },
+        }),
+      );
+    await retag(sha256(weights));
+    expect((await runCli(['upload', 'model', model], { env: cliEnv() })).stdout).toMatch(
+      /0 uploaded \(0 B\), 3 unchanged/,
+    );
+    await retag(`${sha256(Buffer.concat(partDigests.reverse()))}/${8 * 1024 * 1024}`);
+    expect((await runCli(['upload', 'model', model], { env: cliEnv() })).stdout).toMatch(
+      /1 uploaded .* 2 unchanged/,
+    );
 
     const notModel = await runCli(['upload', 'model', path.dirname(model) + '/nothing'], { env: cliEnv() });
     expect(notModel.code).toBe(2);
@@ -322,6 +346,37 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     expect(open.Uploads ?? []).toEqual([]);
     const still = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     expect(sha256(Buffer.from(await still.Body!.transformToByteArray()))).toBe(sha256(body)); // the old object stays
+  });
+
+  it('a multipart upload signs each part with the SHA-256 of the bytes sent, and returns those digests', async () => {
+    const file = path.join(tempDir(), 'weights.safetensors');
+    const body = randomBytes(20 * 1024 * 1024 + 3); // three 8 MiB parts
+    fs.writeFileSync(file, body);
+    const proxy = new RecordingProxy(Number(new URL(moto.endpoint).port));
+    await proxy.start();
+    const aws = createAwsClients({ region: TEST_REGION, s3Endpoint: `http://127.0.0.1:${proxy.port}` });
+    try {
+      const digests = await aws.s3.uploadFile(BUCKET, 'signed/weights.safetensors', file, {
+        partSize: 8 * 1024 * 1024,
+        queueSize: 2,
+      });
+      const parts = proxy.requests.filter((r) => r.method === 'PUT' && /[?&]partNumber=/.test(r.url));
+      expect(parts).toHaveLength(3);
+      for (const part of parts) {
+        const n = Number(/[?&]partNumber=(\d+)/.exec(part.url)![1]);
+        expect(part.headers['x-amz-content-sha256']).toBe(part.bodySha256);
+        expect(part.bodySha256).toBe(sha256(body.subarray((n - 1) * 8 * 1024 * 1024, n * 8 * 1024 * 1024)));
+        expect(digests[n - 1].toString('hex')).toBe(part.bodySha256);
+        expect(part.headers.authorization).toMatch(
+          /^AWS4-HMAC-SHA256 .*SignedHeaders=[^,]*x-amz-content-sha256/,
+        );
+      }
+    } finally {
+      aws.close();
+      await proxy.stop();
+    }
+    const stored = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'signed/weights.safetensors' }));
+    expect(sha256(Buffer.from(await stored.Body!.transformToByteArray()))).toBe(sha256(body));
   });
 
   it('sizes parts so no file needs more than 10,000', () => {
