@@ -28,10 +28,10 @@ function writeRandomFile(file: string, bytes: number): void {
 }
 
 async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, options: { time?: boolean } = {}) {
-  const argv = options.time ? ['-f', 'MAXRSS=%M', cmd, ...args] : args;
+  const argv = options.time ? ['-f', 'MAXRSS=%M CPU=%U+%S', cmd, ...args] : args;
   const exe = options.time ? '/usr/bin/time' : cmd;
   const started = process.hrtime.bigint();
-  return new Promise<{ seconds: number; stdout: string; stderr: string; maxRssKb?: number }>(
+  return new Promise<{ seconds: number; stdout: string; stderr: string; maxRssKb?: number; cpu?: number }>(
     (resolve, reject) => {
       const child = spawn(exe, argv, { env, cwd: work });
       let stdout = '';
@@ -42,14 +42,27 @@ async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, options:
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (code !== 0)
           return reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
-        const rss = /MAXRSS=(\d+)/.exec(stderr);
-        resolve({ seconds, stdout, stderr, maxRssKb: rss ? Number(rss[1]) : undefined });
+        const rss = /MAXRSS=(\d+) CPU=([\d.]+)\+([\d.]+)/.exec(stderr);
+        resolve({
+          seconds,
+          stdout,
+          stderr,
+          maxRssKb: rss ? Number(rss[1]) : undefined,
+          cpu: rss ? Number(rss[2]) + Number(rss[3]) : undefined,
+        });
       });
     },
   );
 }
 
 type Timed = Awaited<ReturnType<typeof run>>;
+
+/** A run of ours that moved fewer bytes than the row is about (a skip, say) would make a false figure. */
+function movedAtLeast(r: Timed, atLeast: number): Timed {
+  const bytes = (JSON.parse(r.stdout) as { bytes: number }).bytes;
+  if (bytes < atLeast) throw new Error(`moved ${bytes} bytes where the row needs at least ${atLeast}`);
+  return r;
+}
 
 /**
  * Five runs of each side; the median run of each. Each pair alternates who goes first, and every run
@@ -59,7 +72,7 @@ type Timed = Awaited<ReturnType<typeof run>>;
 async function medianPair(
   baseline: () => Promise<Timed>,
   ours: () => Promise<Timed>,
-): Promise<{ baseline: Timed; ours: Timed }> {
+): Promise<{ baseline: Timed; ours: Timed; spread: string }> {
   const b: Timed[] = [];
   const o: Timed[] = [];
   const settled = async <T>(f: () => Promise<T>) => {
@@ -76,9 +89,17 @@ async function medianPair(
     }
   }
   const median = (runs: Timed[]) => [...runs].sort((x, y) => x.seconds - y.seconds)[Math.floor(RUNS / 2)];
-  return { baseline: median(b), ours: median(o) };
+  const mid = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const list = (runs: Timed[]) => runs.map((r) => r.seconds.toFixed(2)).join(' ');
+  // CPU seconds (user + sys of the command): steadier than wall time on a shared machine.
+  const cpu = (runs: Timed[]) => mid(runs.map((r) => r.cpu ?? NaN)).toFixed(2);
+  return {
+    baseline: median(b),
+    ours: median(o),
+    spread: `wall s, rlvr: ${list(o)}; aws: ${list(b)}; median CPU s (user+sys), rlvr ${cpu(o)} vs aws ${cpu(b)}`,
+  };
 }
-const RUNS = 5;
+const RUNS = 7;
 
 interface Row {
   readonly name: string;
@@ -98,6 +119,7 @@ async function main(): Promise<void> {
       await imageRows(rows, moto.env);
     } finally {
       await moto.stop();
+      fs.rmSync(work, { recursive: true, force: true });
     }
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n${log.join('\n')}\n`);
     return;
@@ -176,23 +198,34 @@ async function main(): Promise<void> {
     const J1 = 'annotations-adhoc-20260101-000001';
     await job(J1);
     await aws(['s3', 'cp', big, `${ck(J1)}run_final/model.safetensors`, '--quiet']);
-    const { baseline: cli1, ours: ours1 } = await medianPair(
+    const {
+      baseline: cli1,
+      ours: ours1,
+      spread: spread1,
+    } = await medianPair(
       async () => {
         fs.rmSync(path.join(work, 'cli1'), { recursive: true, force: true });
-        return aws([
-          's3',
-          'cp',
-          `${ck(J1)}run_final/model.safetensors`,
-          path.join(work, 'cli1/model.safetensors'),
-          '--quiet',
-        ]);
+        return aws(
+          [
+            's3',
+            'cp',
+            `${ck(J1)}run_final/model.safetensors`,
+            path.join(work, 'cli1/model.safetensors'),
+            '--quiet',
+          ],
+          { time: true },
+        );
       },
       async () => {
         fs.rmSync(path.join(work, 'ours1'), { recursive: true, force: true });
-        return rlvr(['download', J1, '--results-dir', path.join(work, 'ours1'), '--json'], { time: true });
+        return movedAtLeast(
+          await rlvr(['download', J1, '--results-dir', path.join(work, 'ours1'), '--json'], { time: true }),
+          1024 * MIB,
+        );
       },
     );
     rows.push(row('download 1 GiB object', ours1.seconds, cli1.seconds, 1.0));
+    log.push(`download 1 GiB object, ${spread1}`);
     log.push(`1 GiB download moved ${(JSON.parse(ours1.stdout).bytes / MIB).toFixed(0)} MiB`);
     log.push(
       `peak RSS of rlvr download (1 GiB, 8 × 16 MiB ranges in flight): ${Math.round((ours1.maxRssKb ?? 0) / 1024)} MiB`,
@@ -216,16 +249,26 @@ async function main(): Promise<void> {
       }),
     );
     await aws(['s3', 'cp', '--recursive', folder, `${ck(J2)}run_final/`, '--quiet']);
-    const { baseline: cli2, ours: ours2 } = await medianPair(
+    const {
+      baseline: cli2,
+      ours: ours2,
+      spread: spread2,
+    } = await medianPair(
       async () => {
         fs.rmSync(path.join(work, 'cli2'), { recursive: true, force: true });
-        return aws(['s3', 'cp', '--recursive', `${ck(J2)}run_final/`, path.join(work, 'cli2'), '--quiet']);
+        return aws(['s3', 'cp', '--recursive', `${ck(J2)}run_final/`, path.join(work, 'cli2'), '--quiet'], {
+          time: true,
+        });
       },
       async () => {
         fs.rmSync(path.join(work, 'ours2'), { recursive: true, force: true });
-        return rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json']);
+        return movedAtLeast(
+          await rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json'], { time: true }),
+          4 * 896 * MIB,
+        );
       },
     );
+    log.push(`download checkpoint folder, ${spread2}`);
     rows.push(
       row(
         'download checkpoint folder (4 × 896 MiB + 2 small: a 1.7B fp16 checkpoint)',
@@ -304,12 +347,30 @@ async function main(): Promise<void> {
     // --- uploads ------------------------------------------------------------------------------------
     fs.writeFileSync(path.join(work, 'src/big/config.json'), '{}');
     // A fresh name each run: an unchanged file under the same name is (rightly) skipped.
-    let upload = 0;
-    const { baseline: cli3, ours: ours3 } = await medianPair(
-      () => aws(['s3', 'cp', big, `s3://${BUCKET}/cli-up/${++upload}/model.safetensors`, '--quiet']),
-      () => rlvr(['upload', 'model', path.join(work, 'src/big'), '--name', `BenchModel${upload}`, '--json']),
+    // (Each side counts its own runs: with alternating order a shared counter gave two of our runs one
+    // name, and the second was a skip, not an upload.)
+    let cliUploads = 0;
+    let ourUploads = 0;
+    const {
+      baseline: cli3,
+      ours: ours3,
+      spread: spread3,
+    } = await medianPair(
+      () =>
+        aws(['s3', 'cp', big, `s3://${BUCKET}/cli-up/${++cliUploads}/model.safetensors`, '--quiet'], {
+          time: true,
+        }),
+      async () =>
+        movedAtLeast(
+          await rlvr(
+            ['upload', 'model', path.join(work, 'src/big'), '--name', `BenchModel${++ourUploads}`, '--json'],
+            { time: true },
+          ),
+          1024 * MIB,
+        ),
     );
     rows.push(row('upload 1 GiB file', ours3.seconds, cli3.seconds, 1.0));
+    log.push(`upload 1 GiB file, ${spread3}`);
 
     const small = path.join(work, 'src/small');
     fs.mkdirSync(small, { recursive: true });
@@ -356,9 +417,10 @@ async function main(): Promise<void> {
     sagemaker.destroy();
     s3rver.kill();
     await moto.stop();
+    // Several GiB of test data: removed whether the run finished or not.
+    fs.rmSync(work, { recursive: true, force: true });
   }
   writeResults(rows);
-  fs.rmSync(work, { recursive: true, force: true });
 }
 
 /**
@@ -460,7 +522,7 @@ async function imageRows(rows: Row[], motoEnv: Record<string, string>): Promise<
     );
   } finally {
     await proxy.stop();
-    await Promise.all([engine.stop(), registry.stop()]);
+    await Promise.all([engine.stop(), registry.remove()]);
   }
 }
 
