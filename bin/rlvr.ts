@@ -1,9 +1,31 @@
 import { Command, CommanderError } from 'commander';
-import { registerOperate } from './commands/operate';
-import { registerImage } from './commands/image';
-import { registerResults } from './commands/results';
-import { registerSubmit } from './commands/submit';
 import { reportError } from './output';
+
+type Register = (program: Command) => void;
+
+/*
+ * Each command module is loaded only when its command runs (help and unknown commands load them all):
+ * the modules behind submit (config schemas, zod, yaml, the image pipeline) cost ~100 ms that
+ * `download` or `status` should not pay at every start.
+ */
+const MODULES: Record<string, () => Promise<Register>> = {
+  submit: async () => (await import('./commands/submit')).registerSubmit,
+  operate: async () => (await import('./commands/operate')).registerOperate,
+  results: async () => (await import('./commands/results')).registerResults,
+  image: async () => (await import('./commands/image')).registerImage,
+};
+const OWNERS: Record<string, string> = {
+  submit: 'submit',
+  jobs: 'operate',
+  status: 'operate',
+  logs: 'operate',
+  stop: 'operate',
+  doctor: 'operate',
+  download: 'results',
+  'sync-traces': 'results',
+  upload: 'results',
+  image: 'image',
+};
 
 const program = new Command()
   .name('rlvr')
@@ -12,10 +34,8 @@ const program = new Command()
   .exitOverride()
   .configureOutput({ outputError: (text, write) => write(text) });
 
-registerSubmit(program);
-registerOperate(program);
-registerResults(program);
-registerImage(program);
+const first = process.argv[2] ?? '';
+const named = Object.hasOwn(OWNERS, first) ? OWNERS[first] : undefined;
 
 // A command whose last awaited operation can never settle would otherwise end silently with exit 0.
 let settled = false;
@@ -27,8 +47,11 @@ process.once('beforeExit', () => {
   process.exitCode = 1;
 });
 
-program
-  .parseAsync(process.argv)
+Promise.all((named ? [named] : Object.keys(MODULES)).map((m) => MODULES[m]()))
+  .then((registers) => {
+    for (const register of registers) register(program);
+    return program.parseAsync(process.argv);
+  })
   .then(() => {
     settled = true;
   })

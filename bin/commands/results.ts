@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { openJobContext } from '../../lib/jobs';
+import { openJobContext } from '../../lib/jobs/context';
 import {
   downloadJob,
   parseCheckpointSelection,

@@ -3,7 +3,15 @@ import * as path from 'node:path';
 import type { KeyPath, TrainingConfig, YamlFile } from '../config';
 import { formatKeyPath } from '../config';
 import type { Problem } from '../errors';
-import { channelPath, CHANNELS, RESERVED_CHANNEL_NAMES, S3Layout } from '../layout';
+import {
+  channelPath,
+  CHANNELS,
+  parseS3Uri,
+  RESERVED_CHANNEL_NAMES,
+  S3Layout,
+  s3Uri,
+  type S3Location,
+} from '../layout';
 
 /*
  * Everything a job reads from S3, derived from the config (pure, except for asking whether a local
@@ -11,19 +19,7 @@ import { channelPath, CHANNELS, RESERVED_CHANNEL_NAMES, S3Layout } from '../layo
  * to S3 — explicitly, with the mapping stated in the plan, never a silent guess (BRIEF §1).
  */
 
-export interface S3Location {
-  readonly bucket: string;
-  readonly key: string;
-}
-
-export function parseS3Uri(uri: string): S3Location | undefined {
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri);
-  return m ? { bucket: m[1], key: m[2] } : undefined;
-}
-
-export function s3Uri(location: S3Location): string {
-  return `s3://${location.bucket}/${location.key}`;
-}
+export { parseS3Uri, s3Uri, type S3Location } from '../layout';
 
 const HUB_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
 

@@ -25,6 +25,20 @@ export function normalisePrefix(prefix: string): string {
 }
 
 /** S3 keys under the root prefix, as in BRIEF §3. All prefixes end with `/`. */
+export interface S3Location {
+  readonly bucket: string;
+  readonly key: string;
+}
+
+export function parseS3Uri(uri: string): S3Location | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri);
+  return m ? { bucket: m[1], key: m[2] } : undefined;
+}
+
+export function s3Uri(location: S3Location): string {
+  return `s3://${location.bucket}/${location.key}`;
+}
+
 export class S3Layout {
   readonly root: string;
 

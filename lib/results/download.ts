@@ -2,12 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { extract } from 'tar-stream';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { describeJob, requireLayout, type JobContext } from '../jobs/context';
-import { parseS3Uri } from '../jobs/inputs';
-import { LOCAL, parseCheckpointFolder, RUN_FOLDER } from '../layout';
+import { LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 
@@ -111,6 +109,8 @@ function readManifest(dir: string): Record<string, ManifestEntry> {
 /** Streams a .tar.gz into `dir`, each entry to a temporary name renamed when complete; strips one common top folder. */
 async function extractTarGz(body: NodeJS.ReadableStream, dir: string): Promise<string[]> {
   const written: string[] = [];
+  // Loaded here: a download with nothing new to fetch needs no tar reader.
+  const { extract } = await import('tar-stream');
   const ex = extract();
   ex.on('entry', (header, stream, next) => {
     const name = header.name.replace(/^\.\//, '');
