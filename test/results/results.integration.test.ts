@@ -15,11 +15,11 @@ import {
 import { createAwsClients } from '../../lib/aws';
 import { openJobContext, submit } from '../../lib/jobs';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
-import { runCli } from '../helpers/cli';
+import { runCli, runCommand } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';
 import { RecordingProxy } from '../helpers/recording-proxy';
-import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
+import { makeTrainerRepo, REPO_ROOT, tempDir } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
 
@@ -133,6 +133,37 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/has no step99 \(it has: step20, step40, final\)/);
+  });
+
+  it('the scripts are thin wrappers: arguments, output and exit codes pass through, from any folder', async () => {
+    const { job, weights } = await jobWithResults();
+    const out = tempDir();
+    const elsewhere = tempDir();
+    const script = (name: string) => path.join(REPO_ROOT, 'scripts', name);
+    const download = await runCommand(
+      'bash',
+      [script('download-job-results.sh'), job, '--results-dir', out, '--checkpoints', 'step20', '--json'],
+      { env: cliEnv(), cwd: elsewhere },
+    );
+    expect(download.code).toBe(0);
+    expect(JSON.parse(download.stdout).checkpointFolders).toEqual(['r_step20']);
+    expect(fileSha(path.join(out, job, 'checkpoints/r_step20/model.safetensors'))).toBe(sha256(weights));
+    const traces = await runCommand('bash', [script('sync-traces.sh'), job, '--results-dir', out], {
+      env: cliEnv(),
+      cwd: elsewhere,
+    });
+    expect(traces.code).toBe(0);
+    expect(fs.readFileSync(path.join(out, job, 'traces/trace.jsonl'), 'utf8')).toBe('{"step": 1}\n');
+    const bad = await runCommand(
+      'bash',
+      [script('download-job-results.sh'), job, '--checkpoints', 'step99'],
+      {
+        env: cliEnv(),
+        cwd: elsewhere,
+      },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/has no step99/);
   });
 
   it('says loudly when a Completed job has no checkpoints (exit 1)', async () => {
