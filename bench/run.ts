@@ -487,8 +487,16 @@ async function imageRows(rows: Row[], motoEnv: Record<string, string>): Promise<
       return { ...r, out, bytes: proxy.bytesUp - before.bytes, uploads: proxy.uploads() - before.uploads };
     };
     const cold = await push();
-    fs.appendFileSync(path.join(trainer, 'requirements.txt'), 'scipy==1.14.1\n');
-    const depChange = await push();
+    // Three one-line changes, each a new dependency set; the median one stands for the row.
+    const changes: Awaited<ReturnType<typeof push>>[] = [];
+    for (const line of ['scipy==1.14.1', 'pandas==2.2.3', 'rich==13.9.4']) {
+      fs.appendFileSync(path.join(trainer, 'requirements.txt'), `${line}\n`);
+      changes.push(await push());
+    }
+    const depChange = [...changes].sort((a, b) => a.seconds - b.seconds)[1];
+    log.push(
+      `image: the three dependency changes took ${changes.map((c) => c.seconds.toFixed(2)).join(', ')} s`,
+    );
     rows.push({
       ...row(
         'image: rebuild + push after a one-line change in the last dependency file, vs cold build + push',
@@ -513,7 +521,11 @@ async function imageRows(rows: Row[], motoEnv: Record<string, string>): Promise<
         baseline: `${cold.seconds.toFixed(2)} s (cold)`,
         ratio: r.seconds / cold.seconds,
         target: 'no build, no upload',
-        pass: !r.out.built && !r.out.pushed && r.uploads === 0 && r.out.tag === depChange.out.tag,
+        pass:
+          !r.out.built &&
+          !r.out.pushed &&
+          r.uploads === 0 &&
+          r.out.tag === changes[changes.length - 1].out.tag,
       });
     }
     log.push(
