@@ -312,18 +312,34 @@ async function main(): Promise<void> {
     fs.rmSync(path.join(work, 'ours2f'), { recursive: true, force: true });
 
     // --- repeat folder sync, nothing changed ------------------------------------------------------
+    // Five runs through a request-counting proxy; the median one stands for the row, and every run
+    // must have made zero GETs.
     const proxy = new FaultProxy(s3Port);
     await proxy.start();
-    const repeat = await run(
-      process.execPath,
-      [path.join(ROOT, 'bin/rlvr.js'), 'download', J2, '--results-dir', path.join(work, 'ours2'), '--json'],
-      {
-        ...env,
-        AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.port}`,
-      },
-    );
+    spawnSync('sync');
+    const repeats: { run: Timed; requests: { get: number; list: number; head: number } }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const before = { ...proxy.requests };
+      const r = await run(
+        process.execPath,
+        [path.join(ROOT, 'bin/rlvr.js'), 'download', J2, '--results-dir', path.join(work, 'ours2'), '--json'],
+        { ...env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.port}` },
+      );
+      repeats.push({
+        run: r,
+        requests: {
+          get: proxy.requests.get - before.get,
+          list: proxy.requests.list - before.list,
+          head: proxy.requests.head - before.head,
+        },
+      });
+    }
     await proxy.stop();
-    const requests = proxy.requests;
+    const median = [...repeats].sort((a, b) => a.run.seconds - b.run.seconds)[2];
+    const repeat = median.run;
+    const requests = median.requests;
+    const anyGets = repeats.some((r) => r.requests.get > 0);
+    log.push(`repeat download, wall s: ${repeats.map((r) => r.run.seconds.toFixed(2)).join(' ')}`);
     const startups: number[] = [];
     for (let i = 0; i < 5; i++) startups.push((await rlvr(['--help'])).seconds);
     const startup = [...startups].sort((a, b) => a - b)[2];
@@ -336,12 +352,12 @@ async function main(): Promise<void> {
     );
     const repeatRatio = repeat.seconds / ours2.seconds;
     rows.push({
-      name: `repeat folder download, nothing changed (${requests.get} GETs, ${requests.list} LISTs, ${requests.head} HEADs)`,
+      name: `repeat folder download, nothing changed (per run: ${requests.get} GETs, ${requests.list} LISTs, ${requests.head} HEADs)`,
       ours: `${repeat.seconds.toFixed(2)} s`,
       baseline: `${ours2.seconds.toFixed(2)} s (our full download)`,
       ratio: repeatRatio,
       target: '≤ 0.05×, zero GETs',
-      pass: repeatRatio <= 0.05 && requests.get === 0,
+      pass: repeatRatio <= 0.05 && !anyGets,
     });
 
     // --- uploads ------------------------------------------------------------------------------------
@@ -560,7 +576,7 @@ Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.c
 Both sides talk to the same s3rver on loopback (SageMaker answered by moto). Times are wall time of the
 whole command as a user runs it (our CLI's start-up included); the two downloads and the 1 GiB upload
 are the median of ${RUNS} runs of each side (alternating who goes first, \`sync\` before each run), the
-other rows one run.
+repeat download the median of 5, the image dependency change the median of 3, the other rows one run.
 
 | what | rlvr | baseline | ratio | target | met |
 |---|---|---|---|---|---|
