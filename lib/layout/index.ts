@@ -24,7 +24,7 @@ export function normalisePrefix(prefix: string): string {
   return trimmed === '' ? '' : `${trimmed}/`;
 }
 
-/** S3 keys under the root prefix, as in BRIEF §3. All prefixes end with `/`. */
+/** A bucket and key, as in `s3://bucket/key`. */
 export interface S3Location {
   readonly bucket: string;
   readonly key: string;
@@ -39,6 +39,7 @@ export function s3Uri(location: S3Location): string {
   return `s3://${location.bucket}/${location.key}`;
 }
 
+/** S3 keys under the root prefix, as in BRIEF §3. All prefixes end with `/`. */
 export class S3Layout {
   readonly root: string;
 

@@ -9,7 +9,7 @@ import { sha256OfFile } from './hash';
  * with the finished ranges recorded beside it so an interrupted download resumes where it stopped
  * (every range asks If-Match the ETag it started with, so a changed object restarts instead of
  * mixing versions). Renamed into place only after the size — and S3's full-object SHA-256, when the
- * object has one — is verified. lib-storage covers uploads; nothing in the SDK does ranged,
+ * object has one — is verified. Nothing in the SDK (lib-storage included) does ranged,
  * resumable downloads, hence this file.
  */
 
