@@ -6,14 +6,17 @@ type Register = (program: Command) => void;
 /*
  * Each command module is loaded only when its command runs (help and unknown commands load them all):
  * the modules behind submit (config schemas, zod, yaml, the image pipeline) cost ~100 ms that
- * `download` or `status` should not pay at every start.
+ * `download` or `status` should not pay at every start. `require`, not `import()`: when bin/rlvr.js
+ * runs the TypeScript sources (tsx's require hook), a dynamic import would bypass the hook.
  */
-const MODULES: Record<string, () => Promise<Register>> = {
-  submit: async () => (await import('./commands/submit')).registerSubmit,
-  operate: async () => (await import('./commands/operate')).registerOperate,
-  results: async () => (await import('./commands/results')).registerResults,
-  image: async () => (await import('./commands/image')).registerImage,
+/* eslint-disable @typescript-eslint/no-require-imports -- lazy, synchronous loads (see above) */
+const MODULES: Record<string, () => Register> = {
+  submit: () => (require('./commands/submit') as typeof import('./commands/submit')).registerSubmit,
+  operate: () => (require('./commands/operate') as typeof import('./commands/operate')).registerOperate,
+  results: () => (require('./commands/results') as typeof import('./commands/results')).registerResults,
+  image: () => (require('./commands/image') as typeof import('./commands/image')).registerImage,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 const OWNERS: Record<string, string> = {
   submit: 'submit',
   jobs: 'operate',
@@ -47,9 +50,9 @@ process.once('beforeExit', () => {
   process.exitCode = 1;
 });
 
-Promise.all((named ? [named] : Object.keys(MODULES)).map((m) => MODULES[m]()))
-  .then((registers) => {
-    for (const register of registers) register(program);
+Promise.resolve()
+  .then(() => {
+    for (const m of named ? [named] : Object.keys(MODULES)) MODULES[m]()(program);
     return program.parseAsync(process.argv);
   })
   .then(() => {
