@@ -396,10 +396,10 @@ class SdkS3 implements IS3 {
             });
             // SigV4 takes a payload hash already in the request instead of hashing the body again.
             command.middlewareStack.add(
-              (next) => (args) => {
+              (handler) => (args) => {
                 (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] =
                   digests[index].toString('hex');
-                return next(args);
+                return handler(args);
               },
               { step: 'build', name: 'rlvrPartSha256' },
             );

@@ -21,7 +21,8 @@ export const NETWORK_INTERFACE_ACTIONS = [
  * exists when SageMaker makes the request).
  */
 export const UNSCOPABLE_ACTIONS: Readonly<Record<string, string>> = {
-  'ecr:GetAuthorizationToken': 'a registry login token is account-wide',
+  'ecr:GetAuthorizationToken':
+    'no resource type (a login token is for the whole registry); it grants no image access by itself, which the repository-scoped ecr:* statements limit',
   'cloudwatch:PutMetricData': 'no resource type; limited by its cloudwatch:namespace condition',
   'sagemaker:ListTrainingJobs': 'list actions have no resource type',
   ...Object.fromEntries(
