@@ -191,6 +191,41 @@ async function main(): Promise<void> {
       }),
     );
   const ck = (j: string) => `s3://${BUCKET}/rlvr-experiments/checkpoints/${j}/`;
+  /** A folder under the work folder, emptied first. */
+  const fresh = (name: string) => {
+    const dir = path.join(work, name);
+    fs.rmSync(dir, { recursive: true, force: true });
+    return dir;
+  };
+  /**
+   * `rlvr download <job>` into `ours-<name>` against `aws s3 cp` of `source` (a key, or a prefix with
+   * `--recursive`) into `cli-<name>`, each into a fresh folder; with `fsync`, our `--fsync` against the
+   * CLI followed by `sync` (its files on disk too).
+   */
+  const downloadPair = (
+    name: string,
+    jobName: string,
+    source: string,
+    bytes: number,
+    options: { recursive?: boolean; fsync?: boolean; runs?: number } = {},
+  ) =>
+    medianPair(
+      async () => {
+        const dest = fresh(`cli-${name}`);
+        const cp = options.recursive
+          ? ['s3', 'cp', '--recursive', source, dest, '--quiet']
+          : ['s3', 'cp', source, path.join(dest, path.basename(source)), '--quiet'];
+        if (!options.fsync) return aws(cp, { time: true });
+        return run('sh', ['-c', `aws --endpoint-url ${s3Endpoint} ${cp.join(' ')} && sync`], env, {
+          time: true,
+        });
+      },
+      async () => {
+        const args = ['download', jobName, '--results-dir', fresh(`ours-${name}`), '--json'];
+        return movedAtLeast(await rlvr(options.fsync ? [...args, '--fsync'] : args, { time: true }), bytes);
+      },
+      options.runs,
+    );
 
   try {
     // --- 1 GiB object ---------------------------------------------------------------------------
@@ -203,35 +238,15 @@ async function main(): Promise<void> {
       baseline: cli1,
       ours: ours1,
       spread: spread1,
-    } = await medianPair(
-      async () => {
-        fs.rmSync(path.join(work, 'cli1'), { recursive: true, force: true });
-        return aws(
-          [
-            's3',
-            'cp',
-            `${ck(J1)}run_final/model.safetensors`,
-            path.join(work, 'cli1/model.safetensors'),
-            '--quiet',
-          ],
-          { time: true },
-        );
-      },
-      async () => {
-        fs.rmSync(path.join(work, 'ours1'), { recursive: true, force: true });
-        return movedAtLeast(
-          await rlvr(['download', J1, '--results-dir', path.join(work, 'ours1'), '--json'], { time: true }),
-          1024 * MIB,
-        );
-      },
-    );
+    } = await downloadPair('1gib', J1, `${ck(J1)}run_final/model.safetensors`, 1024 * MIB);
     rows.push(row('download 1 GiB object', ours1.seconds, cli1.seconds, 1.0));
     log.push(`download 1 GiB object, ${spread1}`);
     log.push(`1 GiB download moved ${(JSON.parse(ours1.stdout).bytes / MIB).toFixed(0)} MiB`);
     log.push(
       `peak RSS of rlvr download (1 GiB, 8 × 16 MiB ranges in flight): ${Math.round((ours1.maxRssKb ?? 0) / 1024)} MiB`,
     );
-    fs.rmSync(path.join(work, 'ours1'), { recursive: true, force: true });
+    fresh('ours-1gib');
+    fresh('cli-1gib');
 
     // --- checkpoint folder (several files) ------------------------------------------------------
     const J2 = 'annotations-adhoc-20260101-000002';
@@ -254,21 +269,7 @@ async function main(): Promise<void> {
       baseline: cli2,
       ours: ours2,
       spread: spread2,
-    } = await medianPair(
-      async () => {
-        fs.rmSync(path.join(work, 'cli2'), { recursive: true, force: true });
-        return aws(['s3', 'cp', '--recursive', `${ck(J2)}run_final/`, path.join(work, 'cli2'), '--quiet'], {
-          time: true,
-        });
-      },
-      async () => {
-        fs.rmSync(path.join(work, 'ours2'), { recursive: true, force: true });
-        return movedAtLeast(
-          await rlvr(['download', J2, '--results-dir', path.join(work, 'ours2'), '--json'], { time: true }),
-          4 * 896 * MIB,
-        );
-      },
-    );
+    } = await downloadPair('folder', J2, `${ck(J2)}run_final/`, 4 * 896 * MIB, { recursive: true });
     log.push(`download checkpoint folder, ${spread2}`);
     rows.push(
       row(
@@ -286,30 +287,11 @@ async function main(): Promise<void> {
       baseline: cliDurable,
       ours: durable,
       spread: spreadDurable,
-    } = await medianPair(
-      async () => {
-        fs.rmSync(path.join(work, 'cli2f'), { recursive: true, force: true });
-        return run(
-          'sh',
-          [
-            '-c',
-            `aws --endpoint-url ${s3Endpoint} s3 cp --recursive ${ck(J2)}run_final/ ${path.join(work, 'cli2f')} --quiet && sync`,
-          ],
-          env,
-          { time: true },
-        );
-      },
-      async () => {
-        fs.rmSync(path.join(work, 'ours2f'), { recursive: true, force: true });
-        return movedAtLeast(
-          await rlvr(['download', J2, '--results-dir', path.join(work, 'ours2f'), '--json', '--fsync'], {
-            time: true,
-          }),
-          4 * 896 * MIB,
-        );
-      },
-      3,
-    );
+    } = await downloadPair('durable', J2, `${ck(J2)}run_final/`, 4 * 896 * MIB, {
+      recursive: true,
+      fsync: true,
+      runs: 3,
+    });
     rows.push({
       name: 'download checkpoint folder with --fsync, vs aws s3 cp followed by sync (both on disk)',
       ours: `${durable.seconds.toFixed(2)} s`,
@@ -319,8 +301,7 @@ async function main(): Promise<void> {
       pass: true,
     });
     log.push(`download checkpoint folder with --fsync, ${spreadDurable}`);
-    for (const dir of ['ours2f', 'cli2f', 'cli2'])
-      fs.rmSync(path.join(work, dir), { recursive: true, force: true });
+    for (const dir of ['ours-durable', 'cli-durable', 'cli-folder']) fresh(dir);
 
     // --- repeat folder sync, nothing changed ------------------------------------------------------
     // Five runs through a request-counting proxy; the median one stands for the row, and every run
@@ -333,7 +314,14 @@ async function main(): Promise<void> {
       const before = { ...proxy.requests };
       const r = await run(
         process.execPath,
-        [path.join(ROOT, 'bin/rlvr.js'), 'download', J2, '--results-dir', path.join(work, 'ours2'), '--json'],
+        [
+          path.join(ROOT, 'bin/rlvr.js'),
+          'download',
+          J2,
+          '--results-dir',
+          path.join(work, 'ours-folder'),
+          '--json',
+        ],
         { ...env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.port}` },
       );
       repeats.push({
