@@ -64,6 +64,7 @@ interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
   sweep?: string[];
   wait?: boolean;
   poll?: string;
+  strict?: boolean;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -126,7 +127,11 @@ export function registerSubmit(program: Command): void {
     .option('--no-spot', 'on-demand training')
     .option('--max-wait <duration>', 'spot: longest wait plus runtime (≥ max runtime)')
     .option('--keep-alive <duration>', 'warm pool keep-alive (≤ 1h)')
-    .option('--trainer-command <cmd>', 'trainer command; {config} is the config path')
+    .option(
+      '--trainer-command <cmd>',
+      "trainer command; {config} is the config path (default: the trainer profile's)",
+    )
+    .option('--strict', "likely typos of the trainer's keys are errors, not warnings")
     .option('--model-input-mode <mode>', 'FastFile or File')
     .option('--network-isolation', 'run with network isolation (default)')
     .option('--no-network-isolation', 'allow the container network access')
@@ -148,6 +153,7 @@ export function registerSubmit(program: Command): void {
         configPath,
         evalConfigPath: flags.evalConfig,
         options: optionFlags(flags),
+        strict: Boolean(flags.strict),
         template: flags.template,
         description: flags.description,
         trainerSrc: flags.trainerSrc,
@@ -394,14 +400,32 @@ export function planJson(plan: SubmitPlan) {
     ),
     image: plan.image,
     estimate: plan.estimate ?? null,
+    trainer: {
+      id: plan.trainer.profile.id,
+      script: plan.trainer.profile.script,
+      how: plan.trainer.how,
+      reason: plan.trainer.reason,
+    },
     model: {
       uri: s3Uri(plan.inputs.model.location),
       mappings: plan.inputs.model.mappings,
     },
+    otherModels: plan.inputs.otherModels.map((m) => ({
+      channel: m.channel,
+      uri: s3Uri(m.location),
+      mappings: m.mappings,
+    })),
     datasets: plan.inputs.datasets.map((d) => ({
       folder: d.folder,
+      kind: d.kind,
+      channel: d.channel,
       uri: s3Uri(d.location),
       note: d.note,
+    })),
+    orderFiles: plan.inputs.orderFiles.map((o) => ({
+      channel: o.channel,
+      uri: s3Uri(o.location),
+      note: o.note,
     })),
     source: plan.source,
     warnings: plan.warnings.map((w) => ({ ...w, text: formatProblem(w) })),
@@ -419,7 +443,11 @@ export function renderPlan(plan: SubmitPlan): string {
   const marked = (name: string, value: string) =>
     plan.placeholders.includes(name as never) ? `<UNRESOLVED ${name}>` : value;
   let out = `Plan for ${plan.jobName} (dry run: nothing was created)\n\n`;
-  out += row('config', `${plan.config.displayPath} (run ${plan.config.value.run.name})`);
+  out += row(
+    'config',
+    `${plan.config.displayPath}${plan.config.value.run?.name ? ` (run ${plan.config.value.run.name})` : ''}`,
+  );
+  out += row('trainer', `${plan.trainer.profile.id}: ${plan.trainer.profile.summary}`, plan.trainer.reason);
   out += row('eval config', plan.evalConfig ? plan.evalConfig.displayPath : 'none');
   out += row(
     'template',
@@ -484,7 +512,7 @@ export function renderPlan(plan: SubmitPlan): string {
     o.networkIsolation.value ? 'isolated' : 'not isolated',
     describeSource(o.networkIsolation.source),
   );
-  out += row('trainer', o.trainerCommand.value, describeSource(o.trainerCommand.source));
+  out += row('command', o.trainerCommand.value, describeSource(o.trainerCommand.source));
   out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', describeSource(o.useRay.source));
   out += row('image', marked('image', plan.image.uri), plan.image.source);
   out += row(
@@ -498,8 +526,19 @@ export function renderPlan(plan: SubmitPlan): string {
   const model = plan.inputs.model;
   for (const m of model.mappings) out += row('model', `${m.value} → ${s3Uri(model.location)}`, m.note);
   out += row('', `channel model (${o.modelInputMode.value}) at ${model.containerPath}`);
-  for (const d of plan.inputs.datasets) out += row('dataset', s3Uri(d.location), d.note);
-  for (const f of plan.inputs.orderFiles) out += row('order file', s3Uri(f.location), `channel ${f.channel}`);
+  for (const other of plan.inputs.otherModels) {
+    for (const m of other.mappings) out += row('model', `${m.value} → ${s3Uri(other.location)}`, m.note);
+    out += row('', `channel ${other.channel} (${o.modelInputMode.value}) at ${other.containerPath}`);
+  }
+  for (const d of plan.inputs.datasets)
+    out += row(d.kind === 'file' ? 'data file' : 'dataset', s3Uri(d.location), d.note);
+  for (const d of plan.inputs.notCarried) out += row('dataset', d.name, `no channel: ${d.why}`);
+  for (const f of plan.inputs.orderFiles)
+    out += row(
+      'order file',
+      s3Uri(f.location),
+      f.note ? `channel ${f.channel}; ${f.note}` : `channel ${f.channel}`,
+    );
   for (const f of plan.inputs.localOrderFiles)
     out += row('order file', f.value, "travels with the trainer's source");
   out += '\nSource and outputs\n';

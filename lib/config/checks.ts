@@ -1,7 +1,20 @@
+import * as path from 'node:path';
 import type { Problem } from '../errors';
+import {
+  hasKey,
+  keyTree,
+  LOADERS,
+  MIXED,
+  MIXED_MODES,
+  TITAN_DEGREES,
+  valueAtDotted,
+  type TrainerSelection,
+} from '../trainers';
 import type { EvalConfig } from './eval-schema';
 import type { TrainingConfig } from './training-schema';
-import type { YamlFile } from './yaml-file';
+import { findLikelyTypos, findTyposAgainst } from './typos';
+import type { KeyPath, YamlFile } from './yaml-file';
+import { didYouMean } from './zod-problems';
 import { formatTrainerFloat, isPyyamlFloatTrap } from './yaml-write';
 
 /** Numbers the trainer's YAML reader (PyYAML, YAML 1.1) would read as strings. */
@@ -18,27 +31,153 @@ export function checkPyyamlFloats(file: YamlFile): Problem[] {
 }
 
 /**
- * Checks across keys that a schema cannot express. Each error guards against an incident of BRIEF §1;
- * warnings are shown in the plan and do not stop a submit.
+ * Checks across keys that a schema cannot express. Each error guards against an incident of BRIEF §1 or
+ * a certain failure of the trainer (a key it reads without a default); warnings are shown in the plan
+ * and do not stop a submit. Rules with an id can be acknowledged by the config
+ * (`launcher.acknowledge: [id]`): the error then becomes a warning that names it.
  */
 export interface CheckResult {
   readonly errors: Problem[];
   readonly warnings: Problem[];
 }
 
-/** Stop sequences a GSM8K run must have, or completions run on and corrupt answer extraction. */
-export const GSM8K_REQUIRED_STOPS = ['Question:'];
+/** The incident rules a config may knowingly break. */
+export const RULE_IDS = {
+  baseChatTemplate: 'base-chat-template',
+  samplingSeed: 'sampling-seed',
+  gsm8kStop: 'gsm8k-stop',
+  noCheckpoints: 'no-checkpoints',
+  hubOnlyDataset: 'hub-only-dataset',
+} as const;
+export type RuleId = (typeof RULE_IDS)[keyof typeof RULE_IDS];
 
-export function datasetNames(config: TrainingConfig): string[] {
-  if (config.data.datasets) return config.data.datasets.map((d) => d.name);
-  return [config.data.dataset];
+export interface TrainingCheckOptions {
+  readonly selection: TrainerSelection;
+  /** Likely typos are errors instead of warnings. */
+  readonly strict?: boolean;
 }
 
-export function checkTrainingConfig(config: TrainingConfig, file: YamlFile): CheckResult {
+type Yaml = Record<string, unknown>;
+const isMap = (v: unknown): v is Yaml => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Dataset loader names the config uses, with where (top-level `dataset` or mixed entries). */
+export function datasetReferences(
+  config: TrainingConfig,
+  section: 'data' | 'sft_data' = 'data',
+): { name: string; path: KeyPath }[] {
+  const data = config[section];
+  if (!data) return [];
+  if (data.dataset === MIXED && data.datasets) {
+    return data.datasets.flatMap((d, i) =>
+      typeof d === 'string' ? [] : [{ name: d.name, path: [section, 'datasets', i, 'name'] as KeyPath }],
+    );
+  }
+  return [{ name: data.dataset, path: [section, 'dataset'] }];
+}
+
+export function datasetNames(config: TrainingConfig): string[] {
+  return datasetReferences(config).map((d) => d.name);
+}
+
+/** GPUs each role takes: titan = product of its degrees; vLLM = tensor × pipeline × data parallel. */
+export function roleGpuNeeds(config: TrainingConfig): { role: string; gpus: number | undefined }[] {
+  return config.roles.map((role) => {
+    if (role.kind === 'vllm') {
+      const c = role.config;
+      return {
+        role: role.name,
+        gpus: (c.tensor_parallel_size ?? 1) * (c.pipeline_parallel_size ?? 1) * (c.data_parallel_size ?? 1),
+      };
+    }
+    const p = (role.config?.parallelism ?? {}) as Record<string, number | undefined>;
+    let gpus: number | undefined = 1;
+    for (const names of Object.values(TITAN_DEGREES)) {
+      const d = names.map((n) => p[n]).find((v) => v !== undefined) ?? 1;
+      gpus = d === -1 || gpus === undefined ? undefined : gpus * d;
+    }
+    return { role: role.name, gpus };
+  });
+}
+
+const toPath = (dotted: string): KeyPath => dotted.split('.');
+
+export function checkTrainingConfig(
+  config: TrainingConfig,
+  file: YamlFile,
+  options: TrainingCheckOptions,
+): CheckResult {
+  const { profile } = options.selection;
   const errors: Problem[] = [...checkPyyamlFloats(file)];
   const warnings: Problem[] = [];
+  const acknowledged = new Set(config.launcher?.acknowledge ?? []);
+  const trainerName = path.basename(profile.script);
+  /** An incident rule: an error unless the config acknowledges it. */
+  const incident = (id: RuleId, problem: Problem) => {
+    if (acknowledged.has(id))
+      warnings.push({ ...problem, message: `${problem.message} (acknowledged: ${id})` });
+    else
+      errors.push({
+        ...problem,
+        hint: `${problem.hint ?? ''}${problem.hint ? ' ' : ''}If this is deliberate, add "${id}" to launcher.acknowledge.`,
+      });
+  };
+  const raw = config as unknown as Yaml;
 
-  // Roles: one trainer (titan) and one rollout (vllm) engine, names unique.
+  // The launcher's own section: acknowledgements name real rules.
+  const ids: string[] = Object.values(RULE_IDS);
+  (config.launcher?.acknowledge ?? []).forEach((id, i) => {
+    if (!ids.includes(id)) {
+      const guess = didYouMean(id, ids);
+      errors.push(
+        file.problem(
+          ['launcher', 'acknowledge', i],
+          `no rule named "${id}"${guess ? ` — did you mean "${guess}"?` : ''}`,
+          `Rules that can be acknowledged: ${ids.join(', ')}.`,
+        ),
+      );
+    }
+  });
+
+  // Likely typos of known keys: the trainer would silently not read them.
+  (options.strict ? errors : warnings).push(...findLikelyTypos(config, file, [profile]));
+
+  // What the trainer reads without a default: missing means it fails after start-up, GPUs billed.
+  for (const section of profile.requiredSections) {
+    if (!hasKey(raw, section)) {
+      errors.push(
+        file.problem(
+          [],
+          `${trainerName} needs a "${section}" section`,
+          `Add ${section}: … (the trainer reads it at start-up), or pick another trainer with launcher.trainer.`,
+        ),
+      );
+    }
+  }
+  const missingBefore = errors.length;
+  for (const [key, where] of Object.entries(profile.requiredKeys)) {
+    const parent = key.split('.').slice(0, -1).join('.');
+    if (parent && !hasKey(raw, parent)) continue; // the missing section is reported above
+    if (!hasKey(raw, key)) {
+      const siblings = parent ? valueAtDotted(raw, parent) : raw;
+      const leaf = key.split('.').pop()!;
+      const typo = isMap(siblings) ? didYouMean(leaf, Object.keys(siblings)) : undefined;
+      errors.push(
+        file.problem(
+          typo ? [...toPath(parent), typo] : toPath(parent),
+          `${trainerName} reads ${key} without a default (${where}), and it is missing${typo ? ` — is "${typo}" a misspelling of it?` : ''}`,
+          typo ? `Rename "${typo}" to "${leaf}".` : `Add ${key}.`,
+          { key: Boolean(typo) },
+        ),
+      );
+    }
+  }
+
+  if (errors.length > missingBefore && profile.missingKeysHint) {
+    const last = errors[errors.length - 1];
+    errors[errors.length - 1] = { ...last, hint: `${last.hint ?? ''} ${profile.missingKeysHint}`.trim() };
+  }
+
+  // Roles: names unique; the trainer looks up its roles by name.
   const seen = new Map<string, number>();
   config.roles.forEach((role, i) => {
     if (seen.has(role.name)) {
@@ -51,141 +190,256 @@ export function checkTrainingConfig(config: TrainingConfig, file: YamlFile): Che
     }
     seen.set(role.name, i);
   });
-  const trainerIndex = config.roles.findIndex((r) => r.name === 'trainer');
-  if (trainerIndex < 0) {
+  const missingRoles = profile.requiredRoles.filter((r) => !seen.has(r));
+  if (missingRoles.length > 0) {
     errors.push(
       file.problem(
         ['roles'],
-        'no role is named "trainer"',
-        'Add a role `{name: trainer, kind: titan, config: …}`.',
+        `${trainerName} looks up the role${missingRoles.length > 1 ? 's' : ''} ${missingRoles.map((r) => `"${r}"`).join(', ')}, which the config does not have`,
+        `Add ${missingRoles.map((r) => `{name: ${r}, kind: ${r === 'trainer' ? 'titan' : 'vllm'}, config: …}`).join(', ')}.`,
       ),
     );
-  } else if (config.roles[trainerIndex].kind !== 'titan') {
+  }
+  const trainerIndex = config.roles.findIndex((r) => r.name === 'trainer');
+  if (trainerIndex >= 0 && config.roles[trainerIndex].kind !== 'titan') {
     errors.push(file.problem(['roles', trainerIndex, 'kind'], 'the trainer role must be of kind "titan"'));
   }
-  if (!config.roles.some((r) => r.kind === 'vllm')) {
+  config.roles.forEach((role, i) => {
+    if (role.kind !== 'titan') return;
+    if (role.config?.optimizer?.lr === 0 && role.config.trainable !== false) {
+      warnings.push(
+        file.problem(['roles', i, 'config', 'optimizer', 'lr'], 'is 0: the weights never change'),
+      );
+    }
+    const p = role.config?.parallelism ?? {};
+    const old = Object.values(TITAN_DEGREES)
+      .map(([current, older]) => ({ current, older }))
+      .filter(({ older, current }) => older in p && !(current in p));
+    for (const { older, current } of old) {
+      warnings.push(
+        file.problem(
+          ['roles', i, 'config', 'parallelism', older],
+          `"${older}" is the older name: their config parser multiplies ${current} (config_plan.py:60-67) and would count 1 here`,
+          `Write ${current}.`,
+          { key: true },
+        ),
+      );
+    }
+  });
+
+  // Loss: the names this trainer implements.
+  if (profile.losses && config.loss?.name !== undefined && !profile.losses.includes(config.loss.name)) {
     errors.push(
       file.problem(
-        ['roles'],
-        'no vllm role: GRPO needs a rollout engine',
-        'Add `{name: rollout, kind: vllm, …}`.',
+        ['loss', 'name'],
+        `${trainerName} has no loss "${config.loss.name}"`,
+        `Use one of ${profile.losses.join(', ')}.`,
+      ),
+    );
+  }
+
+  // Data: loader names the trainer knows, mixed lists well formed.
+  for (const ds of profile.dataSections) {
+    const section = config[ds.section as 'data' | 'sft_data'];
+    if (!section) continue;
+    const accepted = ds.datasets ?? [...Object.keys(LOADERS), MIXED];
+    if (profile.id !== 'custom' && !accepted.includes(section.dataset)) {
+      const guess = didYouMean(section.dataset, accepted);
+      errors.push(
+        file.problem(
+          [ds.section, 'dataset'],
+          `${trainerName} has no dataset "${section.dataset}" in ${ds.section}${guess ? ` — did you mean "${guess}"?` : ''}`,
+          `Use one of ${accepted.join(', ')}.`,
+        ),
+      );
+    }
+    if (section.dataset === MIXED) {
+      if (!section.datasets) {
+        errors.push(
+          file.problem(
+            [ds.section],
+            'dataset "mixed" needs a datasets list',
+            `Add ${ds.section}.datasets: [{name, split, weight}].`,
+          ),
+        );
+      }
+      if (section.mode !== undefined && !MIXED_MODES.includes(section.mode)) {
+        errors.push(
+          file.problem(
+            [ds.section, 'mode'],
+            `"${section.mode}" is not a mixing mode`,
+            `Use ${MIXED_MODES.join(' or ')}.`,
+          ),
+        );
+      }
+      section.datasets?.forEach((entry, i) => {
+        if (typeof entry === 'string' || profile.id === 'custom' || entry.name in LOADERS) return;
+        const guess = didYouMean(entry.name, Object.keys(LOADERS));
+        errors.push(
+          file.problem(
+            [ds.section, 'datasets', i, 'name'],
+            `no dataset loader "${entry.name}"${guess ? ` — did you mean "${guess}"?` : ''}`,
+            `Use one of ${Object.keys(LOADERS).join(', ')}.`,
+          ),
+        );
+      });
+    }
+  }
+
+  // The end of training: a job that never ends runs until max_runtime, paid.
+  const maxSteps = config.training.max_steps;
+  const epochs = config.training.num_epochs;
+  if (
+    !maxSteps &&
+    !(profile.ends.numEpochs && epochs) &&
+    !profile.ends.maxStepsDefault &&
+    profile.id !== 'custom'
+  ) {
+    errors.push(
+      file.problem(
+        hasKey(raw, 'training.max_steps')
+          ? ['training', 'max_steps']
+          : hasKey(raw, 'training.num_epochs')
+            ? ['training', 'num_epochs']
+            : ['training'],
+        `nothing ends training: ${trainerName} stops at training.max_steps${profile.ends.numEpochs ? ' or training.num_epochs' : ''}, and ${profile.ends.numEpochs ? 'neither is set' : 'it is not set'}`,
+        'Set training.max_steps (the job would otherwise run, paid, until max_runtime).',
+      ),
+    );
+  }
+  if (epochs && !profile.ends.numEpochs && profile.id !== 'custom') {
+    warnings.push(
+      file.problem(
+        ['training', 'num_epochs'],
+        `${trainerName} does not read num_epochs: training ends at max_steps${maxSteps ? ` (${maxSteps})` : ''}`,
       ),
     );
   }
 
   // Checkpoints: "Completed" jobs that saved none are the first incident.
+  if (!profile.checkpoints.writes) {
+    incident(
+      RULE_IDS.noCheckpoints,
+      file.problem(
+        [],
+        `${trainerName} saves no checkpoints: the job would finish "Completed" with none in S3`,
+        'Use a trainer that exports checkpoints (e.g. launcher.trainer: grpo-sft).',
+      ),
+    );
+  }
   const trainer = trainerIndex >= 0 ? config.roles[trainerIndex] : undefined;
-  if (trainer?.kind === 'titan') {
-    const ckpt = trainer.config.checkpoint;
-    if (ckpt?.enable === false) {
-      errors.push(
+  if (trainer?.kind === 'titan' && trainer.config?.checkpoint?.enable === false) {
+    const at: KeyPath = ['roles', trainerIndex, 'config', 'checkpoint', 'enable'];
+    if (profile.checkpoints.titanEnableForced) {
+      warnings.push(file.problem(at, `is false, but ${trainerName} forces it on (titan_actor.py:598-602)`));
+    } else {
+      incident(
+        RULE_IDS.noCheckpoints,
         file.problem(
-          ['roles', trainerIndex, 'config', 'checkpoint', 'enable'],
+          at,
           'checkpointing is disabled: the job would finish "Completed" with no checkpoint in S3',
           'Set enable: true (checkpoints stream to S3 as they are written).',
         ),
       );
     }
-    if (ckpt?.interval !== undefined && ckpt.interval !== config.training.checkpoint_interval) {
+  }
+  const intervalKey = profile.checkpoints.intervalKey;
+  if (profile.checkpoints.writes && intervalKey) {
+    const interval = valueAtDotted(raw, intervalKey) ?? profile.checkpoints.intervalDefault;
+    if (hasKey(raw, intervalKey) && !interval) {
       warnings.push(
         file.problem(
-          ['roles', trainerIndex, 'config', 'checkpoint', 'interval'],
-          `differs from training.checkpoint_interval (${config.training.checkpoint_interval})`,
+          toPath(intervalKey),
+          `is ${String(valueAtDotted(raw, intervalKey))}: ${trainerName} saves only the final checkpoint`,
+        ),
+      );
+    } else if (
+      typeof interval === 'number' &&
+      typeof maxSteps === 'number' &&
+      maxSteps > 0 &&
+      interval > maxSteps
+    ) {
+      warnings.push(
+        file.problem(
+          toPath(intervalKey),
+          `is larger than max_steps (${maxSteps}): only the final checkpoint will be saved`,
         ),
       );
     }
-  }
-  if (config.training.checkpoint_interval > config.training.max_steps) {
-    warnings.push(
-      file.problem(
-        ['training', 'checkpoint_interval'],
-        `is larger than max_steps (${config.training.max_steps}): only the final checkpoint will be saved`,
-      ),
-    );
   }
 
   // Base models must not get a chat template (they produce garbage).
-  if (
-    /-base$/i.test(config.model.path.replace(/\/+$/, '')) &&
-    config.data_iter?.skip_chat_template !== true
-  ) {
-    errors.push(
-      file.problem(
-        config.data_iter ? ['data_iter', 'skip_chat_template'] : ['model', 'path'],
-        `"${config.model.path}" is a Base model but data_iter.skip_chat_template is not true`,
-        'Base models must not be fed a chat template: set data_iter.skip_chat_template: true.',
-      ),
-    );
+  const policyModels = [
+    config.model.path,
+    ...(trainer?.kind === 'titan' && trainer.config?.model?.hf_assets_path
+      ? [trainer.config.model.hf_assets_path]
+      : []),
+  ];
+  const baseModel = policyModels.find((m) => /-base$/i.test(m.replace(/\/+$/, '')));
+  if (baseModel) {
+    for (const ds of profile.dataSections) {
+      if (!config[ds.section as 'data' | 'sft_data']) continue;
+      const iterator = config[ds.iterator as 'data_iter' | 'sft_data_iter'];
+      const skip = iterator?.skip_chat_template ?? ds.skipChatTemplateDefault;
+      if (skip !== true) {
+        incident(
+          RULE_IDS.baseChatTemplate,
+          file.problem(
+            iterator && 'skip_chat_template' in iterator
+              ? [ds.iterator, 'skip_chat_template']
+              : iterator
+                ? [ds.iterator]
+                : ['model', 'path'],
+            `"${baseModel}" is a Base model but ${ds.iterator}.skip_chat_template is not true${iterator?.skip_chat_template === undefined ? ` (${trainerName} defaults it to false)` : ''}`,
+            `Base models must not be fed a chat template: set ${ds.iterator}.skip_chat_template: true.`,
+          ),
+        );
+      }
+    }
   }
 
-  // A fixed sampling seed made every rollout identical.
-  if (config.sampling.seed !== undefined) {
-    errors.push(
-      file.problem(
-        ['sampling', 'seed'],
-        'a fixed sampling seed makes all n rollouts of a prompt identical (zero GRPO advantage)',
-        'Remove sampling.seed; use data.seed for a reproducible data order.',
-        { key: true },
-      ),
-    );
-  }
-  if (config.sampling.temperature === 0 && config.sampling.n > 1) {
-    warnings.push(
-      file.problem(
-        ['sampling', 'temperature'],
-        `0 with n=${config.sampling.n}: all rollouts of a prompt are identical`,
-      ),
-    );
-  }
-
-  // GSM8K completions need "Question:" as a stop or they run on into the next few-shot question.
-  if (datasetNames(config).some((n) => /gsm8k/i.test(n))) {
-    const stops = config.sampling.stop ?? [];
-    const missing = GSM8K_REQUIRED_STOPS.filter((s) => !stops.includes(s));
+  // Rollout rules, for trainers that sample completions.
+  if (profile.samples && config.sampling) {
+    const sampling = config.sampling as Yaml & NonNullable<TrainingConfig['sampling']>;
+    if (sampling.seed !== undefined) {
+      incident(
+        RULE_IDS.samplingSeed,
+        file.problem(
+          ['sampling', 'seed'],
+          'a fixed sampling seed makes all n rollouts of a prompt identical (zero GRPO advantage)',
+          'Remove sampling.seed; use run.seed or data.seed for a reproducible data order.',
+          { key: true },
+        ),
+      );
+    }
+    if (sampling.temperature === 0 && (sampling.n ?? 1) > 1) {
+      warnings.push(
+        file.problem(
+          ['sampling', 'temperature'],
+          `0 with n=${sampling.n}: all rollouts of a prompt are identical`,
+        ),
+      );
+    }
+    // The next question's marker must stop a completion, or it runs on and corrupts answer extraction.
+    const stops = sampling.stop ?? [];
+    const markers = new Set<string>();
+    for (const ref of datasetReferences(config)) {
+      const loader = LOADERS[ref.name];
+      if (loader?.nextQuestionStop) markers.add(loader.nextQuestionStop);
+      else if (!loader && /gsm8k/i.test(ref.name)) markers.add('Question:');
+    }
+    const missing = [...markers].filter((m) => !stops.includes(m));
     if (missing.length > 0) {
-      errors.push(
+      incident(
+        RULE_IDS.gsm8kStop,
         file.problem(
-          config.sampling.stop ? ['sampling', 'stop'] : ['sampling'],
-          `GSM8K data but sampling.stop lacks ${missing.map((s) => JSON.stringify(s)).join(', ')}`,
-          'Use stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"] so completions do not run on.',
+          sampling.stop ? ['sampling', 'stop'] : ['sampling'],
+          `GSM8K data but sampling.stop lacks ${missing.map((s) => JSON.stringify(s)).join(', ')}: completions run on into the next question`,
+          'Use stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"] (their GSM8K loader prompts "Q: … A:"; lm_eval\'s format is "Question: … Answer:").',
         ),
       );
     }
   }
-
-  // Data: single dataset or `mixed` with a list; an entry orders by difficulty or by an order file.
-  if (config.data.dataset === 'mixed' && !config.data.datasets) {
-    errors.push(
-      file.problem(
-        ['data'],
-        'dataset "mixed" needs a datasets list',
-        'Add data.datasets: [{name, split, weight}].',
-      ),
-    );
-  }
-  if (config.data.dataset !== 'mixed' && config.data.datasets) {
-    errors.push(
-      file.problem(
-        ['data', 'datasets'],
-        'a datasets list needs data.dataset: mixed',
-        'Set data.dataset: mixed.',
-      ),
-    );
-  }
-  config.data.datasets?.forEach((entry, i) => {
-    if (entry.order !== undefined && entry.difficulty !== undefined) {
-      errors.push(
-        file.problem(
-          ['data', 'datasets', i, 'order'],
-          'set either order or difficulty, not both',
-          undefined,
-          {
-            key: true,
-          },
-        ),
-      );
-    }
-  });
 
   return { errors, warnings };
 }
@@ -199,9 +453,50 @@ export const EVAL_STANDARDS = {
   gpuMemoryUtilization: 0.8,
 };
 
+/** The keys their eval script reads (entrypoints/eval_benchmarks.py 340-472), plus our OLMES form. */
+const EVAL_KEYS = keyTree([
+  'seed',
+  'output_dir',
+  'temperature',
+  'harness',
+  'max_gen_toks',
+  'vllm.tensor_parallel_size',
+  'vllm.dtype',
+  'vllm.gpu_memory_utilization',
+  'vllm.max_model_len',
+  'benchmarks.[].task',
+  'benchmarks.[].num_fewshot',
+  'checkpoints.[].name',
+  'checkpoints.[].path',
+  'watch.enable',
+  'watch.local_dir',
+  'watch.s3_prefix',
+  'watch.pattern',
+  'watch.poll_interval_s',
+  'watch.seen_path',
+  'watch.gpu_mode',
+  'watch.gpus',
+  'watch.task_groups.[].gpu',
+  'watch.task_groups.[].benchmarks.[].task',
+  'watch.task_groups.[].benchmarks.[].num_fewshot',
+  'olmes.tasks',
+  'olmes.model_type',
+  'olmes.num_workers',
+  'olmes.num_gpus',
+  'olmes.model_args',
+]);
+
+/** Every task an eval config names (top-level, task groups, OLMES). */
+export function evalTasks(config: EvalConfig): string[] {
+  const groups = (config.watch?.task_groups ?? []).flatMap((g) =>
+    g.benchmarks.map((b) => (typeof b === 'string' ? b : b.task)),
+  );
+  return [...(config.benchmarks ?? []).map((b) => b.task), ...groups, ...(config.olmes?.tasks ?? [])];
+}
+
 export function checkEvalConfig(config: EvalConfig, file: YamlFile): CheckResult {
   const errors: Problem[] = [...checkPyyamlFloats(file)];
-  const warnings: Problem[] = [];
+  const warnings: Problem[] = [...findTyposAgainst(config, EVAL_KEYS, file)];
   const tp = config.vllm?.tensor_parallel_size;
   if (tp !== undefined && tp !== EVAL_STANDARDS.tensorParallelSize) {
     errors.push(

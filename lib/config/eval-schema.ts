@@ -1,20 +1,24 @@
 import { z } from 'zod';
 
-/** The eval watcher's config (BRIEF §6): lm_eval watch form, checkpoint-list form, or OLMES form. */
+/**
+ * The eval watcher's config (BRIEF §6; read by their entrypoints/eval_benchmarks.py 340-637): lm_eval
+ * watch form, checkpoint-list form, or our OLMES form. What the launcher acts on is typed (the eval
+ * standard, where results go, the task groups' GPUs); other keys pass through to their script.
+ */
 
 const positiveInt = z.number().int().positive();
 
-const benchmark = z.strictObject({
+const benchmark = z.looseObject({
   task: z.string().min(1),
   num_fewshot: z.number().int().min(0).optional(),
 });
 
-export const evalConfigSchema = z.strictObject({
+export const evalConfigSchema = z.looseObject({
   harness: z.enum(['lm_eval', 'olmes']).optional(),
   seed: z.number().int().optional(),
   output_dir: z.string().min(1).optional(),
   vllm: z
-    .strictObject({
+    .looseObject({
       tensor_parallel_size: positiveInt.optional(),
       dtype: z.string().optional(),
       gpu_memory_utilization: z.number().gt(0).max(1).optional(),
@@ -22,10 +26,11 @@ export const evalConfigSchema = z.strictObject({
     })
     .optional(),
   temperature: z.number().min(0).optional(),
+  // A mapping of task → tokens plus `default` (eval_benchmarks.py:475-481; a plain number crashes it).
   max_gen_toks: z.record(z.string(), positiveInt).optional(),
   benchmarks: z.array(benchmark).optional(),
   watch: z
-    .strictObject({
+    .looseObject({
       enable: z.boolean().optional(),
       local_dir: z.string().min(1).optional(),
       s3_prefix: z.string().min(1).optional(),
@@ -33,13 +38,18 @@ export const evalConfigSchema = z.strictObject({
       poll_interval_s: z.number().positive().optional(),
       gpu_mode: z.enum(['auto', 'visible', 'absolute']).optional(),
       task_groups: z
-        .array(z.strictObject({ gpu: z.number().int().min(0), benchmarks: z.array(z.string().min(1)) }))
+        .array(
+          z.looseObject({
+            gpu: z.number().int().min(0),
+            benchmarks: z.array(z.union([benchmark, z.string().min(1)])).min(1),
+          }),
+        )
         .optional(),
     })
     .optional(),
-  checkpoints: z.array(z.strictObject({ name: z.string().min(1), path: z.string().min(1) })).optional(),
+  checkpoints: z.array(z.looseObject({ name: z.string().min(1), path: z.string().min(1) })).optional(),
   olmes: z
-    .strictObject({
+    .looseObject({
       tasks: z.array(z.string().min(1)).min(1),
       model_type: z.string().optional(),
       num_workers: positiveInt.optional(),

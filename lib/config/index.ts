@@ -1,4 +1,12 @@
-export { loadTrainingConfig, loadTrainingConfigText, loadEvalConfig, type LoadedConfig } from './load';
+export {
+  loadTrainingConfig,
+  loadTrainingConfigText,
+  loadEvalConfig,
+  type LoadedConfig,
+  type TrainingLoadOptions,
+} from './load';
+export { loadTrainerProfiles, mergeProfiles, TRAINER_PROFILE_FILE } from './trainer-profile-file';
+export { findLikelyTypos } from './typos';
 export { trainingConfigSchema, type TrainingConfig, type Role } from './training-schema';
 export { evalConfigSchema, type EvalConfig, CODE_BENCHMARK_PATTERN } from './eval-schema';
 export {
@@ -8,7 +16,15 @@ export {
   type LauncherSection,
   type JobOptionName,
 } from './launcher-schema';
-export { datasetNames, EVAL_STANDARDS } from './checks';
+export {
+  datasetNames,
+  datasetReferences,
+  EVAL_STANDARDS,
+  evalTasks,
+  roleGpuNeeds,
+  RULE_IDS,
+  type RuleId,
+} from './checks';
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';

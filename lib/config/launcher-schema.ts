@@ -60,6 +60,10 @@ export type JobTemplate = z.infer<typeof jobTemplateSchema>;
 export const launcherSectionSchema = z
   .strictObject({
     template: z.string().min(1),
+    /** The trainer profile (lib/trainers): which of the team's trainers runs this config. */
+    trainer: z.string().min(1),
+    /** Incident rules this config knowingly breaks, by id (each is still shown in the plan). */
+    acknowledge: z.array(z.string().min(1)),
     description: z.string(),
     trainer_src: z.string().min(1),
     include: z.array(z.string().min(1)),

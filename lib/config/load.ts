@@ -4,10 +4,14 @@ import { ProblemsError, type Problem } from '../errors';
 import { checkEvalConfig, checkTrainingConfig, type CheckResult } from './checks';
 import { evalConfigSchema, type EvalConfig } from './eval-schema';
 import { trainingConfigSchema, type TrainingConfig } from './training-schema';
+import { BUILT_IN_PROFILES, selectTrainer, type TrainerProfile, type TrainerSelection } from '../trainers';
+import { mergeProfiles } from './trainer-profile-file';
 import { YamlFile } from './yaml-file';
 import { zodIssuesToProblems } from './zod-problems';
 
 export interface LoadedConfig<T> {
+  /** The trainer that runs it (training configs only). */
+  readonly trainer?: TrainerSelection;
   /** Absolute path of the file. */
   readonly path: string;
   /** The path as the user wrote it (shown in messages). */
@@ -23,7 +27,7 @@ function load<T>(
   filePath: string,
   kind: string,
   schema: z.ZodType<T>,
-  check: (value: T, file: YamlFile) => CheckResult,
+  check: (value: T, file: YamlFile) => CheckResult & { trainer?: TrainerSelection },
   displayPath: string,
   text?: string,
 ): LoadedConfig<T> {
@@ -50,14 +54,22 @@ function load<T>(
       sortByPosition(problems),
     );
   }
-  const { errors, warnings } = check(parsed.data, file);
+  const { errors, warnings, trainer } = check(parsed.data, file);
   if (errors.length > 0) {
     throw new ProblemsError(
       `${displayPath} is not a valid ${kind} (${countLabel(errors.length)})`,
       sortByPosition(errors),
     );
   }
-  return { path: path.resolve(filePath), displayPath, file, text: file.text, value: parsed.data, warnings };
+  return {
+    path: path.resolve(filePath),
+    displayPath,
+    file,
+    text: file.text,
+    value: parsed.data,
+    warnings: [...file.duplicateKeyWarnings, ...warnings],
+    trainer,
+  };
 }
 
 function countLabel(n: number): string {
@@ -72,8 +84,47 @@ function sortByPosition(problems: Problem[]): Problem[] {
   );
 }
 
-export function loadTrainingConfig(filePath: string, displayPath = filePath): LoadedConfig<TrainingConfig> {
-  return load(filePath, 'training config', trainingConfigSchema, checkTrainingConfig, displayPath);
+export interface TrainingLoadOptions {
+  /** Profiles in play besides the built-ins (the trainer repository's own file). */
+  readonly profiles?: readonly TrainerProfile[];
+  /** A trainer command given by a flag (it outranks the config's launcher section). */
+  readonly trainerCommand?: string;
+  /** Likely typos of known keys are errors. */
+  readonly strict?: boolean;
+}
+
+/** Picks the trainer, then runs its rules; an unknown trainer is a problem of the config. */
+function trainingCheck(options: TrainingLoadOptions) {
+  return (config: TrainingConfig, file: YamlFile): CheckResult & { trainer?: TrainerSelection } => {
+    const launcher = (config as { launcher?: Record<string, unknown> }).launcher ?? {};
+    const trainer = typeof launcher.trainer === 'string' ? launcher.trainer : undefined;
+    const configCommand = typeof launcher.trainer_command === 'string' ? launcher.trainer_command : undefined;
+    const picked = selectTrainer({
+      config,
+      trainer,
+      command: options.trainerCommand ?? configCommand,
+      profiles: mergeProfiles(BUILT_IN_PROFILES, options.profiles ?? []),
+    });
+    if ('problem' in picked) {
+      const at = picked.problem.at === 'trainer' ? ['launcher', 'trainer'] : [];
+      return {
+        errors: [file.problem(at, picked.problem.message, picked.problem.hint)],
+        warnings: [],
+      };
+    }
+    return {
+      ...checkTrainingConfig(config, file, { selection: picked.selection, strict: options.strict }),
+      trainer: picked.selection,
+    };
+  };
+}
+
+export function loadTrainingConfig(
+  filePath: string,
+  displayPath = filePath,
+  options: TrainingLoadOptions = {},
+): LoadedConfig<TrainingConfig> {
+  return load(filePath, 'training config', trainingConfigSchema, trainingCheck(options), displayPath);
 }
 
 /** A training config whose text is given (a sweep variant); `filePath` is where it stands for. */
@@ -81,8 +132,9 @@ export function loadTrainingConfigText(
   text: string,
   filePath: string,
   displayPath: string,
+  options: TrainingLoadOptions = {},
 ): LoadedConfig<TrainingConfig> {
-  return load(filePath, 'training config', trainingConfigSchema, checkTrainingConfig, displayPath, text);
+  return load(filePath, 'training config', trainingConfigSchema, trainingCheck(options), displayPath, text);
 }
 
 export function loadEvalConfig(filePath: string, displayPath = filePath): LoadedConfig<EvalConfig> {

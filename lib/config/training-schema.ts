@@ -2,185 +2,138 @@ import { z } from 'zod';
 import { launcherSectionSchema } from './launcher-schema';
 
 /*
- * The trainer's config as it really is (BRIEF §5). Objects are strict so a misspelt key is an error
- * (a misspelt `checkpoint_interval` silently meant "no checkpoints"); sections whose contents belong
- * to the trainer's sub-libraries (profiling, metrics, activation_checkpoint, compile) are passed through.
+ * The trainer's config belongs to the trainer, and it changes every week: this schema types only what
+ * the launcher acts on (model, data and order references, the numbers the GPU split, the checkpoints
+ * and the end of training depend on, and the rollout settings the incident rules read). Every object is
+ * open: other keys pass through untouched, and likely typos are found against the trainer profile's
+ * keys (typos.ts). Only the launcher's own section is closed.
  * `max_staleness` is an experimental variable: typed, never changed.
  */
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().min(0);
 const positiveNumber = z.number().positive();
-const buckets = z.array(positiveInt).min(1);
-const passthrough = z.record(z.string(), z.unknown());
 const fraction = z.number().gt(0).max(1);
+const reference = z.string().min(1);
+/** A count the trainer treats as "off" when 0 or null (`if training["checkpoint_interval"]`). */
+const countOrOff = nonNegativeInt.nullable();
 
-const run = z.strictObject({
-  name: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only'),
-  port_start: z.number().int().min(1024).max(65000).optional(),
-});
+/** Titan parallelism degrees: positive, or -1 (torchtitan: "the rest of the GPUs"). */
+const degree = z.union([positiveInt, z.literal(-1)]);
 
-const training = z.strictObject({
-  max_steps: positiveInt,
-  checkpoint_interval: positiveInt,
-  max_staleness: nonNegativeInt.optional(),
-  abort_in_flight: z.boolean().optional(),
-  seq_len_buckets: buckets.optional(),
-  completion_len_buckets: buckets.optional(),
-  prompts_per_rollout_sync: positiveInt.optional(),
-  prompts_per_reference_sync: positiveInt.optional(),
-  prompts_per_optim_step: positiveInt.optional(),
-  prompts_per_forward_backward: positiveInt.optional(),
-  completions_per_micro_batch: positiveInt.optional(),
-  alpha_grpo: z.number().min(0).optional(),
-  alpha_sft: z.number().min(0).optional(),
-  sft: z
-    .strictObject({
-      seq_len_buckets: buckets.optional(),
-      completion_len_buckets: buckets.optional(),
-      micro_batch_size: positiveInt.optional(),
-    })
-    .optional(),
-});
-
-const datasetEntry = z.strictObject({
-  name: z.string().min(1),
-  split: z.string().min(1).optional(),
-  weight: positiveNumber.optional(),
-  difficulty: z.union([z.string(), z.number()]).optional(),
-  order: z.string().min(1).optional(),
-});
-
-const data = z.strictObject({
-  dataset: z.string().min(1),
-  datasets: z.array(datasetEntry).min(1).optional(),
-  split: z.string().min(1).optional(),
-  order: z.string().min(1).optional(),
-  seed: z.number().int().optional(),
-});
-
-const sampling = z.strictObject({
-  temperature: z.number().min(0),
-  top_p: fraction.optional(),
-  top_k: z.number().int().min(-1).optional(),
-  max_tokens: positiveInt,
-  n: positiveInt,
-  logprobs: z.union([nonNegativeInt, z.boolean()]).optional(),
-  stop: z.array(z.string().min(1)).optional(),
-  // Not a trainer key: caught by the semantic checks with the incident it caused.
-  seed: z.unknown().optional(),
-});
-
-const titanConfig = z.strictObject({
-  trainable: z.boolean().optional(),
-  profiling: passthrough.optional(),
-  metrics: passthrough.optional(),
-  model: z
-    .strictObject({
-      name: z.string().min(1),
-      flavor: z.string().min(1),
-      hf_assets_path: z.string().min(1).optional(),
-    })
-    .optional(),
-  optimizer: z.strictObject({
-    name: z.string().min(1),
-    lr: positiveNumber,
-    eps: positiveNumber.optional(),
-    weight_decay: z.number().min(0).optional(),
-  }),
-  lr_scheduler: z
-    .strictObject({
-      warmup_steps: nonNegativeInt.optional(),
-      decay_ratio: z.number().min(0).max(1).nullable().optional(),
-      decay_type: z.string().optional(),
-      min_lr_factor: z.number().min(0).optional(),
-    })
-    .optional(),
-  training: z
-    .strictObject({
-      seq_len: positiveInt.optional(),
-      dtype: z.string().optional(),
-      mixed_precision_param: z.string().optional(),
-      mixed_precision_reduce: z.string().optional(),
-    })
-    .optional(),
+const titanConfig = z.looseObject({
+  model: z.looseObject({ hf_assets_path: reference.optional() }).optional(),
+  // lr 0 is a real experiment (ratio checks with frozen weights): a warning, not an error.
+  optimizer: z.looseObject({ lr: z.number().min(0).optional(), eps: positiveNumber.optional() }).optional(),
   parallelism: z
-    .strictObject({
-      dp_replicate: z.number().int().optional(),
-      dp_shard: z.number().int().optional(),
-      fsdp_reshard_after_forward: z.union([z.string(), z.boolean()]).optional(),
-      tensor_parallel: positiveInt.optional(),
-      context_parallel: positiveInt.optional(),
-      disable_loss_parallel: z.boolean().optional(),
+    .looseObject({
+      data_parallel_replicate_degree: degree.optional(),
+      data_parallel_shard_degree: degree.optional(),
+      tensor_parallel_degree: degree.optional(),
+      context_parallel_degree: degree.optional(),
+      dp_replicate: degree.optional(),
+      dp_shard: degree.optional(),
+      tensor_parallel: degree.optional(),
+      context_parallel: degree.optional(),
     })
     .optional(),
   checkpoint: z
-    .strictObject({
+    .looseObject({
       enable: z.boolean().optional(),
       folder: z.string().optional(),
-      initial_load_in_hf: z.boolean().optional(),
       interval: positiveInt.optional(),
-      last_save_model_only: z.boolean().optional(),
       export_dtype: z.enum(['float16', 'bfloat16', 'float32']).optional(),
-      async_mode: z.string().optional(),
     })
     .optional(),
-  activation_checkpoint: passthrough.optional(),
-  compile: passthrough.optional(),
 });
 
-const vllmConfig = z.strictObject({
-  model: z.string().min(1),
-  max_concurrent_per_replica: positiveInt.optional(),
-  max_num_seqs: positiveInt.optional(),
+const vllmConfig = z.looseObject({
+  model: reference,
   tensor_parallel_size: positiveInt.optional(),
+  pipeline_parallel_size: positiveInt.optional(),
   data_parallel_size: positiveInt.optional(),
   max_model_len: positiveInt.optional(),
   gpu_memory_utilization: fraction.optional(),
-  dtype: z.string().optional(),
-  logprobs_mode: z.string().optional(),
-  max_num_batched_tokens: positiveInt.optional(),
-  enable_prefix_caching: z.boolean().optional(),
-  enable_chunked_prefill: z.boolean().optional(),
 });
 
 const role = z.discriminatedUnion('kind', [
-  z.strictObject({ name: z.string().min(1), kind: z.literal('titan'), config: titanConfig }),
-  z.strictObject({ name: z.string().min(1), kind: z.literal('vllm'), config: vllmConfig }),
+  z.looseObject({ name: z.string().min(1), kind: z.literal('titan'), config: titanConfig.optional() }),
+  z.looseObject({ name: z.string().min(1), kind: z.literal('vllm'), config: vllmConfig }),
 ]);
 
-export const trainingConfigSchema = z.strictObject({
-  run,
-  model: z.strictObject({ path: z.string().min(1) }),
-  tokenizer: z
-    .strictObject({ pretrained_model_name_or_path: z.string().min(1), use_fast: z.boolean().optional() })
+const datasetEntry = z.looseObject({
+  name: z.string().min(1),
+  split: z.string().min(1).optional(),
+  weight: z.number().min(0).optional(),
+  count: positiveInt.nullable().optional(),
+  order: reference.optional(),
+  path: reference.optional(),
+});
+
+/** `data` and `sft_data`: a loader name and its parameters, or `mixed` with a list of entries. */
+const dataSection = z.looseObject({
+  dataset: z.string().min(1),
+  datasets: z
+    .array(z.union([datasetEntry, z.string()]))
+    .min(1)
     .optional(),
-  training,
-  verifier: z.strictObject({ num_workers: positiveInt }).optional(),
-  loss: z.strictObject({
-    name: z.enum(['grpo', 'drgrpo']),
-    beta: z.number().min(0),
-    eps: positiveNumber.optional(),
-  }),
-  data,
-  data_iter: z
-    .strictObject({
-      system_prompt: z.string().optional(),
-      assistant_prefix: z.string().optional(),
-      skip_chat_template: z.boolean().optional(),
+  split: z.string().min(1).optional(),
+  order: reference.optional(),
+  path: reference.optional(),
+  mode: z.string().optional(),
+  seed: z.number().int().optional(),
+});
+
+const dataIterator = z.looseObject({
+  system_prompt: z.string().nullable().optional(),
+  assistant_prefix: z.string().nullable().optional(),
+  skip_chat_template: z.boolean().optional(),
+  order: reference.optional(),
+});
+
+export const trainingConfigSchema = z.looseObject({
+  run: z
+    .looseObject({
+      name: z.string().min(1).max(256).optional(),
+      port_start: z.number().int().min(1024).max(65000).optional(),
+      seed: z.number().int().optional(),
     })
     .optional(),
-  sampling,
-  buffer: z.strictObject({ max_reads: positiveInt.optional(), maxsize: positiveInt.optional() }).optional(),
+  model: z.looseObject({ path: reference }),
+  tokenizer: z
+    .looseObject({ pretrained_model_name_or_path: reference.optional(), use_fast: z.boolean().optional() })
+    .optional(),
+  training: z.looseObject({
+    max_steps: countOrOff.optional(),
+    num_epochs: countOrOff.optional(),
+    checkpoint_interval: countOrOff.optional(),
+    resume_step: nonNegativeInt.optional(),
+    max_staleness: nonNegativeInt.optional(),
+    seq_len_buckets: z.array(positiveInt).min(1).optional(),
+    completion_len_buckets: z.array(positiveInt).min(1).nullable().optional(),
+    // A number, or one per sequence-length bucket (E/train_grpo_sft.py:58-64).
+    completions_per_micro_batch: z.union([positiveInt, z.record(z.string(), positiveInt)]).optional(),
+  }),
+  loss: z.looseObject({ name: z.string().min(1).optional(), beta: z.number().min(0).optional() }).optional(),
+  data: dataSection.optional(),
+  data_iter: dataIterator.optional(),
+  sft_data: dataSection.optional(),
+  sft_data_iter: dataIterator.optional(),
+  sampling: z
+    .looseObject({
+      temperature: z.number().min(0).optional(),
+      top_p: fraction.optional(),
+      top_k: z.number().int().min(-1).optional(),
+      max_tokens: positiveInt.optional(),
+      n: positiveInt.optional(),
+      stop: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  buffer: z.looseObject({ maxsize: nonNegativeInt.optional(), max_reads: positiveInt.optional() }).optional(),
   roles: z.array(role).min(1),
   sync: z
-    .strictObject({
-      chunk_mb: positiveNumber.optional(),
-      wiring: z.array(z.strictObject({ src: z.string().min(1), dst: z.string().min(1) })).optional(),
+    .looseObject({
+      wiring: z.array(z.looseObject({ src: z.string().min(1), dst: z.string().min(1) })).optional(),
     })
     .optional(),
   launcher: launcherSectionSchema.optional(),

@@ -16,6 +16,9 @@ export type KeyPath = readonly (string | number)[];
 
 /** A YAML file parsed with positions, so every problem can name file:line:column. */
 export class YamlFile {
+  /** Keys written twice with the same value (the trainer's reader keeps the last: harmless). */
+  readonly duplicateKeyWarnings: Problem[] = [];
+
   private constructor(
     readonly path: string,
     readonly text: string,
@@ -45,7 +48,8 @@ export class YamlFile {
     const document = parseDocument(text, {
       lineCounter: lines,
       prettyErrors: false,
-      uniqueKeys: true,
+      // Duplicate keys are checked below: PyYAML, the trainer's reader, keeps the last one.
+      uniqueKeys: false,
       keepSourceTokens: true,
     });
     const file = new YamlFile(displayPath, text, document, lines);
@@ -64,7 +68,43 @@ export class YamlFile {
         },
       ]);
     }
+    file.checkDuplicateKeys();
     return file;
+  }
+
+  /** A key written twice: the same value is a warning, a different one an error (one is ignored). */
+  private checkDuplicateKeys(): void {
+    const errors: Problem[] = [];
+    const walk = (node: unknown, at: KeyPath) => {
+      if (isMap(node)) {
+        const seen = new Map<string, unknown>();
+        for (const pair of node.items) {
+          if (!isScalar(pair.key)) continue;
+          const key = String(pair.key.value);
+          const value = isNode(pair.value) ? (pair.value as Node).toJSON() : pair.value;
+          const where = this.locationOfOffset(rangeStart(pair.key) ?? 0);
+          if (seen.has(key)) {
+            const same = JSON.stringify(seen.get(key)) === JSON.stringify(value);
+            const problem: Problem = {
+              location: where,
+              where: formatKeyPath([...at, key]),
+              message: same
+                ? `"${key}" is written twice with the same value`
+                : `"${key}" is written twice with different values: the trainer's YAML reader keeps this one and ignores the first`,
+              hint: 'Keep one of them.',
+            };
+            (same ? this.duplicateKeyWarnings : errors).push(problem);
+          } else {
+            seen.set(key, value);
+          }
+          walk(pair.value, [...at, key]);
+        }
+      } else if (isSeq(node)) {
+        node.items.forEach((item, i) => walk(item, [...at, i]));
+      }
+    };
+    walk(this.document.contents, []);
+    if (errors.length > 0) throw new ProblemsError(`${this.path} is not valid YAML`, errors);
   }
 
   /** The plain JavaScript value of the document. */

@@ -28,7 +28,7 @@ export {
 export { planInputs, resolveConfigForJob, datasetFolder, parseS3Uri, s3Uri, type InputPlan } from './inputs';
 export { reserveJobName, firstJobName } from './job-name';
 export { appendJobLogRow, formatJobLogRow, JOB_LOG_COLUMNS } from './job-log';
-export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS, DEFAULT_TRAINER_COMMAND } from './templates';
+export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS } from './templates';
 export { gpuCount, isTrainingInstanceType } from './instance-types';
 export { openJobContext, requireLayout, describeJob, type JobContext, type JobContextInput } from './context';
 export {

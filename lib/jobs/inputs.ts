@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KeyPath, TrainingConfig, YamlFile } from '../config';
-import { formatKeyPath } from '../config';
 import type { Problem } from '../errors';
 import {
   channelPath,
@@ -12,6 +11,7 @@ import {
   s3Uri,
   type S3Location,
 } from '../layout';
+import { LOADERS, MIXED } from '../trainers';
 
 /*
  * Everything a job reads from S3, derived from the config (pure, except for asking whether a local
@@ -46,9 +46,14 @@ export interface DatasetInput {
   readonly note: string;
   readonly referencedAt: KeyPath;
   readonly channel: string;
+  /** The folder, or for a file dataset (`kind: 'file'`) the file, inside the job. */
   readonly containerPath: string;
   /** Whether the config's value is rewritten to the container path (an S3 URI or a path was given). */
   readonly rewrite: boolean;
+  /** A `save_to_disk` folder, or one file (e.g. `sft_jsonl`'s JSONL). */
+  readonly kind: 'folder' | 'file';
+  /** The trainer's loader that reads it. */
+  readonly loader?: string;
 }
 
 export interface OrderFileInput {
@@ -56,33 +61,51 @@ export interface OrderFileInput {
   readonly referencedAt: KeyPath;
   readonly channel: string;
   readonly containerPath: string;
+  /** How a local path was mapped to S3, when it was. */
+  readonly note?: string;
 }
 
 export interface InputPlan {
+  /** The model being trained: channel `model`. */
   readonly model: ModelInput;
+  /** Other models the config names (a teacher, a different reference), one channel each. */
+  readonly otherModels: readonly ModelInput[];
   readonly datasets: readonly DatasetInput[];
   readonly orderFiles: readonly OrderFileInput[];
   /** Relative paths in the config that must travel in the trainer's source. */
   readonly localOrderFiles: readonly { readonly value: string; readonly referencedAt: KeyPath }[];
+  /** Datasets no channel carries, and why (made in code, or only on the Hub). */
+  readonly notCarried: readonly {
+    readonly name: string;
+    readonly referencedAt: KeyPath;
+    readonly why: string;
+  }[];
 }
 
-/** Every place the config names the model: one model per job. */
-export function modelReferences(config: TrainingConfig): { path: KeyPath; value: string }[] {
-  const refs: { path: KeyPath; value: string }[] = [{ path: ['model', 'path'], value: config.model.path }];
-  if (config.tokenizer) {
-    refs.push({
-      path: ['tokenizer', 'pretrained_model_name_or_path'],
-      value: config.tokenizer.pretrained_model_name_or_path,
-    });
-  }
+/** Every place the config names a model, with the role that names it. */
+export function modelReferences(config: TrainingConfig): { path: KeyPath; value: string; role?: string }[] {
+  const refs: { path: KeyPath; value: string; role?: string }[] = [
+    { path: ['model', 'path'], value: config.model.path },
+  ];
+  const tokenizer = config.tokenizer?.pretrained_model_name_or_path;
+  if (tokenizer) refs.push({ path: ['tokenizer', 'pretrained_model_name_or_path'], value: tokenizer });
   config.roles.forEach((role, i) => {
-    if (role.kind === 'vllm') refs.push({ path: ['roles', i, 'config', 'model'], value: role.config.model });
-    if (role.kind === 'titan' && role.config.model?.hf_assets_path) {
+    if (role.kind === 'vllm') {
+      refs.push({ path: ['roles', i, 'config', 'model'], value: role.config.model, role: role.name });
+      if (typeof role.config.tokenizer === 'string' && role.config.tokenizer)
+        refs.push({
+          path: ['roles', i, 'config', 'tokenizer'],
+          value: role.config.tokenizer,
+          role: role.name,
+        });
+    }
+    const hfAssets = role.kind === 'titan' ? role.config?.model?.hf_assets_path : undefined;
+    if (hfAssets)
       refs.push({
         path: ['roles', i, 'config', 'model', 'hf_assets_path'],
-        value: role.config.model.hf_assets_path,
+        value: hfAssets,
+        role: role.name,
       });
-    }
   });
   return refs;
 }
@@ -129,56 +152,175 @@ export function datasetFolder(name: string, split: string | undefined): string {
 
 const CHANNEL_NAME = /^[A-Za-z0-9.\-_]{1,64}$/;
 
+function channelNameProblem(file: YamlFile, at: KeyPath, name: string, what: string): Problem | undefined {
+  if (CHANNEL_NAME.test(name) && !RESERVED_CHANNEL_NAMES.includes(name) && !name.startsWith('order-'))
+    return undefined;
+  return file.problem(
+    at,
+    `${what} "${name}" cannot be a SageMaker channel name`,
+    `Name it with letters, digits, ".", "-", "_" (≤64), other than ${RESERVED_CHANNEL_NAMES.join(', ')}.`,
+  );
+}
+
+type Yaml = Record<string, unknown>;
+const isMap = (v: unknown): v is Yaml => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A dataset a loader reads: its name, split, the rest of its parameters, and where it is named. */
+interface LoaderUse {
+  readonly name: string;
+  readonly params: Yaml;
+  readonly at: KeyPath;
+}
+
+function loaderUses(config: TrainingConfig): LoaderUse[] {
+  const uses: LoaderUse[] = [];
+  for (const section of ['data', 'sft_data'] as const) {
+    const data = config[section];
+    if (!data) continue;
+    if (data.dataset === MIXED && Array.isArray(data.datasets)) {
+      data.datasets.forEach((entry, i) => {
+        if (isMap(entry)) uses.push({ name: entry.name, params: entry, at: [section, 'datasets', i] });
+      });
+    } else {
+      uses.push({ name: data.dataset, params: data as Yaml, at: [section] });
+    }
+  }
+  return uses;
+}
+
+export interface PlanInputsOptions {
+  /** A job without network access: a Hub-only dataset cannot load. */
+  readonly networkIsolation?: boolean;
+}
+
 export function planInputs(
   config: TrainingConfig,
   file: YamlFile,
   layout: S3Layout,
   baseDir: string,
-): { inputs?: InputPlan; problems: Problem[] } {
+  options: PlanInputsOptions = {},
+): { inputs?: InputPlan; problems: Problem[]; warnings: Problem[] } {
   const problems: Problem[] = [];
+  const warnings: Problem[] = [];
 
-  // Model: all references must land on one folder.
-  const refs = modelReferences(config);
-  const classified = refs.map((r) => ({ ...r, ...classifyModel(r.value, layout, baseDir) }));
-  const targets = new Map<string, typeof classified>();
+  // Models: one channel per distinct folder; the trained model's is `model`.
+  const classified = modelReferences(config).map((r) => ({
+    ...r,
+    ...classifyModel(r.value, layout, baseDir),
+  }));
+  const groups = new Map<string, typeof classified>();
   for (const c of classified) {
     const uri = s3Uri(c.location);
-    targets.set(uri, [...(targets.get(uri) ?? []), c]);
+    groups.set(uri, [...(groups.get(uri) ?? []), c]);
   }
-  if (targets.size > 1) {
-    const [first, ...others] = [...targets.entries()];
-    for (const [uri, group] of others) {
-      problems.push(
-        file.problem(
-          group[0].path,
-          `names a different model (${group[0].value} → ${uri}) than ${formatKeyPath(first[1][0].path)} (${first[1][0].value} → ${first[0]})`,
-          'A job trains one model: make every model reference (model.path, tokenizer, vllm roles, hf_assets_path) name the same one.',
-        ),
-      );
-    }
-  }
-  const seenValues = new Set<string>();
-  const model: ModelInput = {
-    location: classified[0].location,
-    mappings: classified
-      .filter((c) => !seenValues.has(c.value) && seenValues.add(c.value))
-      .map((c) => ({ value: c.value, kind: c.kind, note: c.note })),
-    referencedAt: classified.map((c) => c.path),
-    channel: CHANNELS.model,
-    containerPath: channelPath(CHANNELS.model),
+  const trainerRole = config.roles.find((r) => r.name === 'trainer' && r.kind === 'titan')?.name;
+  const policyUri =
+    [...groups.entries()].find(([, g]) =>
+      g.some((c) => c.role === trainerRole && c.path.includes('hf_assets_path')),
+    )?.[0] ?? s3Uri(classified[0].location);
+  const used = new Set<string>([CHANNELS.model]);
+  const toModel = (group: typeof classified, channel: string): ModelInput => {
+    const seenValues = new Set<string>();
+    return {
+      location: group[0].location,
+      mappings: group
+        .filter((c) => !seenValues.has(c.value) && seenValues.add(c.value))
+        .map((c) => ({ value: c.value, kind: c.kind, note: c.note })),
+      referencedAt: group.map((c) => c.path),
+      channel,
+      containerPath: channelPath(channel),
+    };
   };
+  const model = toModel(groups.get(policyUri)!, CHANNELS.model);
+  const otherModels: ModelInput[] = [];
+  for (const [uri, group] of groups) {
+    if (uri === policyUri) continue;
+    const base =
+      `model-${(group.find((c) => c.role)?.role ?? path.posix.basename(group[0].location.key.replace(/\/$/, ''))).replace(/[^A-Za-z0-9.\-_]/g, '-')}`.slice(
+        0,
+        60,
+      );
+    let channel = base;
+    for (let n = 2; used.has(channel); n++) channel = `${base}-${n}`;
+    used.add(channel);
+    otherModels.push(toModel(group, channel));
+  }
 
-  // Datasets: one channel per folder, named as the folder, all under RLVR_DATASETS_DIR.
-  const datasetRefs: { path: KeyPath; name: string; split?: string }[] = config.data.datasets
-    ? config.data.datasets.map((d, i) => ({
-        path: ['data', 'datasets', i, 'name'],
-        name: d.name,
-        split: d.split,
-      }))
-    : [{ path: ['data', 'dataset'], name: config.data.dataset, split: config.data.split }];
+  // Datasets: each loader's S3 copy (or file) on a channel named after it, under RLVR_DATASETS_DIR.
   const datasets: DatasetInput[] = [];
-  for (const ref of datasetRefs) {
-    const s3 = parseS3Uri(ref.name);
+  const notCarried: InputPlan['notCarried'][number][] = [];
+  const localOrderFiles: { value: string; referencedAt: KeyPath }[] = [];
+  const addDataset = (d: DatasetInput) => {
+    if (datasets.some((x) => x.channel === d.channel)) return;
+    const bad = channelNameProblem(
+      file,
+      d.referencedAt,
+      d.channel,
+      d.kind === 'file' ? 'data file' : 'dataset folder',
+    );
+    if (bad) problems.push(bad);
+    else datasets.push(d);
+  };
+  for (const use of loaderUses(config)) {
+    const loader = LOADERS[use.name];
+    const split = typeof use.params.split === 'string' ? use.params.split : undefined;
+    const nameAt: KeyPath = [...use.at, use.at.length === 1 ? 'dataset' : 'name'];
+    if (loader?.source === 'none') {
+      notCarried.push({ name: use.name, referencedAt: nameAt, why: 'made by the loader itself' });
+      continue;
+    }
+    if (loader?.source === 'hub') {
+      const message = `the "${use.name}" loader only downloads from the Hugging Face Hub (${loader.cite})`;
+      if (options.networkIsolation !== false) {
+        problems.push(
+          file.problem(
+            nameAt,
+            `${message}: a network-isolated job cannot load it`,
+            'Use a dataset with an S3 copy, or submit with --no-network-isolation in a network that reaches the Hub.',
+          ),
+        );
+      } else {
+        warnings.push(file.problem(nameAt, `${message}: the job must reach the Hub`));
+        notCarried.push({ name: use.name, referencedAt: nameAt, why: 'Hub only' });
+      }
+      continue;
+    }
+    if (loader?.source === 'file') {
+      const key = loader.fileKey!;
+      const value = use.params[key];
+      const at: KeyPath = [...use.at, key];
+      if (typeof value !== 'string' || value === '') {
+        problems.push(
+          file.problem(
+            use.at,
+            `the "${use.name}" loader needs ${key}`,
+            `Set ${[...use.at, key].filter((s) => typeof s === 'string').join('.')}: s3://…/file.jsonl.`,
+          ),
+        );
+        continue;
+      }
+      const s3 = parseS3Uri(value);
+      if (!s3 && !path.isAbsolute(value)) {
+        localOrderFiles.push({ value, referencedAt: at });
+        continue;
+      }
+      const base = path.posix.basename(s3 ? s3.key : value);
+      const location = s3 ?? { bucket: layout.bucket, key: `${layout.datasetsPrefix()}${base}` };
+      addDataset({
+        folder: base,
+        location,
+        note: s3 ? 'used as written' : `local file mapped by its name to the bucket's datasets/${base}`,
+        referencedAt: at,
+        channel: base,
+        containerPath: `${channelPath(base)}/${base}`,
+        rewrite: true,
+        kind: 'file',
+        loader: use.name,
+      });
+      continue;
+    }
+    // A loader with a save_to_disk copy in S3, or (no profile knows the loader) a name or path.
+    const s3 = parseS3Uri(use.name);
     let folder: string;
     let location: S3Location;
     let note: string;
@@ -187,80 +329,73 @@ export function planInputs(
       folder = path.posix.basename(key.replace(/\/$/, ''));
       location = { bucket: s3.bucket, key };
       note = 'used as written';
-    } else if (ref.name.includes('/')) {
-      folder = path.basename(ref.name.replace(/\/+$/, ''));
+    } else if (use.name.includes('/')) {
+      folder = path.basename(use.name.replace(/\/+$/, ''));
       location = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
       note = `path mapped by its name to the bucket's datasets/${folder}/`;
     } else {
-      folder = datasetFolder(ref.name, ref.split);
+      folder = loader?.folder
+        ? loader.folder.replace('{split}', split ?? 'train')
+        : datasetFolder(use.name, split);
       location = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
-      note = `${ref.name} (split ${ref.split ?? 'train'}) → datasets/${folder}/`;
+      note = `${use.name}${loader ? '' : ` (split ${split ?? 'train'})`} → datasets/${folder}/`;
     }
-    if (datasets.some((d) => d.folder === folder)) continue;
-    if (
-      !CHANNEL_NAME.test(folder) ||
-      RESERVED_CHANNEL_NAMES.includes(folder) ||
-      folder.startsWith('order-')
-    ) {
-      problems.push(
-        file.problem(
-          ref.path,
-          `dataset folder "${folder}" cannot be a SageMaker channel name`,
-          `Name dataset folders with letters, digits, ".", "-", "_" (≤64), other than ${RESERVED_CHANNEL_NAMES.join(', ')}.`,
-        ),
-      );
-      continue;
-    }
-    datasets.push({
+    addDataset({
       folder,
       location,
       note,
-      referencedAt: ref.path,
+      referencedAt: nameAt,
       channel: folder,
       containerPath: channelPath(folder),
-      rewrite: s3 !== undefined || ref.name.includes('/'),
+      rewrite: s3 !== undefined || use.name.includes('/'),
+      kind: 'folder',
+      loader: loader ? use.name : undefined,
     });
   }
 
-  // Order files: S3 URIs become channels; relative paths must travel with the trainer's source.
+  // Order files: S3 URIs and local paths outside the source become channels; relative paths travel
+  // with the trainer's source.
   const orderRefs: { path: KeyPath; value: string }[] = [];
-  if (config.data.order) orderRefs.push({ path: ['data', 'order'], value: config.data.order });
-  config.data.datasets?.forEach((d, i) => {
-    if (d.order) orderRefs.push({ path: ['data', 'datasets', i, 'order'], value: d.order });
-  });
+  for (const use of loaderUses(config)) {
+    if (typeof use.params.order === 'string')
+      orderRefs.push({ path: [...use.at, 'order'], value: use.params.order });
+  }
+  for (const iterator of ['data_iter', 'sft_data_iter'] as const) {
+    const order = config[iterator]?.order;
+    if (typeof order === 'string') orderRefs.push({ path: [iterator, 'order'], value: order });
+  }
   const orderFiles: OrderFileInput[] = [];
-  const localOrderFiles: { value: string; referencedAt: KeyPath }[] = [];
   for (const ref of orderRefs) {
     const s3 = parseS3Uri(ref.value);
-    if (s3) {
-      if (s3.key === '' || s3.key.endsWith('/')) {
-        problems.push(
-          file.problem(ref.path, `"${ref.value}" is a prefix, not an order file`, 'Name the file itself.'),
-        );
-        continue;
-      }
-      const channel = `order-${orderFiles.length + 1}`;
-      orderFiles.push({
-        location: s3,
-        referencedAt: ref.path,
-        channel,
-        containerPath: `${channelPath(channel)}/${path.posix.basename(s3.key)}`,
-      });
-    } else if (path.isAbsolute(ref.value)) {
+    if (s3 && (s3.key === '' || s3.key.endsWith('/'))) {
       problems.push(
-        file.problem(
-          ref.path,
-          `"${ref.value}" is an absolute local path: it does not exist inside the job`,
-          `Upload it (aws s3 cp ${ref.value} ${layout.uri(layout.curriculumKey(path.basename(ref.value)))}) and use the S3 URI, or keep it in the trainer's source and give a relative path.`,
-        ),
+        file.problem(ref.path, `"${ref.value}" is a prefix, not an order file`, 'Name the file itself.'),
       );
-    } else {
-      localOrderFiles.push({ value: ref.value, referencedAt: ref.path });
+      continue;
     }
+    if (!s3 && !path.isAbsolute(ref.value)) {
+      localOrderFiles.push({ value: ref.value, referencedAt: ref.path });
+      continue;
+    }
+    const location = s3 ?? { bucket: layout.bucket, key: layout.curriculumKey(path.basename(ref.value)) };
+    const channel = `order-${orderFiles.length + 1}`;
+    orderFiles.push({
+      location,
+      referencedAt: ref.path,
+      channel,
+      containerPath: `${channelPath(channel)}/${path.posix.basename(location.key)}`,
+      note: s3
+        ? undefined
+        : `local file mapped by its name to the bucket's curricula/${path.basename(ref.value)} (upload: aws s3 cp ${ref.value} ${s3Uri(location)})`,
+    });
   }
 
-  if (problems.length > 0) return { problems };
-  return { inputs: { model, datasets, orderFiles, localOrderFiles }, problems };
+  if (problems.length > 0) return { problems, warnings };
+  return {
+    inputs: { model, otherModels, datasets, orderFiles, localOrderFiles, notCarried },
+    problems,
+    warnings,
+  };
 }
 
 /**
@@ -275,7 +410,8 @@ export function resolveConfigForJob(config: TrainingConfig, inputs: InputPlan): 
     for (const seg of keyPath.slice(0, -1)) node = node[seg] as Record<string | number, unknown>;
     node[keyPath[keyPath.length - 1]] = value;
   };
-  for (const p of inputs.model.referencedAt) set(p, inputs.model.containerPath);
+  for (const m of [inputs.model, ...inputs.otherModels])
+    for (const p of m.referencedAt) set(p, m.containerPath);
   for (const d of inputs.datasets) if (d.rewrite) set(d.referencedAt, d.containerPath);
   for (const o of inputs.orderFiles) set(o.referencedAt, o.containerPath);
   return resolved;

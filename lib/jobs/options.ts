@@ -69,6 +69,8 @@ export interface OptionLayers {
   readonly template: { readonly name: string; readonly values: JobTemplate } | undefined;
   /** Whether an eval config is in play (decides the default GPU split). */
   readonly hasEvalConfig: boolean;
+  /** The trainer profile's command, when nothing else names one. */
+  readonly defaultTrainerCommand?: { readonly value: string; readonly note: string };
 }
 
 export function describeSource(source: OptionSource): string {
@@ -104,6 +106,12 @@ function pick(layers: OptionLayers, name: JobOptionName): Sourced<unknown> | und
   const fromTemplate = layers.template?.values[name];
   if (fromTemplate !== undefined)
     return { value: fromTemplate, source: { kind: 'template', name: layers.template!.name } };
+  if (name === 'trainer_command' && layers.defaultTrainerCommand) {
+    return {
+      value: layers.defaultTrainerCommand.value,
+      source: { kind: 'default', note: layers.defaultTrainerCommand.note },
+    };
+  }
   const fallback = (BUILT_IN_DEFAULTS as Record<string, unknown>)[name];
   return fallback === undefined ? undefined : { value: fallback, source: { kind: 'default' } };
 }
@@ -129,7 +137,10 @@ export function resolveJobOptions(layers: OptionLayers): {
 } {
   const problems: Problem[] = [];
   const get = <T>(name: JobOptionName, parse: (v: unknown) => T | undefined, what: string): Sourced<T> => {
-    const picked = pick(layers, name)!;
+    const picked = pick(layers, name) ?? {
+      value: undefined,
+      source: { kind: 'default', note: 'nothing names one' } as OptionSource,
+    };
     const value = parse(picked.value);
     if (value === undefined) {
       problems.push(problemAt(picked.source, name, `${JSON.stringify(picked.value)} is not ${what}`));
@@ -348,7 +359,7 @@ export function resolveJobOptions(layers: OptionLayers): {
         trainerCommand.source,
         'trainer_command',
         'does not contain {config}',
-        'Write where the config path goes, e.g. "python entrypoints/train_grpo.py {config}".',
+        'Write where the config path goes, e.g. "python entrypoints/train_grpo_sft.py {config}".',
       ),
     );
   }

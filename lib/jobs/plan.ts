@@ -4,11 +4,13 @@ import * as path from 'node:path';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import {
   CODE_BENCHMARK_PATTERN,
+  evalTasks,
   jobTemplateSchema,
   loadEvalConfig,
   stringifyForTrainer,
   loadTrainingConfig,
   loadTrainingConfigText,
+  loadTrainerProfiles,
   type EvalConfig,
   type JobTemplate,
   type LoadedConfig,
@@ -55,6 +57,8 @@ import {
 } from './options';
 import { runPreflight, type PreflightCheck, type PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
+import { checkRoleGpus, checkTrainerScript, peekLauncherSection } from './trainer-checks';
+import type { TrainerSelection } from '../trainers';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import { hourlyPrice } from './prices';
 import { BUILT_IN_TEMPLATES } from './templates';
@@ -101,6 +105,8 @@ export interface SubmitInput {
   readonly extraTags?: Readonly<Record<string, string>>;
   readonly evalConfigPath?: string;
   readonly options: JobOptionFlags;
+  /** Likely typos of the trainer's keys are errors, not warnings. */
+  readonly strict?: boolean;
   readonly template?: string;
   readonly description?: string;
   readonly trainerSrc?: string;
@@ -164,6 +170,8 @@ export interface PreflightReport {
 export interface SubmitPlan {
   readonly jobName: string;
   readonly config: LoadedConfig<TrainingConfig>;
+  /** The trainer that runs it, and why it was picked. */
+  readonly trainer: TrainerSelection;
   readonly evalConfig?: LoadedConfig<EvalConfig>;
   readonly settings: ResolvedSettings;
   readonly requestSettings: RequestSettings & { readonly region: string; readonly repositoryUri: string };
@@ -246,17 +254,33 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   const emit = input.listener ?? (() => undefined);
   const submittedAt = (input.now ?? (() => new Date()))();
 
-  // 1. Configs: every problem in a file at once.
+  // 1. Configs: every problem in a file at once, checked against the trainer that will run it (the
+  // trainer repository may describe its trainers in its own profile file).
   const configAbs = path.resolve(cwd, input.configPath);
+  const configDir = path.dirname(configAbs);
+  const configGitRoot = await gitRoot(configDir);
+  const draftLauncher = peekLauncherSection(input.configText?.text, configAbs);
+  const sourceRoot = input.trainerSrc
+    ? path.resolve(cwd, input.trainerSrc)
+    : typeof draftLauncher.trainer_src === 'string'
+      ? path.resolve(configDir, draftLauncher.trainer_src)
+      : configGitRoot;
+  const loadOptions = {
+    profiles: sourceRoot ? loadTrainerProfiles(sourceRoot, path.relative(cwd, sourceRoot) || '.') : [],
+    trainerCommand:
+      typeof input.options.trainer_command === 'string' ? input.options.trainer_command : undefined,
+    strict: input.strict,
+  };
   const config = input.configText
     ? loadTrainingConfigText(
         input.configText.text,
         configAbs,
         `${input.configPath} [${input.configText.label}]`,
+        loadOptions,
       )
-    : loadTrainingConfig(configAbs, input.configPath);
+    : loadTrainingConfig(configAbs, input.configPath, loadOptions);
+  const trainer = config.trainer!;
   const launcher = config.value.launcher ?? {};
-  const configDir = path.dirname(configAbs);
   let evalConfig: LoadedConfig<EvalConfig> | undefined;
   if (input.evalConfigPath) {
     evalConfig = loadEvalConfig(path.resolve(cwd, input.evalConfigPath), input.evalConfigPath);
@@ -354,9 +378,16 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     configFile: config.file,
     template: template && { name: template.name, values: template.values },
     hasEvalConfig: evalConfig !== undefined,
+    defaultTrainerCommand: {
+      value: trainer.profile.command,
+      note: `trainer ${trainer.profile.id}: ${trainer.reason}`,
+    },
   });
   if (!resolved.options) throw new ProblemsError('The job cannot run as configured', resolved.problems);
   const options = resolved.options;
+  const gpuCheck = checkRoleGpus(config, options);
+  if (gpuCheck.problems.length > 0)
+    throw new ProblemsError('The job cannot run as configured', gpuCheck.problems);
 
   // 5. Inputs the job reads from S3.
   const placeholders: PlaceholderName[] = [];
@@ -367,18 +398,14 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   };
   const bucket = value('bucket', settings.values.bucket);
   const layout = new S3Layout(bucket, settings.values.prefix);
-  const planned = planInputs(config.value, config.file, layout, configDir);
+  const planned = planInputs(config.value, config.file, layout, configDir, {
+    networkIsolation: options.networkIsolation.value,
+  });
   if (!planned.inputs)
     throw new ProblemsError(`${config.displayPath}: inputs cannot be mapped to S3`, planned.problems);
   const inputs = planned.inputs;
 
   // 6. The trainer's source: staged, packed reproducibly, content-addressed.
-  const configGitRoot = await gitRoot(configDir);
-  const sourceRoot = input.trainerSrc
-    ? path.resolve(cwd, input.trainerSrc)
-    : launcher.trainer_src
-      ? path.resolve(configDir, launcher.trainer_src)
-      : configGitRoot;
   if (!sourceRoot) {
     throw new UserError(
       `${config.displayPath} is not inside a git repository, so the trainer's source is unknown. Pass --trainer-src DIR or set launcher.trainer_src.`,
@@ -407,7 +434,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     config.file,
     staged,
     [
-      ...inputs.model.referencedAt,
+      ...[inputs.model, ...inputs.otherModels].flatMap((m) => m.referencedAt),
       ...inputs.datasets.map((d) => d.referencedAt),
       ...inputs.orderFiles.map((o) => o.referencedAt),
     ],
@@ -418,6 +445,9 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
       referenceCheck.problems,
     );
   }
+  const scriptProblem = checkTrainerScript(options.trainerCommand, staged, config.file);
+  if (scriptProblem)
+    throw new ProblemsError('The trainer command names a script the job would not have', [scriptProblem]);
 
   // 7. Image: as given, else the image pipeline's build for the trainer's dependencies, pinned by digest.
   let pipeline: ImageResolution | undefined;
@@ -450,6 +480,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
 
   // 8. The request.
   const jobNamePrefix = settings.values.jobNamePrefix!;
+  const runName = config.value.run?.name ?? path.basename(configAbs).replace(/\.ya?ml$/i, '');
   const jobName = firstJobName(jobNamePrefix, submittedAt);
   const submitId = randomUUID();
   const configRepoRoot = configGitRoot ?? sourceRoot;
@@ -460,7 +491,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     : baseDescription;
   const tags: Record<string, string> = {
     'rlvr:config': configDisplayPath,
-    'rlvr:run-name': config.value.run.name,
+    'rlvr:run-name': runName,
     'rlvr:user': os.userInfo().username,
     'rlvr:source-sha256': packed.sha256,
     ...(git?.commit ? { 'rlvr:git-commit': `${git.commit}${git.dirty ? '+dirty' : ''}` } : {}),
@@ -478,11 +509,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     kmsKeyId: settings.values.kmsKeyId,
   };
   const codeEval = Boolean(
-    evalConfig &&
-    [
-      ...(evalConfig.value.benchmarks ?? []).map((b) => b.task),
-      ...(evalConfig.value.olmes?.tasks ?? []),
-    ].some((t) => CODE_BENCHMARK_PATTERN.test(t)),
+    evalConfig && evalTasks(evalConfig.value).some((t) => CODE_BENCHMARK_PATTERN.test(t)),
   );
   const requestInput: Omit<RequestInput, 'jobName'> = {
     settings: requestSettings,
@@ -491,7 +518,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     inputs,
     sourceSha256: packed.sha256,
     submitId,
-    runName: config.value.run.name,
+    runName,
     hasEvalConfig: evalConfig !== undefined,
     codeEval,
     tags,
@@ -511,6 +538,8 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     ...config.warnings,
     ...(evalConfig?.warnings ?? []),
     ...referenceCheck.warnings,
+    ...planned.warnings,
+    ...gpuCheck.warnings,
     ...(pipeline?.note ? [{ where: 'image', message: pipeline.note }] : []),
   ];
   if (input.local) {
@@ -590,6 +619,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   return {
     jobName,
     config,
+    trainer,
     evalConfig,
     settings,
     requestSettings,

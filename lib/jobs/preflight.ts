@@ -3,7 +3,7 @@ import type { YamlFile } from '../config';
 import type { IS3 } from '../aws';
 import type { Problem } from '../errors';
 import { DATASET_MARKERS, MODEL_INDEX_FILE } from '../layout';
-import { s3Uri, type InputPlan } from './inputs';
+import { s3Uri, type InputPlan, type ModelInput } from './inputs';
 
 /*
  * Before anything is created, every S3 object the job will read must exist: a job that finds its model
@@ -23,18 +23,21 @@ export interface PreflightResult {
   readonly warnings: readonly Problem[];
 }
 
-export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): Promise<PreflightResult> {
-  const checks: PreflightCheck[] = [];
-  const problems: Problem[] = [];
-  const warnings: Problem[] = [];
-  const at = inputs.model.referencedAt[0];
-
-  // Model folder: config, weights, and an index that names only files that exist.
-  const model = inputs.model.location;
+/** A model folder: config, weights, and an index that names only files that exist. */
+async function checkModel(
+  s3: IS3,
+  input: ModelInput,
+  file: YamlFile,
+  out: { checks: PreflightCheck[]; problems: Problem[]; warnings: Problem[] },
+): Promise<void> {
+  const { checks, problems, warnings } = out;
+  const at = input.referencedAt[0];
+  const model = input.location;
   const objects = await s3.listObjects(model.bucket, model.key, 5000);
   const names = new Set(objects.map((o) => o.key.slice(model.key.length)));
   const modelUri = s3Uri(model);
-  const mapping = inputs.model.mappings.find((m) => m.kind !== 's3');
+  const what = input.channel === 'model' ? 'model' : `model (${input.channel})`;
+  const mapping = input.mappings.find((m) => m.kind !== 's3');
   if (objects.length === 0) {
     const source = mapping?.value ?? modelUri;
     const local = mapping?.kind === 'hub-id' ? path.basename(source) : source;
@@ -47,58 +50,83 @@ export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): 
         `Jobs cannot reach the Hugging Face Hub or your disks: upload the model first:\n      ${download}aws s3 sync ${local} ${modelUri}`,
       ),
     );
-    checks.push({ what: 'model', target: modelUri, ok: false, detail: 'no objects' });
-  } else {
-    const weights = [...names].filter((n) => n.endsWith('.safetensors') || n.endsWith('.bin'));
-    const missing: string[] = [];
-    if (!names.has('config.json')) missing.push('config.json');
-    if (weights.length === 0) missing.push('weights (*.safetensors)');
-    if (names.has(MODEL_INDEX_FILE)) {
-      const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`)) as {
-        weight_map?: Record<string, string>;
-      };
-      const named = [...new Set(Object.values(index.weight_map ?? {}))];
-      const absent = named.filter((n) => !names.has(n));
-      if (absent.length > 0) {
-        const fix =
-          absent.length === 1 && weights.length === 1
-            ? ` The folder holds ${weights[0]}: rename it to ${absent[0]} (aws s3 mv ${modelUri}${weights[0]} ${modelUri}${absent[0]}).`
-            : '';
-        problems.push(
-          file.problem(
-            at,
-            `${modelUri}${MODEL_INDEX_FILE} names ${absent.join(', ')}, which the folder does not have: vLLM cannot load it`,
-            `Make the weight files match the index.${fix}`,
-          ),
-        );
-      }
-    } else if (weights.length > 1 && weights.every((w) => w.endsWith('.safetensors'))) {
-      missing.push(MODEL_INDEX_FILE);
-    }
-    if (missing.length > 0) {
+    checks.push({ what, target: modelUri, ok: false, detail: 'no objects' });
+    return;
+  }
+  const weights = [...names].filter((n) => n.endsWith('.safetensors') || n.endsWith('.bin'));
+  const missing: string[] = [];
+  if (!names.has('config.json')) missing.push('config.json');
+  if (weights.length === 0) missing.push('weights (*.safetensors)');
+  if (names.has(MODEL_INDEX_FILE)) {
+    const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`)) as {
+      weight_map?: Record<string, string>;
+    };
+    const named = [...new Set(Object.values(index.weight_map ?? {}))];
+    const absent = named.filter((n) => !names.has(n));
+    if (absent.length > 0) {
+      const fix =
+        absent.length === 1 && weights.length === 1
+          ? ` The folder holds ${weights[0]}: rename it to ${absent[0]} (aws s3 mv ${modelUri}${weights[0]} ${modelUri}${absent[0]}).`
+          : '';
       problems.push(
         file.problem(
           at,
-          `${modelUri} is not a complete Hugging Face model folder: missing ${missing.join(', ')}`,
+          `${modelUri}${MODEL_INDEX_FILE} names ${absent.join(', ')}, which the folder does not have: vLLM cannot load it`,
+          `Make the weight files match the index.${fix}`,
         ),
       );
     }
-    if (!names.has('tokenizer.json') && !names.has('tokenizer_config.json')) {
-      warnings.push(
-        file.problem(at, `${modelUri} has no tokenizer files; the tokenizer must come from elsewhere`),
-      );
-    }
-    const bytes = objects.reduce((n, o) => n + o.size, 0);
-    checks.push({
-      what: 'model',
-      target: modelUri,
-      ok: missing.length === 0,
-      detail: `${objects.length} files, ${(bytes / 1e9).toFixed(2)} GB`,
-    });
+  } else if (weights.length > 1 && weights.every((w) => w.endsWith('.safetensors'))) {
+    missing.push(MODEL_INDEX_FILE);
   }
+  if (missing.length > 0) {
+    problems.push(
+      file.problem(
+        at,
+        `${modelUri} is not a complete Hugging Face model folder: missing ${missing.join(', ')}`,
+      ),
+    );
+  }
+  if (!names.has('tokenizer.json') && !names.has('tokenizer_config.json')) {
+    warnings.push(
+      file.problem(at, `${modelUri} has no tokenizer files; the tokenizer must come from elsewhere`),
+    );
+  }
+  const bytes = objects.reduce((n, o) => n + o.size, 0);
+  checks.push({
+    what,
+    target: modelUri,
+    ok: missing.length === 0,
+    detail: `${objects.length} files, ${(bytes / 1e9).toFixed(2)} GB`,
+  });
+}
+
+export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): Promise<PreflightResult> {
+  const out = { checks: [] as PreflightCheck[], problems: [] as Problem[], warnings: [] as Problem[] };
+  const { checks, problems, warnings } = out;
+  for (const model of [inputs.model, ...inputs.otherModels]) await checkModel(s3, model, file, out);
 
   // Datasets: saved with save_to_disk.
-  for (const d of inputs.datasets) {
+  for (const d of inputs.datasets.filter((x) => x.kind === 'file')) {
+    const uri = s3Uri(d.location);
+    const head = await s3.headObject(d.location.bucket, d.location.key);
+    if (!head || head.size === 0) {
+      problems.push(
+        file.problem(
+          d.referencedAt,
+          head ? `${uri} is empty` : `no data file at ${uri}`,
+          `Upload it first: aws s3 cp <local ${d.folder}> ${uri}`,
+        ),
+      );
+    }
+    checks.push({
+      what: `data file ${d.folder}`,
+      target: uri,
+      ok: Boolean(head && head.size > 0),
+      detail: head ? `${head.size} bytes` : 'missing',
+    });
+  }
+  for (const d of inputs.datasets.filter((x) => x.kind === 'folder')) {
     const uri = s3Uri(d.location);
     const found = await s3.listObjects(d.location.bucket, d.location.key, 1000);
     const files = new Set(found.map((o) => path.posix.basename(o.key)));

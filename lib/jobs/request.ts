@@ -66,6 +66,7 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     s3Channel(CHANNELS.config, layout.uri(layout.jobPrefix(input.jobName)), 'File'),
     s3Channel(CHANNELS.code, layout.uri(layout.sourceKey(input.sourceSha256)), 'File'),
     s3Channel(CHANNELS.model, s3Uri(inputs.model.location), options.modelInputMode),
+    ...inputs.otherModels.map((m) => s3Channel(m.channel, s3Uri(m.location), options.modelInputMode)),
     ...inputs.datasets.map((d) => s3Channel(d.channel, s3Uri(d.location), 'File')),
     ...inputs.orderFiles.map((o) => s3Channel(o.channel, s3Uri(o.location), 'File')),
   ];

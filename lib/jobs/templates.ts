@@ -1,8 +1,5 @@
 import type { JobTemplate } from '../config';
 
-/** The trainer's command; `{config}` becomes the resolved config's path inside the job. */
-export const DEFAULT_TRAINER_COMMAND = 'python entrypoints/train_grpo.py {config}';
-
 /**
  * Metric definitions over the trainer's log lines (`reward=0.41`, `kl: 0.0012`, `loss=…`), so
  * SageMaker charts them. SageMaker takes the first capture group.
@@ -13,7 +10,10 @@ export const DEFAULT_METRIC_DEFINITIONS = [
   { Name: 'train:loss', Regex: '\\bloss[=:]\\s*(-?[0-9]+(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)' },
 ];
 
-/** The lowest precedence: what a job gets when neither flags, config nor template say otherwise. */
+/**
+ * The lowest precedence: what a job gets when neither flags, config nor template say otherwise. The
+ * trainer command's default is the trainer profile's (lib/trainers), chosen per config.
+ */
 export const BUILT_IN_DEFAULTS = {
   instance_type: 'ml.p4de.24xlarge',
   instance_count: 1,
@@ -24,7 +24,6 @@ export const BUILT_IN_DEFAULTS = {
   model_input_mode: 'FastFile' as const,
   network_isolation: true,
   use_ray: true,
-  trainer_command: DEFAULT_TRAINER_COMMAND,
   metric_definitions: DEFAULT_METRIC_DEFINITIONS,
   tags: {} as Record<string, string>,
 };

@@ -120,19 +120,22 @@ async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined, mlRoo
     fs.writeFileSync(path.join(configChannel, f.file), f.body);
   }
 
-  const { model, datasets, orderFiles } = plan.inputs;
-  const localModel = model.mappings.map((m) => existingLocalPath(m.value, bases)).find(Boolean);
-  binds.push({
-    host: localModel ?? (await cacheFromS3(aws, model.location.bucket, model.location.key, 'The model')),
-    container: channelPath(model.channel),
-    readOnly: true,
-    what: 'model',
-  });
+  const { model, otherModels, datasets, orderFiles } = plan.inputs;
+  for (const m of [model, ...otherModels]) {
+    const local = m.mappings.map((x) => existingLocalPath(x.value, bases)).find(Boolean);
+    binds.push({
+      host: local ?? (await cacheFromS3(aws, m.location.bucket, m.location.key, `The model (${m.channel})`)),
+      container: channelPath(m.channel),
+      readOnly: true,
+      what: m.channel,
+    });
+  }
   for (const d of datasets) {
     const local = existingLocalPath(valueAt(plan.config.value, d.referencedAt), bases);
     binds.push({
       host: local ?? (await cacheFromS3(aws, d.location.bucket, d.location.key, `Dataset ${d.folder}`)),
-      container: channelPath(d.channel),
+      // A local data file is bound as itself; one fetched from S3 sits in a folder of its own.
+      container: local && d.kind === 'file' ? d.containerPath : channelPath(d.channel),
       readOnly: true,
       what: `dataset ${d.folder}`,
     });

@@ -45,15 +45,24 @@ export function makeTrainerRepo(options: { config?: string; files?: Record<strin
 } {
   const root = tempDir('rlvr-trainer-');
   const files: Record<string, string> = {
-    'entrypoints/train_grpo.py': 'print("train")\n',
+    ...Object.fromEntries(
+      [
+        'train_grpo_sft',
+        'train_grpo_minimal',
+        'train_grpo_gkd',
+        'train_gkd',
+        'train_opsd',
+        'train_sft_only',
+      ].map((t) => [`entrypoints/${t}.py`, 'print("train")\n']),
+    ),
     'entrypoints/eval_benchmarks.py': 'print("eval")\n',
     'pyproject.toml': '[project]\nname = "trainer"\n',
     '.gitignore': 'data/\n*.log\n',
     'configs/eval/lm_eval_watch.yaml': fs.readFileSync(path.join(EVAL_DIR, 'lm_eval_watch.yaml'), 'utf8'),
-    'configs/gsm8k.yaml': (options.config ?? fs.readFileSync(GSM8K_EXAMPLE, 'utf8')).replace(
-      'eval_config: ../eval/lm_eval_watch.yaml',
-      'eval_config: eval/lm_eval_watch.yaml',
-    ),
+    'configs/gsm8k.yaml': (options.config ?? fs.readFileSync(GSM8K_EXAMPLE, 'utf8'))
+      .replace('eval_config: ../eval/lm_eval_watch.yaml', 'eval_config: eval/lm_eval_watch.yaml')
+      // The repository is the trainer's source itself.
+      .replace(/^ {2}trainer_src: .*\n/m, ''),
     ...options.files,
   };
   for (const [rel, body] of Object.entries(files)) {

@@ -1,0 +1,178 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { ProblemsError } from '../errors';
+import { BUILT_IN_PROFILES, keyTree, mergeKeyTrees, type TrainerProfile } from '../trainers';
+import { YamlFile } from './yaml-file';
+import { zodIssuesToProblems } from './zod-problems';
+
+/**
+ * A trainer repository can describe its own trainers in `rlvr-trainers.yaml` at its root, so the team
+ * updates a profile with their code and not with a launcher release. The format is ours: strict.
+ *
+ * ```yaml
+ * trainers:
+ *   - id: grpo-sft                 # a built-in id changes that profile; a new id adds one
+ *     extends: grpo-sft            # start from a built-in (a new id without it states everything)
+ *     script: entrypoints/train_grpo_sft.py
+ *     required_keys: {training.alpha_sft: "train_grpo_sft.py:463"}
+ *     keys: [training.my_new_knob] # known keys, for typo detection
+ *     recognised_by: [training.my_new_knob]
+ * ```
+ */
+export const TRAINER_PROFILE_FILE = 'rlvr-trainers.yaml';
+
+const dotted = z
+  .string()
+  .regex(/^[A-Za-z_][\w-]*(\.([A-Za-z_][\w-]*|\[\]))*$/, 'a dotted key such as training.max_steps');
+
+const profileEntry = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and "-"'),
+  extends: z.string().optional(),
+  script: z.string().min(1).optional(),
+  command: z.string().includes('{config}').optional(),
+  summary: z.string().optional(),
+  required_sections: z.array(z.string().min(1)).optional(),
+  required_keys: z.record(dotted, z.string()).optional(),
+  required_roles: z.array(z.string().min(1)).optional(),
+  losses: z.array(z.string().min(1)).optional(),
+  samples: z.boolean().optional(),
+  data_sections: z
+    .array(
+      z.strictObject({
+        section: z.string().min(1),
+        iterator: z.string().min(1),
+        required: z.boolean().default(false),
+        skip_chat_template_default: z.boolean().default(false),
+        datasets: z.array(z.string().min(1)).optional(),
+      }),
+    )
+    .optional(),
+  checkpoints: z
+    .strictObject({
+      writes: z.boolean(),
+      interval_key: dotted.optional(),
+      interval_default: z.number().int().min(0).optional(),
+      final: z.boolean().default(true),
+      titan_enable_forced: z.boolean().default(false),
+    })
+    .optional(),
+  ends: z
+    .strictObject({
+      max_steps: z.enum(['required', 'optional']),
+      max_steps_default: z.number().int().positive().optional(),
+      num_epochs: z.boolean().default(false),
+    })
+    .optional(),
+  resume: z.enum(['none', 'weights', 'full']).optional(),
+  keys: z.array(dotted).optional(),
+  recognised_by: z.array(dotted).optional(),
+});
+
+const profileFile = z.strictObject({ trainers: z.array(profileEntry).min(1) });
+type ProfileEntry = z.infer<typeof profileEntry>;
+
+function toProfile(
+  entry: ProfileEntry,
+  base: TrainerProfile | undefined,
+  fromFile: string,
+): TrainerProfile | string {
+  const script = entry.script ?? base?.script;
+  if (!script) return 'states no script and extends no built-in profile';
+  return {
+    id: entry.id,
+    script,
+    command: entry.command ?? (entry.script || !base ? `python ${script} {config}` : base.command),
+    summary: entry.summary ?? base?.summary ?? `trainer ${entry.id}`,
+    requiredSections: entry.required_sections ?? base?.requiredSections ?? [],
+    requiredKeys: entry.required_keys ?? base?.requiredKeys ?? {},
+    requiredRoles: entry.required_roles ?? base?.requiredRoles ?? [],
+    losses: entry.losses ?? base?.losses,
+    samples: entry.samples ?? base?.samples ?? false,
+    dataSections:
+      entry.data_sections?.map((d) => ({
+        section: d.section,
+        iterator: d.iterator,
+        required: d.required,
+        skipChatTemplateDefault: d.skip_chat_template_default,
+        datasets: d.datasets,
+      })) ??
+      base?.dataSections ??
+      [],
+    checkpoints: entry.checkpoints
+      ? {
+          writes: entry.checkpoints.writes,
+          intervalKey: entry.checkpoints.interval_key,
+          intervalDefault: entry.checkpoints.interval_default,
+          final: entry.checkpoints.final,
+          titanEnableForced: entry.checkpoints.titan_enable_forced,
+        }
+      : (base?.checkpoints ?? { writes: true, final: true, titanEnableForced: false }),
+    ends: entry.ends
+      ? {
+          maxSteps: entry.ends.max_steps,
+          maxStepsDefault: entry.ends.max_steps_default,
+          numEpochs: entry.ends.num_epochs,
+        }
+      : (base?.ends ?? { maxSteps: 'optional', numEpochs: true }),
+    resume: entry.resume ?? base?.resume ?? 'none',
+    keys: mergeKeyTrees(base?.keys ?? {}, keyTree(entry.keys ?? [])),
+    recognisedBy: entry.recognised_by ?? base?.recognisedBy,
+    cite: base ? `${base.cite}, changed by ${fromFile}` : fromFile,
+    fromFile,
+  };
+}
+
+/**
+ * The profiles of `root/rlvr-trainers.yaml` (none when there is no file). Problems name file:line and
+ * exit 2 like a config's.
+ */
+export function loadTrainerProfiles(root: string, displayRoot = root): TrainerProfile[] {
+  const filePath = path.join(root, TRAINER_PROFILE_FILE);
+  if (!fs.existsSync(filePath)) return [];
+  const display = path.join(displayRoot, TRAINER_PROFILE_FILE);
+  const file = YamlFile.read(filePath, display);
+  const raw = file.toJS();
+  const parsed = profileFile.safeParse(raw);
+  if (!parsed.success) {
+    throw new ProblemsError(
+      `${display} is not a valid trainer profile file`,
+      zodIssuesToProblems(parsed.error.issues, file, profileFile, raw),
+    );
+  }
+  const problems = [];
+  const out: TrainerProfile[] = [];
+  for (const [i, entry] of parsed.data.trainers.entries()) {
+    const baseId = entry.extends ?? entry.id;
+    const base = BUILT_IN_PROFILES.find((p) => p.id === baseId);
+    if (entry.extends && !base) {
+      problems.push(
+        file.problem(
+          ['trainers', i, 'extends'],
+          `no built-in profile "${entry.extends}"`,
+          `Built-in profiles: ${BUILT_IN_PROFILES.map((p) => p.id).join(', ')}.`,
+        ),
+      );
+      continue;
+    }
+    const profile = toProfile(entry, base, display);
+    if (typeof profile === 'string')
+      problems.push(file.problem(['trainers', i], `trainer "${entry.id}" ${profile}`));
+    else out.push(profile);
+  }
+  if (problems.length > 0)
+    throw new ProblemsError(`${display} is not a valid trainer profile file`, problems);
+  return out;
+}
+
+/** Built-ins, with the repository's profiles replacing those of the same id and added after them. */
+export function mergeProfiles(
+  builtIn: readonly TrainerProfile[],
+  fromRepository: readonly TrainerProfile[],
+): TrainerProfile[] {
+  const byId = new Map(fromRepository.map((p) => [p.id, p]));
+  return [
+    ...fromRepository.filter((p) => !builtIn.some((b) => b.id === p.id)),
+    ...builtIn.map((b) => byId.get(b.id) ?? b),
+  ];
+}

@@ -1,0 +1,126 @@
+/**
+ * What the launcher must know about a trainer to run it: its command, the config keys it reads, where
+ * the config names models and data, how it writes checkpoints and what ends it. The team's trainers
+ * change every week, so the facts live here as data (built-in profiles, each fact pointing at the
+ * line of their source it came from) and a trainer repository can carry its own profile file.
+ */
+
+/**
+ * Keys known at a place of the config, for typo detection: a nested tree. `true` is a leaf whose
+ * inside is not checked; `'[]'` holds the tree of each element of a list of mappings.
+ */
+export interface KeyTree {
+  readonly [key: string]: KeyTree | true;
+}
+
+/** A dotted key path from the top of the config, e.g. `training.alpha_sft`. */
+export type DottedKey = string;
+
+/** A dataset loader of the trainer (the value of `data.dataset` or a mixed entry's `name`). */
+export interface DatasetLoader {
+  /** Keyword parameters besides the dataset name (the valid keys beside it). */
+  readonly params: readonly string[];
+  /**
+   * Where the loader's local copy comes from: `s3-cache` loaders read a `save_to_disk` copy
+   * (`/tmp/<folder>_cache`) synced from `datasets/<folder>/`; `file` loaders read the file named by
+   * `fileKey`; `hub` loaders only download from the Hugging Face Hub; `none` loaders make their data.
+   */
+  readonly source: 's3-cache' | 'file' | 'hub' | 'none';
+  /** For `s3-cache`: the folder, `{split}` replaced by the split (default `train`). */
+  readonly folder?: string;
+  /** For `file`: the parameter naming the file. */
+  readonly fileKey?: string;
+  /** A prompt format whose next-question marker must be a stop sequence (e.g. GSM8K's `Q:`). */
+  readonly nextQuestionStop?: string;
+  /** Where the facts came from. */
+  readonly cite: string;
+}
+
+/** A data section the trainer reads: the loader section and its iterator section. */
+export interface DataSection {
+  readonly section: string;
+  readonly iterator: string;
+  /** Whether the trainer reads the section without a guard (missing: it fails at start). */
+  readonly required: boolean;
+  /** `skip_chat_template` when the iterator section does not set it. */
+  readonly skipChatTemplateDefault: boolean;
+  /** Dataset names accepted at the top of the section (undefined: any loader). */
+  readonly datasets?: readonly string[];
+}
+
+export interface TrainerProfile {
+  /** Short name, set with `launcher.trainer`. */
+  readonly id: string;
+  /** The script, relative to the trainer's source root. */
+  readonly script: string;
+  /** The command; `{config}` becomes the config's path inside the job. */
+  readonly command: string;
+  readonly summary: string;
+  /** Top-level sections the trainer reads without a guard. */
+  readonly requiredSections: readonly string[];
+  /** Keys it indexes without a default, each with where (file:line). */
+  readonly requiredKeys: Readonly<Record<DottedKey, string>>;
+  /** Said once when required keys are missing (e.g. which older trainer the config was written for). */
+  readonly missingKeysHint?: string;
+  /** Roles it looks up by name (all must be listed). */
+  readonly requiredRoles: readonly string[];
+  /** `loss.name` values it accepts; undefined when it does not read `loss.name`. */
+  readonly losses?: readonly string[];
+  /** Whether it samples completions with `sampling` (the rollout rules apply). */
+  readonly samples: boolean;
+  readonly dataSections: readonly DataSection[];
+  readonly checkpoints: {
+    /** false: it saves none, and a job would end with no checkpoint. */
+    readonly writes: boolean;
+    /** The save interval in optimizer steps (falsy: only the final checkpoint). */
+    readonly intervalKey?: DottedKey;
+    readonly intervalDefault?: number;
+    /** Whether it always writes `<run>_final`. */
+    readonly final: boolean;
+    /** Whether the trainer role's `checkpoint.enable` is forced on (a `false` there is then moot). */
+    readonly titanEnableForced: boolean;
+  };
+  /** What ends training: `max_steps`, and `num_epochs` when read. */
+  readonly ends: {
+    readonly maxSteps: 'required' | 'optional';
+    readonly maxStepsDefault?: number;
+    readonly numEpochs: boolean;
+  };
+  /** How a restarted job continues: `none`; `weights` (load path + step counter); `full`. */
+  readonly resume: 'none' | 'weights' | 'full';
+  /** Keys this trainer reads beyond the shared ones (for typo detection). */
+  readonly keys: KeyTree;
+  /** Keys whose presence identifies this trainer's configs (recognition of repo profiles). */
+  readonly recognisedBy?: readonly DottedKey[];
+  /** Where the facts come from. */
+  readonly cite: string;
+  /** The repository's profile file that defined or changed it (undefined: built in). */
+  readonly fromFile?: string;
+}
+
+/** Merges key trees (a leaf wins over a subtree: its inside is then free). */
+export function mergeKeyTrees(...trees: readonly KeyTree[]): KeyTree {
+  const out: Record<string, KeyTree | true> = {};
+  for (const tree of trees) {
+    for (const [key, value] of Object.entries(tree)) {
+      const current = out[key];
+      if (current === undefined) out[key] = value;
+      else if (current === true || value === true) out[key] = true;
+      else out[key] = mergeKeyTrees(current, value);
+    }
+  }
+  return out;
+}
+
+/** A key tree from a list of keys: `['a', 'b.c']` → `{a: true, b: {c: true}}`. */
+export function keyTree(keys: readonly string[]): KeyTree {
+  return mergeKeyTrees(
+    ...keys.map(
+      (k) =>
+        k
+          .split('.')
+          .reverse()
+          .reduce<KeyTree | true>((inner, segment) => ({ [segment]: inner }), true) as KeyTree,
+    ),
+  );
+}

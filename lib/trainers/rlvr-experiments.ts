@@ -1,0 +1,712 @@
+import { keyTree, mergeKeyTrees, type DatasetLoader, type KeyTree, type TrainerProfile } from './profile';
+
+/*
+ * The team's trainers as they are (halflearned/rlvr-experiments, read 2026-11-23). Every fact names the
+ * line of their source it came from: E/ = entrypoints/, S/ = src/rlvr_experiments/. When their code
+ * changes, change the fact here (or override it in the repository's profile file) — nowhere else.
+ */
+
+/** Dataset loaders: S/data.py DATASET_LOADERS (1150-1163), plus `mixed` from the trainers' own tables. */
+export const LOADERS: Readonly<Record<string, DatasetLoader>> = {
+  gsm8k: {
+    params: ['split'],
+    source: 's3-cache',
+    folder: 'gsm8k_{split}',
+    // The prompt is `Q: … A:` (S/data.py:101): the next question starts with "Q:".
+    nextQuestionStop: 'Q:',
+    cite: 'S/data.py:47-104',
+  },
+  math: { params: ['split', 'level'], source: 's3-cache', folder: 'math_{split}', cite: 'S/data.py:252-351' },
+  deepscaler: {
+    params: ['split'],
+    source: 's3-cache',
+    folder: 'deepscaler_{split}',
+    cite: 'S/data.py:442-507',
+  },
+  humaneval: { params: [], source: 'hub', cite: 'S/data.py:121-155 (openai/openai_humaneval only)' },
+  mbpp: { params: ['split'], source: 's3-cache', folder: 'mbpp_{split}', cite: 'S/data.py:167-226' },
+  apps: { params: ['split', 'difficulty'], source: 'hub', cite: 'S/data.py:524-579 (hf_hub_download only)' },
+  ifeval: { params: ['split'], source: 's3-cache', folder: 'ifeval_{split}', cite: 'S/data.py:642-703' },
+  if_multi_constraints: {
+    params: ['split'],
+    source: 's3-cache',
+    folder: 'if_multi_constraints_{split}',
+    cite: 'S/data.py:757-821',
+  },
+  dummy: { params: ['split', 'num_samples'], source: 'none', cite: 'S/data.py:841-855' },
+  // The cache ignores the split (S/data.py:940).
+  allenai_rlvr: {
+    params: ['split', 'datasets'],
+    source: 's3-cache',
+    folder: 'allenai_rlvr_train',
+    cite: 'S/data.py:913-999',
+  },
+  allenai_gsm8k_mini: {
+    params: ['n_samples', 'seed'],
+    source: 's3-cache',
+    folder: 'allenai_rlvr_train',
+    nextQuestionStop: 'Q:',
+    cite: 'S/data.py:1003-1079 (4-shot Q:/A: prompt, via allenai_rlvr)',
+  },
+  sft_jsonl: {
+    params: ['path', 'split', 'subset'],
+    source: 'file',
+    fileKey: 'path',
+    cite: 'S/data.py:1082-1139',
+  },
+};
+
+/** `load_mixed(datasets, mode, seed)`: each entry names a loader (S/data.py:1166-1292). */
+export const MIXED = 'mixed';
+export const MIXED_PARAMS = ['datasets', 'mode', 'seed'];
+export const MIXED_ENTRY_KEYS = ['name', 'weight', 'count', 'order'];
+export const MIXED_MODES = ['weighted', 'sequential'];
+
+/** The datasets `train_grpo_sft` and `train_grpo_gkd` accept in `data.dataset` (E/train_grpo_sft.py:28-39). */
+const GRPO_DATASETS = [
+  'apps',
+  'humaneval',
+  'mbpp',
+  'gsm8k',
+  'math',
+  'deepscaler',
+  'dummy',
+  'ifeval',
+  'if_multi_constraints',
+  MIXED,
+];
+
+const loaderParams = [...new Set(Object.values(LOADERS).flatMap((l) => l.params))];
+
+/** `DataIterator.__init__` (S/data.py:1393-1401). */
+const DATA_ITER_KEYS = ['system_prompt', 'assistant_prefix', 'order', 'skip_chat_template'];
+
+/** vLLM `SamplingParams` fields: `sampling` is passed whole (S/vllm_engine_actor.py:85). */
+const SAMPLING_KEYS = [
+  'n',
+  'best_of',
+  'presence_penalty',
+  'frequency_penalty',
+  'repetition_penalty',
+  'temperature',
+  'top_p',
+  'top_k',
+  'min_p',
+  'seed',
+  'stop',
+  'stop_token_ids',
+  'bad_words',
+  'include_stop_str_in_output',
+  'ignore_eos',
+  'max_tokens',
+  'min_tokens',
+  'logprobs',
+  'prompt_logprobs',
+  'detokenize',
+  'skip_special_tokens',
+  'spaces_between_special_tokens',
+  'truncate_prompt_tokens',
+  'logit_bias',
+  'allowed_token_ids',
+  'extra_args',
+];
+
+/** Titan parallelism degrees, current names first; the older names of BRIEF §5 are read too. */
+export const TITAN_DEGREES = {
+  replicate: ['data_parallel_replicate_degree', 'dp_replicate'],
+  shard: ['data_parallel_shard_degree', 'dp_shard'],
+  tensor: ['tensor_parallel_degree', 'tensor_parallel'],
+  context: ['context_parallel_degree', 'context_parallel'],
+} as const;
+/** The names their config parser multiplies for a titan role's world size (S/config_plan.py:60-67). */
+export const CURRENT_TITAN_DEGREE_NAMES: readonly string[] = Object.values(TITAN_DEGREES).map((n) => n[0]);
+
+/**
+ * The trainer role's config becomes a torchtitan job config (S/titan_actor.py:589-619; keys read in
+ * S/model.py:52-212). Sections whose fields belong to torchtitan alone are leaves.
+ */
+export const TITAN_CONFIG_KEYS: KeyTree = mergeKeyTrees(
+  keyTree([
+    'trainable',
+    'seed',
+    'job',
+    'profiling',
+    'metrics',
+    'activation_checkpoint',
+    'compile',
+    'float8',
+    'mx',
+    'comm',
+    'memory_estimation',
+    'fault_tolerance',
+    'experimental',
+    'validation',
+    'model.name',
+    'model.flavor',
+    'model.hf_assets_path',
+    'model.tokenizer_path',
+    'model.converters',
+    'optimizer.name',
+    'optimizer.lr',
+    'optimizer.eps',
+    'optimizer.beta1',
+    'optimizer.beta2',
+    'optimizer.weight_decay',
+    'optimizer.implementation',
+    'lr_scheduler.warmup_steps',
+    'lr_scheduler.decay_ratio',
+    'lr_scheduler.decay_type',
+    'lr_scheduler.min_lr_factor',
+    'training.seq_len',
+    'training.dtype',
+    'training.mixed_precision_param',
+    'training.mixed_precision_reduce',
+    'training.max_norm',
+    'training.steps',
+    'training.enable_cpu_offload',
+    'training.local_batch_size',
+    'training.global_batch_size',
+    'training.seed',
+    'training.deterministic',
+    'checkpoint.enable',
+    'checkpoint.folder',
+    'checkpoint.initial_load_in_hf',
+    'checkpoint.initial_load_path',
+    'checkpoint.initial_load_model_only',
+    'checkpoint.interval',
+    'checkpoint.last_save_model_only',
+    'checkpoint.last_save_in_hf',
+    'checkpoint.export_dtype',
+    'checkpoint.async_mode',
+    'checkpoint.keep_latest_k',
+    'checkpoint.load_step',
+    'checkpoint.exclude_from_loading',
+  ]),
+  {
+    parallelism: keyTree([
+      ...Object.values(TITAN_DEGREES).flat(),
+      'fsdp_reshard_after_forward',
+      'disable_loss_parallel',
+    ]),
+  },
+  {
+    parallelism: keyTree([
+      'enable_compiled_autograd',
+      'enable_async_tensor_parallel',
+      'pipeline_parallel_degree',
+      'expert_parallel_degree',
+      'expert_tensor_parallel_degree',
+    ]),
+  },
+);
+
+/**
+ * A vLLM role's config goes to `AsyncEngineArgs` after `data_parallel_size` and
+ * `max_concurrent_per_replica` are taken out (S/vllm_engine_actor.py:49-54).
+ */
+export const VLLM_CONFIG_KEYS: KeyTree = keyTree([
+  'model',
+  'tokenizer',
+  'tokenizer_mode',
+  'trust_remote_code',
+  'revision',
+  'dtype',
+  'seed',
+  'max_model_len',
+  'tensor_parallel_size',
+  'pipeline_parallel_size',
+  'data_parallel_size',
+  'enable_expert_parallel',
+  'gpu_memory_utilization',
+  'max_num_seqs',
+  'max_num_batched_tokens',
+  'enable_prefix_caching',
+  'enable_chunked_prefill',
+  'logprobs_mode',
+  'max_logprobs',
+  'enforce_eager',
+  'kv_cache_dtype',
+  'swap_space',
+  'cpu_offload_gb',
+  'quantization',
+  'load_format',
+  'download_dir',
+  'block_size',
+  'disable_log_stats',
+  'enable_sleep_mode',
+  'compilation_config',
+  'generation_config',
+  'override_generation_config',
+  'hf_overrides',
+  'max_concurrent_per_replica',
+]);
+
+/** Keys every trainer shares through `load_plan` and `Runtime.from_plan`. */
+const SHARED_KEYS: KeyTree = mergeKeyTrees(
+  keyTree([
+    // S/config_plan.py:52-135; S/runtime.py:176, 195-266
+    'run.name',
+    'run.port_start',
+    'run.seed',
+    'trace_path',
+    'model.path',
+    'tokenizer.pretrained_model_name_or_path',
+    'tokenizer.use_fast',
+    'tokenizer.trust_remote_code',
+    'tokenizer.revision',
+    'tokenizer.padding_side',
+    'buffer.maxsize',
+    'buffer.max_reads',
+    'sync.chunk_mb',
+    'sync.wiring.[].src',
+    'sync.wiring.[].dst',
+    'sync.wiring.[].name',
+    'sync.wiring.[].src_rank',
+    'roles.[].name',
+    'roles.[].kind',
+    'roles.[].config',
+    'roles.[].data_parallel_size',
+    // VerifierPool(num_workers, **verifier kwargs) (S/verifiers/distributed.py:48 and the verifiers)
+    'verifier.num_workers',
+    'verifier.timeout',
+    'verifier.max_workers',
+    'verifier.warmup',
+    'verifier.max_concurrent',
+    'verifier.truncate',
+    'verifier.math_timeout',
+    'verifier.math_max_workers',
+    'verifier.ifeval_timeout',
+    'verifier.gsm8k_format_weight',
+    ...SAMPLING_KEYS.map((k) => `sampling.${k}`),
+    // loss classes (S/losses.py:125, 263, 363)
+    'loss.name',
+    'loss.beta',
+    'loss.eps',
+    'loss.C',
+    'loss.eps_low',
+    'loss.eps_high',
+    ...['data', 'sft_data'].flatMap((s) => [
+      `${s}.dataset`,
+      ...[...loaderParams, ...MIXED_PARAMS].map((p) => `${s}.${p}`),
+      ...[...MIXED_ENTRY_KEYS, ...loaderParams].map((p) => `${s}.datasets.[].${p}`),
+    ]),
+    ...['data_iter', 'sft_data_iter'].flatMap((s) => DATA_ITER_KEYS.map((k) => `${s}.${k}`)),
+  ]),
+);
+
+const GRPO_SCHEDULE = [
+  'training.prompts_per_rollout_sync',
+  'training.prompts_per_reference_sync',
+  'training.prompts_per_optim_step',
+  'training.prompts_per_forward_backward',
+];
+const FLAT_SCHEDULE = ['training.batch_size', 'training.minibatch_size', 'training.sync_every_n_steps'];
+
+const titanForced = true; // S/titan_actor.py:598-602 forces checkpoint.enable on.
+
+export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
+  {
+    id: 'grpo-sft',
+    script: 'entrypoints/train_grpo_sft.py',
+    command: 'python entrypoints/train_grpo_sft.py {config}',
+    summary: 'GRPO / DrGRPO / DAPO with vLLM rollouts and an optional SFT term (sft_data)',
+    requiredSections: [
+      'run',
+      'tokenizer',
+      'training',
+      'data',
+      'data_iter',
+      'verifier',
+      'loss',
+      'sampling',
+      'buffer',
+    ],
+    requiredKeys: {
+      'training.prompts_per_rollout_sync': 'E/train_grpo_sft.py:43',
+      'training.prompts_per_reference_sync': 'E/train_grpo_sft.py:44',
+      'training.prompts_per_optim_step': 'E/train_grpo_sft.py:45',
+      'training.prompts_per_forward_backward': 'E/train_grpo_sft.py:46',
+      'training.max_staleness': 'E/train_grpo_sft.py:54',
+      'sampling.max_tokens': 'E/train_grpo_sft.py:166',
+      'training.seq_len_buckets': 'E/train_grpo_sft.py:167',
+      'training.completion_len_buckets': 'E/train_grpo_sft.py:168',
+      'training.alpha_grpo': 'E/train_grpo_sft.py:434',
+      'training.completions_per_micro_batch': 'E/train_grpo_sft.py:435',
+      'training.alpha_sft': 'E/train_grpo_sft.py:463 (read on every step, even without sft_data)',
+      'training.abort_in_flight': 'E/train_grpo_sft.py:494',
+      'training.checkpoint_interval': 'E/train_grpo_sft.py:497',
+      'training.max_steps': 'E/train_grpo_sft.py:505',
+    },
+    missingKeysHint:
+      'Configs without training.alpha_grpo / alpha_sft were written for the former train_grpo.py: for train_grpo_sft add alpha_grpo: 1.0, alpha_sft: 0.0 and max_steps, or run the old trainer knowingly with launcher.trainer: grpo-legacy.',
+    requiredRoles: ['trainer', 'reference', 'rollout'],
+    losses: ['grpo', 'drgrpo', 'dapo'], // E/train_grpo_sft.py:146-154 (default drgrpo)
+    samples: true,
+    dataSections: [
+      {
+        section: 'data',
+        iterator: 'data_iter',
+        required: true,
+        skipChatTemplateDefault: true,
+        datasets: GRPO_DATASETS,
+      }, // E/train_grpo_sft.py:117-126
+      { section: 'sft_data', iterator: 'sft_data_iter', required: false, skipChatTemplateDefault: true }, // :133-140
+    ],
+    checkpoints: {
+      writes: true,
+      intervalKey: 'training.checkpoint_interval',
+      final: true,
+      titanEnableForced: titanForced,
+    }, // :497-499, :514-516
+    ends: { maxSteps: 'required', numEpochs: false }, // :505; epochs loop forever (:342-350)
+    resume: 'weights', // training.resume_step sets the step counter only (:106-111)
+    keys: keyTree([
+      ...GRPO_SCHEDULE,
+      'training.max_staleness',
+      'training.seq_len_buckets',
+      'training.completion_len_buckets',
+      'training.sft.seq_len_buckets',
+      'training.sft.completion_len_buckets',
+      'training.sft.micro_batch_size',
+      'training.rollout_timeout_s',
+      'training.max_concurrent_tasks',
+      'training.completions_per_micro_batch',
+      'training.completions_per_micro_batch_reference',
+      'training.alpha_grpo',
+      'training.alpha_sft',
+      'training.abort_in_flight',
+      'training.checkpoint_interval',
+      'training.max_steps',
+      'training.resume_step',
+    ]),
+    cite: 'entrypoints/train_grpo_sft.py',
+  },
+  {
+    id: 'grpo-minimal',
+    script: 'entrypoints/train_grpo_minimal.py',
+    command: 'python entrypoints/train_grpo_minimal.py {config}',
+    summary: 'the didactic GRPO loop: MathVerifier only, no checkpoints',
+    requiredSections: [
+      'run',
+      'tokenizer',
+      'training',
+      'data',
+      'data_iter',
+      'verifier',
+      'loss',
+      'sampling',
+      'buffer',
+    ],
+    requiredKeys: {
+      'training.prompts_per_optim_step': 'E/train_grpo_minimal.py:72',
+      'training.prompts_per_forward_backward': 'E/train_grpo_minimal.py:72',
+      'training.prompts_per_rollout_sync': 'E/train_grpo_minimal.py:73',
+      'training.prompts_per_reference_sync': 'E/train_grpo_minimal.py:74',
+      'training.max_staleness': 'E/train_grpo_minimal.py:75',
+      'training.completions_per_micro_batch': 'E/train_grpo_minimal.py:96',
+    },
+    requiredRoles: ['trainer', 'reference', 'rollout'],
+    // loss.name is popped and ignored: always GRPO (E/train_grpo_minimal.py:68-69).
+    samples: true,
+    dataSections: [
+      {
+        section: 'data',
+        iterator: 'data_iter',
+        required: true,
+        skipChatTemplateDefault: false, // no setdefault here (E/train_grpo_minimal.py:62)
+        datasets: Object.keys(LOADERS),
+      },
+    ],
+    checkpoints: { writes: false, final: false, titanEnableForced: titanForced }, // no export_to_hf call
+    ends: { maxSteps: 'optional', numEpochs: false }, // :257
+    resume: 'none',
+    keys: keyTree([
+      ...GRPO_SCHEDULE,
+      'training.max_staleness',
+      'training.completions_per_micro_batch',
+      'training.completions_per_micro_batch_reference',
+      'training.max_concurrent_tasks',
+      'training.abort_in_flight',
+      'training.max_steps',
+    ]),
+    cite: 'entrypoints/train_grpo_minimal.py',
+  },
+  {
+    id: 'grpo-gkd',
+    script: 'entrypoints/train_grpo_gkd.py',
+    command: 'python entrypoints/train_grpo_gkd.py {config}',
+    summary: 'GRPO plus GKD toward a frozen teacher (role "teacher")',
+    requiredSections: [
+      'run',
+      'tokenizer',
+      'training',
+      'data',
+      'data_iter',
+      'verifier',
+      'loss',
+      'sampling',
+      'buffer',
+    ],
+    requiredKeys: {
+      'training.prompts_per_rollout_sync': 'E/train_grpo_gkd.py:295',
+      'training.prompts_per_reference_sync': 'E/train_grpo_gkd.py:296',
+      'training.prompts_per_optim_step': 'E/train_grpo_gkd.py:297',
+      'training.prompts_per_forward_backward': 'E/train_grpo_gkd.py:298',
+      'training.max_staleness': 'E/train_grpo_gkd.py:306',
+      'sampling.max_tokens': 'E/train_grpo_gkd.py:412',
+      'training.seq_len_buckets': 'E/train_grpo_gkd.py:413',
+      'training.completion_len_buckets': 'E/train_grpo_gkd.py:414',
+      'training.max_steps': 'E/train_grpo_gkd.py:642',
+      'training.completions_per_micro_batch': 'E/train_grpo_gkd.py:666',
+      'training.abort_in_flight': 'E/train_grpo_gkd.py:716',
+      'training.checkpoint_interval': 'E/train_grpo_gkd.py:722',
+    },
+    requiredRoles: ['trainer', 'reference', 'rollout', 'teacher'], // :343-350
+    losses: ['grpo', 'drgrpo'], // dapo raises at :398-399
+    samples: true,
+    dataSections: [
+      {
+        section: 'data',
+        iterator: 'data_iter',
+        required: true,
+        skipChatTemplateDefault: true,
+        datasets: GRPO_DATASETS,
+      },
+    ],
+    checkpoints: {
+      writes: true,
+      intervalKey: 'training.checkpoint_interval',
+      final: true,
+      titanEnableForced: titanForced,
+    }, // :722-724, :741-743
+    ends: { maxSteps: 'required', numEpochs: true }, // :641-642
+    resume: 'weights', // :353-358
+    keys: keyTree([
+      ...GRPO_SCHEDULE,
+      'training.max_staleness',
+      'training.seq_len_buckets',
+      'training.completion_len_buckets',
+      'training.rollout_timeout_s',
+      'training.max_concurrent_tasks',
+      'training.completions_per_micro_batch',
+      'training.completions_per_micro_batch_reference',
+      'training.alpha_grpo',
+      'training.alpha_gkd',
+      'training.jsd_alpha',
+      'training.teacher_top_k',
+      'training.teacher_use_chat_template',
+      'training.abort_in_flight',
+      'training.checkpoint_interval',
+      'training.max_steps',
+      'training.num_epochs',
+      'training.resume_step',
+    ]),
+    cite: 'entrypoints/train_grpo_gkd.py',
+  },
+  {
+    id: 'opsd',
+    script: 'entrypoints/train_opsd.py',
+    command: 'python entrypoints/train_opsd.py {config}',
+    summary: 'on-policy self-distillation (optional role "teacher"; otherwise the rollout teaches itself)',
+    requiredSections: ['run', 'tokenizer', 'training', 'data', 'data_iter', 'verifier', 'sampling', 'buffer'],
+    requiredKeys: {
+      'training.batch_size': 'E/train_opsd.py:562',
+      'training.minibatch_size': 'E/train_opsd.py:563',
+      'training.max_staleness': 'E/train_opsd.py:569',
+      'sampling.max_tokens': 'E/train_opsd.py:571',
+      'training.seq_len_buckets': 'E/train_opsd.py:572',
+      'training.completion_len_buckets': 'E/train_opsd.py:573',
+      'training.max_steps': 'E/train_opsd.py:844',
+      'training.abort_in_flight': 'E/train_opsd.py:907',
+      'training.checkpoint_interval': 'E/train_opsd.py:909',
+    },
+    requiredRoles: ['trainer', 'rollout'], // :515; teacher optional (:519)
+    samples: true,
+    dataSections: [
+      {
+        section: 'data',
+        iterator: 'data_iter',
+        required: true,
+        skipChatTemplateDefault: true,
+        datasets: ['if_multi_constraints', 'gsm8k'], // :538-552
+      },
+    ],
+    checkpoints: {
+      writes: true,
+      intervalKey: 'training.checkpoint_interval',
+      final: true,
+      titanEnableForced: titanForced,
+    }, // :909-911, :927-929
+    ends: { maxSteps: 'required', numEpochs: true }, // :843-844
+    resume: 'weights', // :527-533
+    keys: keyTree([
+      ...FLAT_SCHEDULE,
+      'training.max_staleness',
+      'training.seq_len_buckets',
+      'training.completion_len_buckets',
+      'training.rollout_timeout_s',
+      'training.max_concurrent_tasks',
+      'training.teacher_use_chat_template',
+      'training.discard_perfect_completions',
+      'training.opsd_loss_type',
+      'training.jsd_alpha',
+      'training.teacher_top_k',
+      'training.num_epochs',
+      'training.max_steps',
+      'training.abort_in_flight',
+      'training.checkpoint_interval',
+      'training.resume_step',
+    ]),
+    cite: 'entrypoints/train_opsd.py',
+  },
+  {
+    id: 'gkd',
+    script: 'entrypoints/train_gkd.py',
+    command: 'python entrypoints/train_gkd.py {config}',
+    summary: 'synchronous GKD on GSM8K (optional role "teacher"), one completion per prompt',
+    requiredSections: ['run', 'tokenizer', 'training', 'data', 'data_iter', 'verifier', 'sampling', 'buffer'],
+    requiredKeys: {
+      'training.batch_size': 'E/train_gkd.py:131',
+      'training.minibatch_size': 'E/train_gkd.py:132',
+      'sampling.max_tokens': 'E/train_gkd.py:137',
+      'training.seq_len_buckets': 'E/train_gkd.py:138',
+      'training.completion_len_buckets': 'E/train_gkd.py:139',
+    },
+    requiredRoles: ['trainer', 'rollout'], // :97-99
+    samples: true,
+    dataSections: [
+      {
+        section: 'data',
+        iterator: 'data_iter',
+        required: true,
+        skipChatTemplateDefault: true,
+        datasets: ['gsm8k'],
+      },
+    ],
+    checkpoints: {
+      writes: true,
+      intervalKey: 'training.checkpoint_interval',
+      intervalDefault: 20,
+      final: true,
+      titanEnableForced: titanForced,
+    }, // :148, :379-381, :398-400
+    ends: { maxSteps: 'optional', maxStepsDefault: 300, numEpochs: false }, // :147, :167-177
+    resume: 'weights', // :106-110
+    keys: keyTree([
+      ...FLAT_SCHEDULE,
+      'training.seq_len_buckets',
+      'training.completion_len_buckets',
+      'training.teacher_use_chat_template',
+      'training.teacher_top_k',
+      'training.max_steps',
+      'training.checkpoint_interval',
+      'training.opsd_loss_type',
+      'training.jsd_alpha',
+      'training.abort_in_flight',
+      'training.resume_step',
+    ]),
+    cite: 'entrypoints/train_gkd.py',
+  },
+  {
+    id: 'sft-only',
+    script: 'entrypoints/train_sft_only.py',
+    command: 'python entrypoints/train_sft_only.py {config}',
+    summary: 'supervised fine-tuning only: no rollouts, verifier or sampling',
+    requiredSections: ['run', 'tokenizer', 'training', 'sft_data', 'sft_data_iter', 'buffer'],
+    requiredKeys: {
+      'training.max_steps': 'E/train_sft_only.py:78',
+      'training.checkpoint_interval': 'E/train_sft_only.py:79',
+    },
+    requiredRoles: ['trainer'], // :52
+    samples: false,
+    dataSections: [
+      { section: 'sft_data', iterator: 'sft_data_iter', required: true, skipChatTemplateDefault: true }, // :65-71
+    ],
+    checkpoints: {
+      writes: true,
+      intervalKey: 'training.checkpoint_interval',
+      final: true,
+      titanEnableForced: titanForced,
+    }, // :206-208, :221-223
+    ends: { maxSteps: 'required', numEpochs: true }, // :159-160
+    resume: 'weights', // :56-59
+    keys: keyTree([
+      'training.max_steps',
+      'training.checkpoint_interval',
+      'training.sft_batch_size',
+      'training.sft_accumulation_steps',
+      'training.prompts_per_forward_backward',
+      'training.prompts_per_optim_step',
+      'training.sft.micro_batch_size',
+      'training.sft.seq_len_buckets',
+      'training.sft.completion_len_buckets',
+      'training.seq_len_buckets',
+      'training.completion_len_buckets',
+      'training.num_epochs',
+      'training.resume_step',
+    ]),
+    cite: 'entrypoints/train_sft_only.py',
+  },
+  {
+    id: 'grpo-legacy',
+    script: 'entrypoints/train_grpo_LEGACY_DO_NOT_USE.py',
+    command: 'python entrypoints/train_grpo_LEGACY_DO_NOT_USE.py {config}',
+    summary: 'the former train_grpo.py, kept by the team as LEGACY_DO_NOT_USE (chosen only by name)',
+    requiredSections: [
+      'run',
+      'tokenizer',
+      'training',
+      'data',
+      'data_iter',
+      'verifier',
+      'loss',
+      'sampling',
+      'buffer',
+    ],
+    requiredKeys: {
+      // _compute_schedule raises unless both are positive (E/train_grpo_LEGACY_DO_NOT_USE.py:73-80).
+      'training.prompts_per_optim_step': 'E/train_grpo_LEGACY_DO_NOT_USE.py:75-79',
+      'training.prompts_per_forward_backward': 'E/train_grpo_LEGACY_DO_NOT_USE.py:76-79',
+    },
+    requiredRoles: ['trainer', 'reference', 'rollout'], // :130-132
+    losses: ['grpo', 'drgrpo'], // :178-186
+    samples: true,
+    dataSections: [
+      // **plan.data_iter with no skip_chat_template default (:172-174)
+      {
+        section: 'data',
+        iterator: 'data_iter',
+        required: true,
+        skipChatTemplateDefault: false,
+        datasets: GRPO_DATASETS,
+      },
+    ],
+    checkpoints: {
+      writes: true,
+      intervalKey: 'training.checkpoint_interval',
+      intervalDefault: 50,
+      final: true,
+      titanEnableForced: titanForced,
+    }, // :196, :703-705, :734
+    ends: { maxSteps: 'optional', numEpochs: true }, // :193-194, :614-616
+    resume: 'none',
+    keys: keyTree([
+      ...GRPO_SCHEDULE,
+      'training.max_staleness',
+      'training.num_epochs',
+      'training.max_steps',
+      'training.abort_in_flight',
+      'training.checkpoint_interval',
+      'training.completions_per_micro_batch',
+      'training.completions_per_micro_batch_reference',
+      'training.adaptive_sampling',
+      'training.seq_len_buckets',
+      'training.completion_len_buckets',
+      'training.rollout_timeout_s',
+    ]),
+    cite: 'entrypoints/train_grpo_LEGACY_DO_NOT_USE.py',
+  },
+];
+
+/** Keys every built-in trainer shares. */
+export const RLVR_EXPERIMENTS_SHARED_KEYS = SHARED_KEYS;
