@@ -321,7 +321,11 @@ export function checkTrainingConfig(
     incident(
       RULE_IDS.noCheckpoints,
       file.problem(
-        [],
+        config.launcher?.trainer
+          ? ['launcher', 'trainer']
+          : config.launcher?.trainer_command
+            ? ['launcher', 'trainer_command']
+            : [],
         `${trainerName} saves no checkpoints: the job would finish "Completed" with none in S3`,
         'Use a trainer that exports checkpoints (e.g. launcher.trainer: grpo-sft).',
       ),

@@ -1,6 +1,14 @@
 import * as path from 'node:path';
 import { bareEnv, runCli, runCommand } from '../helpers/cli';
-import { exampleConfigs, gsm8kWith, lineOf, REPO_ROOT, tempDir, writeConfig } from '../helpers/fixtures';
+import {
+  exampleConfigs,
+  GSM8K_EXAMPLE,
+  gsm8kWith,
+  lineOf,
+  REPO_ROOT,
+  tempDir,
+  writeConfig,
+} from '../helpers/fixtures';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { freePort } from '../helpers/moto';
 
@@ -113,18 +121,58 @@ describe('rlvr submit --dry-run on a machine without AWS', () => {
   it('flags override the config and the plan shows where values came from', async () => {
     const { stdout, code } = await runCli([
       'submit',
-      exampleConfigs()[0],
+      GSM8K_EXAMPLE,
+      '--dry-run',
+      '--train-gpus',
+      '0-5',
+      '--eval-gpus',
+      '6',
+      '--instance-type',
+      'ml.g5.48xlarge',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/train GPUs +0,1,2,3,4,5 +← flag --train-gpus/);
+    expect(stdout).toMatch(/instance +1 × ml.g5.48xlarge +← flag --instance-type/);
+    expect(stdout).toMatch(/GPU 7 of ml.g5.48xlarge would sit idle/);
+    expect(stdout).toMatch(/trainer +grpo-sft: .*← the prompts_per_\* schedule/);
+    expect(stdout).toMatch(
+      /command +python entrypoints\/train_grpo_sft\.py \{config\} +← default \(trainer grpo-sft/,
+    );
+  });
+
+  it('refuses roles that need more GPUs than the job trains on, naming the instance count that fits', async () => {
+    const { stderr, code } = await runCli([
+      'submit',
+      GSM8K_EXAMPLE,
       '--dry-run',
       '--train-gpus',
       '0-3',
       '--eval-gpus',
       '4,5',
-      '--instance-type',
-      'ml.g5.48xlarge',
     ]);
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/train GPUs +0,1,2,3 +← flag --train-gpus/);
-    expect(stdout).toMatch(/instance +1 × ml.g5.48xlarge +← flag --instance-type/);
-    expect(stdout).toMatch(/GPU 6, 7 of ml.g5.48xlarge would sit idle/);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      /roles: the roles need 6 GPUs \(trainer 2, reference 1, rollout 3\) but the job trains on 4[\s\S]*--instance-count 2/,
+    );
   });
+
+  it.each(exampleConfigs().map((f) => [path.basename(f), f]))(
+    'dry-runs the example %s with its trainer and its channels',
+    async (_name, file) => {
+      const { stdout, code } = await runCli(['submit', file, '--dry-run', '--json']);
+      expect(code).toBe(0);
+      const plan = JSON.parse(stdout);
+      const expected: Record<string, string> = {
+        'qwen3-1.7B-gsm8k-sft-only.yaml': 'sft-only',
+        'qwen3-1.7B-gsm8k-grpo-gkd-teacher.yaml': 'grpo-gkd',
+      };
+      expect(plan.trainer.id).toBe(expected[_name] ?? 'grpo-sft');
+      const channels = plan.createTrainingJobRequest.InputDataConfig.map(
+        (c: { ChannelName: string }) => c.ChannelName,
+      );
+      expect(channels).toContain('model');
+      if (_name.includes('gkd-teacher')) expect(channels).toContain('model-teacher');
+      if (_name.includes('sft')) expect(channels).toContain('gsm8k_sft_hard.jsonl');
+    },
+  );
 });

@@ -37,7 +37,7 @@ describe('loading training configs', () => {
       'misspelt key',
       gsm8kWith(['checkpoint_interval: 20', 'checkpoint_intervall: 20']),
       'checkpoint_intervall: 20',
-      /unknown key "checkpoint_intervall" — did you mean "checkpoint_interval"\?/,
+      /reads training\.checkpoint_interval without a default .* is "checkpoint_intervall" a misspelling of it\?/,
     ],
     [
       'wrong type',
@@ -61,13 +61,13 @@ describe('loading training configs', () => {
       'enum',
       gsm8kWith(['name: grpo', 'name: ppo']),
       'name: ppo',
-      /loss\.name: must be one of "grpo", "drgrpo", got the string "ppo"/,
+      /loss\.name: train_grpo_sft\.py has no loss "ppo"\n\s+Use one of grpo, drgrpo, dapo/,
     ],
     [
       'no trainer role',
       gsm8kWith(['- name: trainer', '- name: learner']),
       'roles:',
-      /no role is named "trainer"/,
+      /train_grpo_sft\.py looks up the role "trainer", which the config does not have/,
     ],
     [
       'Base model fed a chat template',
@@ -79,7 +79,7 @@ describe('loading training configs', () => {
       'GSM8K without the Question: stop',
       gsm8kWith(['stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"]', 'stop: ["\\n\\n"]']),
       'stop: ["\\n\\n"]',
-      /GSM8K data but sampling\.stop lacks "Question:"/,
+      /GSM8K data but sampling\.stop lacks "Q:"/,
     ],
     [
       'fixed sampling seed',
@@ -88,10 +88,46 @@ describe('loading training configs', () => {
       /a fixed sampling seed makes all n rollouts/,
     ],
     [
-      'checkpoints disabled',
-      gsm8kWith(['enable: true', 'enable: false']),
-      'enable: false',
-      /checkpointing is disabled/,
+      'trainer that saves no checkpoints',
+      gsm8kWith(['  template:', '  trainer: grpo-minimal\n  template:']),
+      'trainer: grpo-minimal',
+      /train_grpo_minimal\.py saves no checkpoints: the job would finish "Completed" with none in S3/,
+    ],
+    [
+      'string learning rate',
+      gsm8kWith(['lr: 1.0e-6', 'lr: "1e-6"']),
+      'lr: "1e-6"',
+      /optimizer\.lr: expected a number, got the string "1e-6"/,
+    ],
+    [
+      'fractional checkpoint interval',
+      gsm8kWith(['checkpoint_interval: 20', 'checkpoint_interval: 2.5']),
+      'checkpoint_interval: 2.5',
+      /training\.checkpoint_interval: expected an integer/,
+    ],
+    [
+      'missing model',
+      gsm8kWith(['model:\n  path: Qwen/Qwen3-1.7B-Base', 'model: {}']),
+      'model: {}',
+      /model\.path: missing required key "path"/,
+    ],
+    [
+      'unknown dataset loader',
+      gsm8kWith(['dataset: gsm8k', 'dataset: gsm8kk']),
+      'dataset: gsm8kk',
+      /has no dataset "gsm8kk" in data — did you mean "gsm8k"\?/,
+    ],
+    [
+      'unknown trainer',
+      gsm8kWith(['  template:', '  trainer: grpo-sfft\n  template:']),
+      'trainer: grpo-sfft',
+      /no trainer profile named "grpo-sfft"/,
+    ],
+    [
+      'unknown acknowledgement',
+      gsm8kWith(['  template:', '  acknowledge: [gsm8k-stops]\n  template:']),
+      '  acknowledge:',
+      /no rule named "gsm8k-stops" — did you mean "gsm8k-stop"\?/,
     ],
     [
       'wrong role kind',
@@ -128,7 +164,7 @@ describe('loading training configs', () => {
     expect(err.problems.length).toBeGreaterThanOrEqual(4);
     expect(lines).toEqual([...lines].sort((a, b) => a - b));
     const text2 = err.problems.map(formatProblem).join('\n');
-    expect(text2).toMatch(/did you mean "checkpoint_interval"/);
+    expect(text2).toMatch(/"checkpoint_intervall" a misspelling/);
     expect(text2).toMatch(/loss\.name/);
     expect(text2).toMatch(/sampling\.temperature/);
     expect(text2).toMatch(/skip_chat_template/);
@@ -141,13 +177,20 @@ describe('loading training configs', () => {
     expect(err.problems[0].location?.line).toBeGreaterThanOrEqual(3);
   });
 
-  it('rejects duplicate keys', () => {
-    const file = writeConfig(
-      dir,
-      'dup.yaml',
-      gsm8kWith(['max_steps: 200', 'max_steps: 200\n  max_steps: 300']),
+  it('refuses a key written twice with different values, and warns when the values agree', () => {
+    const text = gsm8kWith(['max_steps: 200', 'max_steps: 200\n  max_steps: 300']);
+    const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'dup.yaml', text)));
+    expect(formatProblem(err.problems[0])).toMatch(/"max_steps" is written twice with different values/);
+    expect(err.problems[0].location!.line).toBe(lineOf(text, 'max_steps: 300'));
+    // PyYAML keeps the last of two equal sections: harmless, said once.
+    const same = gsm8kWith([
+      'verifier:\n  num_workers: 8\n',
+      'verifier:\n  num_workers: 8\n\nverifier:\n  num_workers: 8\n',
+    ]);
+    const loaded = loadTrainingConfig(writeConfig(dir, 'dup-same.yaml', same));
+    expect(loaded.warnings.map(formatProblem).join('\n')).toMatch(
+      /"verifier" is written twice with the same value/,
     );
-    expect(problemsOf(() => loadTrainingConfig(file)).message).toMatch(/unique|duplicate/i);
   });
 
   it('says so when the file does not exist', () => {
@@ -157,6 +200,65 @@ describe('loading training configs', () => {
   it('never changes max_staleness (an experimental variable)', () => {
     const file = writeConfig(dir, 'staleness.yaml', gsm8kWith(['max_staleness: 1', 'max_staleness: 7']));
     expect(loadTrainingConfig(file).value.training.max_staleness).toBe(7);
+  });
+});
+
+describe("the trainer's own keys", () => {
+  const dir = tempDir();
+  it('warns about a likely typo of an optional key, and refuses it under --strict', () => {
+    const text = gsm8kWith(['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']);
+    const file = writeConfig(dir, 'typo.yaml', text);
+    const loaded = loadTrainingConfig(file);
+    const warning = loaded.warnings.find((w) => /rollout_timeout_ss/.test(w.message));
+    expect(formatProblem(warning!)).toMatch(
+      /unknown key "rollout_timeout_ss" — did you mean "rollout_timeout_s"\?/,
+    );
+    expect(warning!.location!.line).toBe(lineOf(text, 'rollout_timeout_ss'));
+    const err = problemsOf(() => loadTrainingConfig(file, file, { strict: true }));
+    expect(err.problems.map(formatProblem).join()).toMatch(/rollout_timeout_ss/);
+  });
+
+  it('passes keys it has never seen, far from any known one, without a word', () => {
+    const text = gsm8kWith(
+      ['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  curiosity_bonus_schedule: {kind: cosine}\n'],
+      ['buffer:\n', 'brand_new_section:\n  anything: [1, 2]\n\nbuffer:\n'],
+    );
+    const loaded = loadTrainingConfig(writeConfig(dir, 'new-keys.yaml', text), undefined, { strict: true });
+    expect(loaded.warnings.map(formatProblem).join()).not.toMatch(/curiosity|brand_new/);
+    expect((loaded.value as Record<string, unknown>).brand_new_section).toEqual({ anything: [1, 2] });
+  });
+
+  it('reads the current and the older parallelism names, and says which the trainer reads', () => {
+    const text = gsm8kWith(['data_parallel_shard_degree: 2', 'dp_shard: 2']);
+    const loaded = loadTrainingConfig(writeConfig(dir, 'old-names.yaml', text));
+    expect(loaded.warnings.map(formatProblem).join()).toMatch(/"dp_shard" is the older name/);
+  });
+
+  it('accepts per-bucket micro-batch sizes, an unbounded buffer and num_epochs where the trainer reads it', () => {
+    const text = gsm8kWith([
+      'completions_per_micro_batch: 32',
+      'completions_per_micro_batch: {768: 32, 1280: 16}',
+    ]);
+    const loaded = loadTrainingConfig(writeConfig(dir, 'buckets.yaml', text));
+    expect(loaded.value.training.completions_per_micro_batch).toEqual({ 768: 32, 1280: 16 });
+    expect(loaded.value.buffer?.maxsize).toBe(0);
+  });
+
+  it('turns an acknowledged incident rule into a warning that names it', () => {
+    const text = gsm8kWith(
+      ['stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"]', 'stop: ["\\n\\n"]'],
+      ['  template:', '  acknowledge: [gsm8k-stop]\n  template:'],
+    );
+    const loaded = loadTrainingConfig(writeConfig(dir, 'ack.yaml', text));
+    expect(loaded.warnings.map(formatProblem).join()).toMatch(/lacks "Q:".*\(acknowledged: gsm8k-stop\)/);
+  });
+
+  it('tells a config written for the former train_grpo.py what to do', () => {
+    const text = gsm8kWith(['  alpha_grpo: 1.0\n  alpha_sft: 0.0\n', '']);
+    const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'legacy.yaml', text)));
+    const all = err.problems.map(formatProblem).join('\n');
+    expect(all).toMatch(/reads training\.alpha_sft without a default \(E\/train_grpo_sft\.py:463/);
+    expect(all).toMatch(/launcher\.trainer: grpo-legacy/);
   });
 });
 

@@ -39,17 +39,42 @@ describe('input planning', () => {
     expect(s3.inputs!.model.mappings[0].kind).toBe('s3');
   });
 
-  it('refuses two different models in one job, pointing at the odd one', () => {
-    const { problems, loaded } = plan(
-      gsm8kWith([
-        'model: Qwen/Qwen3-1.7B-Base\n      max_concurrent',
-        'model: Qwen/Qwen3-4B-Base\n      max_concurrent',
-      ]),
+  it('gives a teacher its own channel and rewrites only its references', () => {
+    const loaded = loadTrainingConfig(path.join(EXAMPLES_DIR, 'qwen3-1.7B-gsm8k-grpo-gkd-teacher.yaml'));
+    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir);
+    expect(inputs!.model.location.key).toBe('rlvr-experiments/models/Qwen3-1.7B-Base/');
+    expect(inputs!.otherModels.map((m) => [m.channel, m.location.key])).toEqual([
+      ['model-teacher', 'rlvr-experiments/models/Qwen3-4B-Base/'],
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a plain YAML tree
+    const resolved = resolveConfigForJob(loaded.value, inputs!) as any;
+    expect(resolved.roles[3].config.model).toBe('/opt/ml/input/data/model-teacher');
+    expect(resolved.roles[2].config.model).toBe('/opt/ml/input/data/model');
+  });
+
+  it('ships an SFT data file on a channel of its own and rewrites its path', () => {
+    const loaded = loadTrainingConfig(path.join(EXAMPLES_DIR, 'qwen3-1.7B-gsm8k-sft-only.yaml'));
+    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir);
+    expect(inputs!.datasets).toEqual([
+      expect.objectContaining({ kind: 'file', channel: 'gsm8k_sft_hard.jsonl', rewrite: true }),
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a plain YAML tree
+    const resolved = resolveConfigForJob(loaded.value, inputs!) as any;
+    expect(resolved.sft_data.path).toBe('/opt/ml/input/data/gsm8k_sft_hard.jsonl/gsm8k_sft_hard.jsonl');
+  });
+
+  it('refuses a Hub-only dataset for a network-isolated job, and warns without isolation', () => {
+    const text = gsm8kWith(['dataset: gsm8k', 'dataset: humaneval']);
+    const file = writeConfig(dir, 'hub.yaml', text);
+    const loaded = loadTrainingConfig(file, file, {});
+    const isolated = planInputs(loaded.value, loaded.file, layout, dir, { networkIsolation: true });
+    expect(isolated.problems[0].message).toMatch(
+      /only downloads from the Hugging Face Hub.*network-isolated job cannot load it/,
     );
-    expect(problems[0].message).toMatch(/names a different model \(Qwen\/Qwen3-4B-Base/);
-    expect(problems[0].location!.line).toBe(
-      loaded.text.split('\n').findIndex((l) => l.includes('Qwen3-4B-Base')) + 1,
-    );
+    const open = planInputs(loaded.value, loaded.file, layout, dir, { networkIsolation: false });
+    expect(open.inputs!.notCarried).toEqual([
+      expect.objectContaining({ name: 'humaneval', why: 'Hub only' }),
+    ]);
   });
 
   it('maps datasets and order files to channels and rewrites the resolved config', () => {
@@ -76,12 +101,18 @@ describe('input planning', () => {
     expect(loaded.value.model.path).toBe('Qwen/Qwen3-1.7B-Base');
   });
 
-  it('refuses absolute local order files, with the upload command', () => {
-    const { problems } = plan(
-      gsm8kWith(['  split: train\n', '  split: train\n  order: /efs/curricula/gsm8k.txt\n']),
+  it('maps an absolute local order file to curricula/ by its name and says how to upload it', () => {
+    const { inputs } = plan(
+      gsm8kWith([
+        '  skip_chat_template: true',
+        '  skip_chat_template: true\n  order: /efs/curricula/gsm8k.txt',
+      ]),
     );
-    expect(problems[0].message).toMatch(/absolute local path/);
-    expect(problems[0].hint).toMatch(
+    expect(inputs!.orderFiles[0].location).toEqual({
+      bucket: 'bkt',
+      key: 'rlvr-experiments/curricula/gsm8k.txt',
+    });
+    expect(inputs!.orderFiles[0].note).toMatch(
       /aws s3 cp \/efs\/curricula\/gsm8k.txt s3:\/\/bkt\/rlvr-experiments\/curricula\/gsm8k.txt/,
     );
   });

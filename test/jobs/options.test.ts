@@ -29,6 +29,10 @@ function resolve(
     configFile: file,
     template: template ? { name: template, values: BUILT_IN_TEMPLATES[template] } : undefined,
     hasEvalConfig,
+    defaultTrainerCommand: {
+      value: 'python entrypoints/train_grpo_sft.py {config}',
+      note: 'trainer grpo-sft',
+    },
   });
 }
 

@@ -120,7 +120,7 @@ describe('the CreateTrainingJob request', () => {
       RLVR_EVAL_GPUS: '6,7',
       RLVR_CONFIG: '/opt/ml/input/data/config/resolved-config.yaml',
       RLVR_EVAL_CONFIG: '/opt/ml/input/data/config/eval-config.yaml',
-      RLVR_TRAINER_COMMAND: 'python entrypoints/train_grpo.py {config}',
+      RLVR_TRAINER_COMMAND: 'python entrypoints/train_grpo_sft.py {config}',
       HF_HUB_OFFLINE: '1',
     });
     expect(r.EnableNetworkIsolation).toBe(true);

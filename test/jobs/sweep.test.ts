@@ -50,8 +50,8 @@ describe('sweeps', () => {
     ]);
     const loaded = loadTrainingConfigText(variants[1].text, GSM8K_EXAMPLE, 'cfg');
     const trainer = loaded.value.roles[0];
-    expect(trainer.kind === 'titan' && trainer.config.optimizer.lr).toBe(5e-5);
-    expect(loaded.value.loss.beta).toBe(0);
+    expect(trainer.kind === 'titan' && trainer.config?.optimizer?.lr).toBe(5e-5);
+    expect(loaded.value.loss?.beta).toBe(0);
     const original = gsm8kWith().split('\n');
     const changed = variants[1].text.split('\n');
     expect(changed).toHaveLength(original.length);
