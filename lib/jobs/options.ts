@@ -174,11 +174,10 @@ export function resolveJobOptions(layers: OptionLayers): {
   );
   const networkIsolation = get('network_isolation', bool, 'true or false');
   const useRay = get('use_ray', bool, 'true or false');
-  const trainerCommand = get(
-    'trainer_command',
-    (v) => (typeof v === 'string' && v.trim() ? v : undefined),
-    'a command',
-  );
+  // Without a trainer profile (a template checked on its own) nothing names the command: that is fine.
+  const trainerCommand: Sourced<string> = pick(layers, 'trainer_command')
+    ? get('trainer_command', (v) => (typeof v === 'string' && v.trim() ? v : undefined), 'a command')
+    : { value: '', source: { kind: 'default', note: "the trainer profile's" } };
   const metricDefinitions = get(
     'metric_definitions',
     (v) => (Array.isArray(v) ? (v as JobOptions['metricDefinitions']) : undefined),
@@ -353,7 +352,7 @@ export function resolveJobOptions(layers: OptionLayers): {
       );
     }
   }
-  if (trainerCommand.value !== undefined && !trainerCommand.value.includes('{config}')) {
+  if (trainerCommand.value && !trainerCommand.value.includes('{config}')) {
     problems.push(
       problemAt(
         trainerCommand.source,

@@ -47,7 +47,7 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
     trainer = makeTrainerRepo({
       config: localConfig(),
       files: {
-        'entrypoints/train_grpo.py': fs.readFileSync(path.join(FAKES, 'train_grpo.py'), 'utf8'),
+        'entrypoints/train_grpo_sft.py': fs.readFileSync(path.join(FAKES, 'train_grpo.py'), 'utf8'),
         'entrypoints/eval_benchmarks.py': fs.readFileSync(path.join(FAKES, 'eval_benchmarks.py'), 'utf8'),
         'models/Qwen3-1.7B-Base/config.json': '{"model_type": "qwen3"}\n',
       },

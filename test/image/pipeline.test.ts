@@ -141,7 +141,10 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
         pushed: false,
       });
 
-      fs.appendFileSync(path.join(trainer.root, 'entrypoints', 'train_grpo.py'), 'print("a code change")\n');
+      fs.appendFileSync(
+        path.join(trainer.root, 'entrypoints', 'train_grpo_sft.py'),
+        'print("a code change")\n',
+      );
       const codeOnly = await image('push');
       expect(codeOnly).toMatchObject({ tag: first.tag, digest: first.digest, built: false, pushed: false });
       expect(proxy.uploads()).toBe(uploadsBefore);

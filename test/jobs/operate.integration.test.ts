@@ -109,7 +109,7 @@ describeWithPeer('moto_server', hasMoto)('operating jobs (moto: jobs complete at
     );
     expect(code).toBe(2);
     expect(stderr).toMatch(
-      /configs\/gsm8k\.yaml \[optimizer\.lr=-1\.0e-5\]:\d+:\d+: roles\[0\]\.config\.optimizer\.lr: must be > 0/,
+      /configs\/gsm8k\.yaml \[optimizer\.lr=-1\.0e-5\]:\d+:\d+: roles\[0\]\.config\.optimizer\.lr: must be ≥ 0/,
     );
     expect(await jobNames(moto.endpoint)).toEqual([]);
     expect(fs.existsSync(path.join(repo.root, 'docs', 'job_log.md'))).toBe(false);

@@ -88,12 +88,12 @@ describe('packing', () => {
     const { root } = makeTrainerRepo();
     const first = await packSource(await stageSource({ root }));
     const later = new Date(Date.now() + 3600_000);
-    for (const f of ['pyproject.toml', 'entrypoints/train_grpo.py'])
+    for (const f of ['pyproject.toml', 'entrypoints/train_grpo_sft.py'])
       fs.utimesSync(path.join(root, f), later, later);
     const second = await packSource(await stageSource({ root }));
     expect(second.sha256).toBe(first.sha256);
     expect(second.gzip.equals(first.gzip)).toBe(true);
-    fs.appendFileSync(path.join(root, 'entrypoints', 'train_grpo.py'), '# change\n');
+    fs.appendFileSync(path.join(root, 'entrypoints', 'train_grpo_sft.py'), '# change\n');
     const third = await packSource(await stageSource({ root }));
     expect(third.sha256).not.toBe(first.sha256);
   });
@@ -116,6 +116,8 @@ describe('packing', () => {
     const tarball = path.join(out, 's.tar.gz');
     fs.writeFileSync(tarball, packed.gzip);
     execFileSync('tar', ['-xzf', tarball, '-C', out]);
-    expect(fs.readFileSync(path.join(out, 'entrypoints', 'train_grpo.py'), 'utf8')).toBe('print("train")\n');
+    expect(fs.readFileSync(path.join(out, 'entrypoints', 'train_grpo_sft.py'), 'utf8')).toBe(
+      'print("train")\n',
+    );
   });
 });
