@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatDuration } from '../../lib/config';
+import { formatDuration, formatKeyPath } from '../../lib/config';
 import { formatProblem } from '../../lib/errors';
 import { YamlFile } from '../../lib/config';
 import {
@@ -539,8 +539,12 @@ export function renderPlan(plan: SubmitPlan): string {
       s3Uri(f.location),
       f.note ? `channel ${f.channel}; ${f.note}` : `channel ${f.channel}`,
     );
-  for (const f of plan.inputs.localOrderFiles)
-    out += row('order file', f.value, "travels with the trainer's source");
+  for (const f of plan.inputs.localFiles)
+    out += row(
+      'local file',
+      `${f.value} (${formatKeyPath(f.referencedAt)})`,
+      "travels with the trainer's source",
+    );
   out += '\nSource and outputs\n';
   out += row(
     'source',

@@ -2,16 +2,20 @@ import * as path from 'node:path';
 import type { Problem } from '../errors';
 import {
   hasKey,
-  keyTree,
-  LOADERS,
+  isMap,
+  EVAL_CONFIG_KEYS,
   MIXED,
   MIXED_MODES,
   TITAN_DEGREES,
+  TITAN_DEGREES_CITE,
   valueAtDotted,
+  type TrainerProfile,
   type TrainerSelection,
+  type YamlMap as Yaml,
 } from '../trainers';
 import type { EvalConfig } from './eval-schema';
 import type { TrainingConfig } from './training-schema';
+import { loaderUses } from './loader-uses';
 import { findLikelyTypos, findTyposAgainst } from './typos';
 import type { KeyPath, YamlFile } from './yaml-file';
 import { didYouMean } from './zod-problems';
@@ -47,36 +51,15 @@ export const RULE_IDS = {
   samplingSeed: 'sampling-seed',
   gsm8kStop: 'gsm8k-stop',
   noCheckpoints: 'no-checkpoints',
-  hubOnlyDataset: 'hub-only-dataset',
 } as const;
 export type RuleId = (typeof RULE_IDS)[keyof typeof RULE_IDS];
 
 export interface TrainingCheckOptions {
   readonly selection: TrainerSelection;
+  /** Every profile in play: a key any of them reads is never called a typo. */
+  readonly profiles: readonly TrainerProfile[];
   /** Likely typos are errors instead of warnings. */
   readonly strict?: boolean;
-}
-
-type Yaml = Record<string, unknown>;
-const isMap = (v: unknown): v is Yaml => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** Dataset loader names the config uses, with where (top-level `dataset` or mixed entries). */
-export function datasetReferences(
-  config: TrainingConfig,
-  section: 'data' | 'sft_data' = 'data',
-): { name: string; path: KeyPath }[] {
-  const data = config[section];
-  if (!data) return [];
-  if (data.dataset === MIXED && data.datasets) {
-    return data.datasets.flatMap((d, i) =>
-      typeof d === 'string' ? [] : [{ name: d.name, path: [section, 'datasets', i, 'name'] as KeyPath }],
-    );
-  }
-  return [{ name: data.dataset, path: [section, 'dataset'] }];
-}
-
-export function datasetNames(config: TrainingConfig): string[] {
-  return datasetReferences(config).map((d) => d.name);
 }
 
 /** GPUs each role takes: titan = product of its degrees; vLLM = tensor × pipeline × data parallel. */
@@ -139,7 +122,7 @@ export function checkTrainingConfig(
   });
 
   // Likely typos of known keys: the trainer would silently not read them.
-  (options.strict ? errors : warnings).push(...findLikelyTypos(config, file, [profile]));
+  (options.strict ? errors : warnings).push(...findLikelyTypos(config, file, options.profiles));
 
   // What the trainer reads without a default: missing means it fails after start-up, GPUs billed.
   for (const section of profile.requiredSections) {
@@ -219,7 +202,7 @@ export function checkTrainingConfig(
       warnings.push(
         file.problem(
           ['roles', i, 'config', 'parallelism', older],
-          `"${older}" is the older name: their config parser multiplies ${current} (config_plan.py:60-67) and would count 1 here`,
+          `"${older}" is the older name: their config parser multiplies ${current} (${TITAN_DEGREES_CITE}) and would count 1 here`,
           `Write ${current}.`,
           { key: true },
         ),
@@ -238,63 +221,55 @@ export function checkTrainingConfig(
     );
   }
 
-  // Data: loader names the trainer knows, mixed lists well formed.
+  // Data: loader names the trainer knows (when its profile knows them), mixed lists well formed.
+  const loaderNames = profile.loaders ? Object.keys(profile.loaders) : undefined;
+  const unknownLoader = (name: string, at: KeyPath, accepted: readonly string[], where: string) => {
+    const guess = didYouMean(name, accepted);
+    errors.push(
+      file.problem(
+        at,
+        `${trainerName} has no dataset "${name}" ${where}${guess ? ` — did you mean "${guess}"?` : ''}`,
+        `Use one of ${accepted.join(', ')}.`,
+      ),
+    );
+  };
   for (const ds of profile.dataSections) {
     const section = config[ds.section as 'data' | 'sft_data'];
     if (!section) continue;
-    const accepted = ds.datasets ?? [...Object.keys(LOADERS), MIXED];
-    if (profile.id !== 'custom' && !accepted.includes(section.dataset)) {
-      const guess = didYouMean(section.dataset, accepted);
+    const accepted = ds.datasets ?? (loaderNames && [...loaderNames, MIXED]);
+    if (accepted && !accepted.includes(section.dataset)) {
+      unknownLoader(section.dataset, [ds.section, 'dataset'], accepted, `in ${ds.section}`);
+    }
+    if (section.dataset !== MIXED) continue;
+    if (!section.datasets) {
       errors.push(
         file.problem(
-          [ds.section, 'dataset'],
-          `${trainerName} has no dataset "${section.dataset}" in ${ds.section}${guess ? ` — did you mean "${guess}"?` : ''}`,
-          `Use one of ${accepted.join(', ')}.`,
+          [ds.section],
+          'dataset "mixed" needs a datasets list',
+          `Add ${ds.section}.datasets: [{name, split, weight}].`,
         ),
       );
     }
-    if (section.dataset === MIXED) {
-      if (!section.datasets) {
-        errors.push(
-          file.problem(
-            [ds.section],
-            'dataset "mixed" needs a datasets list',
-            `Add ${ds.section}.datasets: [{name, split, weight}].`,
-          ),
-        );
-      }
-      if (section.mode !== undefined && !MIXED_MODES.includes(section.mode)) {
-        errors.push(
-          file.problem(
-            [ds.section, 'mode'],
-            `"${section.mode}" is not a mixing mode`,
-            `Use ${MIXED_MODES.join(' or ')}.`,
-          ),
-        );
-      }
-      section.datasets?.forEach((entry, i) => {
-        if (typeof entry === 'string' || profile.id === 'custom' || entry.name in LOADERS) return;
-        const guess = didYouMean(entry.name, Object.keys(LOADERS));
-        errors.push(
-          file.problem(
-            [ds.section, 'datasets', i, 'name'],
-            `no dataset loader "${entry.name}"${guess ? ` — did you mean "${guess}"?` : ''}`,
-            `Use one of ${Object.keys(LOADERS).join(', ')}.`,
-          ),
-        );
-      });
+    if (section.mode !== undefined && !MIXED_MODES.includes(section.mode)) {
+      errors.push(
+        file.problem(
+          [ds.section, 'mode'],
+          `"${section.mode}" is not a mixing mode`,
+          `Use ${MIXED_MODES.join(' or ')}.`,
+        ),
+      );
+    }
+    for (const use of loaderUses(config, [ds.section as 'data' | 'sft_data'])) {
+      if (loaderNames && !loaderNames.includes(use.name))
+        unknownLoader(use.name, use.nameAt, loaderNames, 'to mix');
     }
   }
 
   // The end of training: a job that never ends runs until max_runtime, paid.
   const maxSteps = config.training.max_steps;
   const epochs = config.training.num_epochs;
-  if (
-    !maxSteps &&
-    !(profile.ends.numEpochs && epochs) &&
-    !profile.ends.maxStepsDefault &&
-    profile.id !== 'custom'
-  ) {
+  const ends = profile.ends;
+  if (ends && !maxSteps && !(ends.numEpochs && epochs) && !ends.maxStepsDefault) {
     errors.push(
       file.problem(
         hasKey(raw, 'training.max_steps')
@@ -302,12 +277,12 @@ export function checkTrainingConfig(
           : hasKey(raw, 'training.num_epochs')
             ? ['training', 'num_epochs']
             : ['training'],
-        `nothing ends training: ${trainerName} stops at training.max_steps${profile.ends.numEpochs ? ' or training.num_epochs' : ''}, and ${profile.ends.numEpochs ? 'neither is set' : 'it is not set'}`,
+        `nothing ends training: ${trainerName} stops at training.max_steps${ends.numEpochs ? ' or training.num_epochs' : ''}, and ${ends.numEpochs ? 'neither is set' : 'it is not set'}`,
         'Set training.max_steps (the job would otherwise run, paid, until max_runtime).',
       ),
     );
   }
-  if (epochs && !profile.ends.numEpochs && profile.id !== 'custom') {
+  if (ends && epochs && !ends.numEpochs) {
     warnings.push(
       file.problem(
         ['training', 'num_epochs'],
@@ -335,7 +310,12 @@ export function checkTrainingConfig(
   if (trainer?.kind === 'titan' && trainer.config?.checkpoint?.enable === false) {
     const at: KeyPath = ['roles', trainerIndex, 'config', 'checkpoint', 'enable'];
     if (profile.checkpoints.titanEnableForced) {
-      warnings.push(file.problem(at, `is false, but ${trainerName} forces it on (titan_actor.py:598-602)`));
+      warnings.push(
+        file.problem(
+          at,
+          `is false, but ${trainerName} forces it on (${profile.checkpoints.titanEnableForced})`,
+        ),
+      );
     } else {
       incident(
         RULE_IDS.noCheckpoints,
@@ -427,9 +407,10 @@ export function checkTrainingConfig(
     // The next question's marker must stop a completion, or it runs on and corrupts answer extraction.
     const stops = sampling.stop ?? [];
     const markers = new Set<string>();
-    for (const ref of datasetReferences(config)) {
-      const loader = LOADERS[ref.name];
+    for (const ref of loaderUses(config, ['data'])) {
+      const loader = profile.loaders?.[ref.name];
       if (loader?.nextQuestionStop) markers.add(loader.nextQuestionStop);
+      // A loader the profile does not describe: lm_eval's GSM8K format, "Question: … Answer:".
       else if (!loader && /gsm8k/i.test(ref.name)) markers.add('Question:');
     }
     const missing = [...markers].filter((m) => !stops.includes(m));
@@ -457,39 +438,6 @@ export const EVAL_STANDARDS = {
   gpuMemoryUtilization: 0.8,
 };
 
-/** The keys their eval script reads (entrypoints/eval_benchmarks.py 340-472), plus our OLMES form. */
-const EVAL_KEYS = keyTree([
-  'seed',
-  'output_dir',
-  'temperature',
-  'harness',
-  'max_gen_toks',
-  'vllm.tensor_parallel_size',
-  'vllm.dtype',
-  'vllm.gpu_memory_utilization',
-  'vllm.max_model_len',
-  'benchmarks.[].task',
-  'benchmarks.[].num_fewshot',
-  'checkpoints.[].name',
-  'checkpoints.[].path',
-  'watch.enable',
-  'watch.local_dir',
-  'watch.s3_prefix',
-  'watch.pattern',
-  'watch.poll_interval_s',
-  'watch.seen_path',
-  'watch.gpu_mode',
-  'watch.gpus',
-  'watch.task_groups.[].gpu',
-  'watch.task_groups.[].benchmarks.[].task',
-  'watch.task_groups.[].benchmarks.[].num_fewshot',
-  'olmes.tasks',
-  'olmes.model_type',
-  'olmes.num_workers',
-  'olmes.num_gpus',
-  'olmes.model_args',
-]);
-
 /** Every task an eval config names (top-level, task groups, OLMES). */
 export function evalTasks(config: EvalConfig): string[] {
   const groups = (config.watch?.task_groups ?? []).flatMap((g) =>
@@ -500,7 +448,7 @@ export function evalTasks(config: EvalConfig): string[] {
 
 export function checkEvalConfig(config: EvalConfig, file: YamlFile): CheckResult {
   const errors: Problem[] = [...checkPyyamlFloats(file)];
-  const warnings: Problem[] = [...findTyposAgainst(config, EVAL_KEYS, file)];
+  const warnings: Problem[] = [...findTyposAgainst(config, EVAL_CONFIG_KEYS, file)];
   const tp = config.vllm?.tensor_parallel_size;
   if (tp !== undefined && tp !== EVAL_STANDARDS.tensorParallelSize) {
     errors.push(

@@ -7,6 +7,7 @@ export {
 } from './load';
 export { loadTrainerProfiles, mergeProfiles, TRAINER_PROFILE_FILE } from './trainer-profile-file';
 export { findLikelyTypos } from './typos';
+export { loaderUses, type LoaderUse } from './loader-uses';
 export { trainingConfigSchema, type TrainingConfig, type Role } from './training-schema';
 export { evalConfigSchema, type EvalConfig, CODE_BENCHMARK_PATTERN } from './eval-schema';
 export {
@@ -16,15 +17,7 @@ export {
   type LauncherSection,
   type JobOptionName,
 } from './launcher-schema';
-export {
-  datasetNames,
-  datasetReferences,
-  EVAL_STANDARDS,
-  evalTasks,
-  roleGpuNeeds,
-  RULE_IDS,
-  type RuleId,
-} from './checks';
+export { EVAL_STANDARDS, evalTasks, roleGpuNeeds, RULE_IDS, type RuleId } from './checks';
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';

@@ -85,8 +85,11 @@ function sortByPosition(problems: Problem[]): Problem[] {
 }
 
 export interface TrainingLoadOptions {
-  /** Profiles in play besides the built-ins (the trainer repository's own file). */
-  readonly profiles?: readonly TrainerProfile[];
+  /**
+   * Profiles in play besides the built-ins (the trainer repository's own file), found from the config's
+   * launcher section (it may name where the trainer's source is).
+   */
+  readonly profiles?: (launcher: Record<string, unknown>) => readonly TrainerProfile[];
   /** A trainer command given by a flag (it outranks the config's launcher section). */
   readonly trainerCommand?: string;
   /** Likely typos of known keys are errors. */
@@ -97,13 +100,14 @@ export interface TrainingLoadOptions {
 function trainingCheck(options: TrainingLoadOptions) {
   return (config: TrainingConfig, file: YamlFile): CheckResult & { trainer?: TrainerSelection } => {
     const launcher = (config as { launcher?: Record<string, unknown> }).launcher ?? {};
+    const profiles = mergeProfiles(BUILT_IN_PROFILES, options.profiles?.(launcher) ?? []);
     const trainer = typeof launcher.trainer === 'string' ? launcher.trainer : undefined;
     const configCommand = typeof launcher.trainer_command === 'string' ? launcher.trainer_command : undefined;
     const picked = selectTrainer({
       config,
       trainer,
       command: options.trainerCommand ?? configCommand,
-      profiles: mergeProfiles(BUILT_IN_PROFILES, options.profiles ?? []),
+      profiles,
     });
     if ('problem' in picked) {
       const at = picked.problem.at === 'trainer' ? ['launcher', 'trainer'] : [];
@@ -113,7 +117,7 @@ function trainingCheck(options: TrainingLoadOptions) {
       };
     }
     return {
-      ...checkTrainingConfig(config, file, { selection: picked.selection, strict: options.strict }),
+      ...checkTrainingConfig(config, file, { selection: picked.selection, profiles, strict: options.strict }),
       trainer: picked.selection,
     };
   };

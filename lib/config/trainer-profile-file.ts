@@ -42,7 +42,6 @@ const profileEntry = z.strictObject({
       z.strictObject({
         section: z.string().min(1),
         iterator: z.string().min(1),
-        required: z.boolean().default(false),
         skip_chat_template_default: z.boolean().default(false),
         datasets: z.array(z.string().min(1)).optional(),
       }),
@@ -87,13 +86,13 @@ function toProfile(
     requiredSections: entry.required_sections ?? base?.requiredSections ?? [],
     requiredKeys: entry.required_keys ?? base?.requiredKeys ?? {},
     requiredRoles: entry.required_roles ?? base?.requiredRoles ?? [],
+    loaders: base?.loaders,
     losses: entry.losses ?? base?.losses,
     samples: entry.samples ?? base?.samples ?? false,
     dataSections:
       entry.data_sections?.map((d) => ({
         section: d.section,
         iterator: d.iterator,
-        required: d.required,
         skipChatTemplateDefault: d.skip_chat_template_default,
         datasets: d.datasets,
       })) ??
@@ -105,16 +104,16 @@ function toProfile(
           intervalKey: entry.checkpoints.interval_key,
           intervalDefault: entry.checkpoints.interval_default,
           final: entry.checkpoints.final,
-          titanEnableForced: entry.checkpoints.titan_enable_forced,
+          titanEnableForced: entry.checkpoints.titan_enable_forced ? fromFile : undefined,
         }
-      : (base?.checkpoints ?? { writes: true, final: true, titanEnableForced: false }),
+      : (base?.checkpoints ?? { writes: true, final: true }),
     ends: entry.ends
       ? {
           maxSteps: entry.ends.max_steps,
           maxStepsDefault: entry.ends.max_steps_default,
           numEpochs: entry.ends.num_epochs,
         }
-      : (base?.ends ?? { maxSteps: 'optional', numEpochs: true }),
+      : base?.ends,
     resume: entry.resume ?? base?.resume ?? 'none',
     keys: mergeKeyTrees(base?.keys ?? {}, keyTree(entry.keys ?? [])),
     recognisedBy: entry.recognised_by ?? base?.recognisedBy,

@@ -1,8 +1,8 @@
 import type { Problem } from '../errors';
 import {
-  BUILT_IN_PROFILES,
+  isMap,
   mergeKeyTrees,
-  RLVR_EXPERIMENTS_SHARED_KEYS,
+  SHARED_KEYS,
   TITAN_CONFIG_KEYS,
   VLLM_CONFIG_KEYS,
   type KeyTree,
@@ -14,23 +14,13 @@ import { didYouMean } from './zod-problems';
 /*
  * The trainer's keys are the trainer's: an unknown key passes, unless it is a likely misspelling of a
  * key known at that place (a misspelt `checkpoint_interval` once meant "no checkpoints"). Known keys
- * are those of every profile in play, so a key another trainer reads is never called a typo.
+ * are those of every profile in play (built-in and the repository's), so a key another trainer reads is
+ * never called a typo.
  */
 
-type Yaml = Record<string, unknown>;
-
-function isMap(v: unknown): v is Yaml {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** The keys known anywhere: shared, each profile's own, and the launcher's section (checked apart). */
-export function knownTrainerKeys(profiles: readonly TrainerProfile[]): KeyTree {
-  return mergeKeyTrees(
-    RLVR_EXPERIMENTS_SHARED_KEYS,
-    ...BUILT_IN_PROFILES.map((p) => p.keys),
-    ...profiles.map((p) => p.keys),
-    { launcher: true },
-  );
+function knownTrainerKeys(profiles: readonly TrainerProfile[]): KeyTree {
+  return mergeKeyTrees(SHARED_KEYS, ...profiles.map((p) => p.keys), { launcher: true });
 }
 
 function walk(value: unknown, known: KeyTree, at: KeyPath, file: YamlFile, out: Problem[]): void {

@@ -301,9 +301,11 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       rayStarted = true;
     }
 
-    const trainerCommand = (
-      env[JOB_ENV.trainerCommand] || 'python entrypoints/train_grpo.py {config}'
-    ).replaceAll('{config}', shellQuote(runConfig));
+    // The launcher always sets it, from the trainer profile: no trainer is guessed in here.
+    const commandTemplate = env[JOB_ENV.trainerCommand];
+    if (!commandTemplate)
+      throw new JobFailure(`${JOB_ENV.trainerCommand} is not set: submit the job with rlvr`);
+    const trainerCommand = commandTemplate.replaceAll('{config}', shellQuote(runConfig));
     say(`trainer on GPUs [${trainGpus}]: ${trainerCommand}`);
     trainer = startProcess({
       name: 'trainer',

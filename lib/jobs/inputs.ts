@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { KeyPath, TrainingConfig, YamlFile } from '../config';
+import { formatKeyPath, loaderUses, type KeyPath, type TrainingConfig, type YamlFile } from '../config';
 import type { Problem } from '../errors';
 import {
   channelPath,
@@ -11,7 +11,7 @@ import {
   s3Uri,
   type S3Location,
 } from '../layout';
-import { LOADERS, MIXED } from '../trainers';
+import type { DatasetLoader } from '../trainers';
 
 /*
  * Everything a job reads from S3, derived from the config (pure, except for asking whether a local
@@ -72,8 +72,8 @@ export interface InputPlan {
   readonly otherModels: readonly ModelInput[];
   readonly datasets: readonly DatasetInput[];
   readonly orderFiles: readonly OrderFileInput[];
-  /** Relative paths in the config that must travel in the trainer's source. */
-  readonly localOrderFiles: readonly { readonly value: string; readonly referencedAt: KeyPath }[];
+  /** Relative paths in the config (order and data files) that travel in the trainer's source. */
+  readonly localFiles: readonly { readonly value: string; readonly referencedAt: KeyPath }[];
   /** Datasets no channel carries, and why (made in code, or only on the Hub). */
   readonly notCarried: readonly {
     readonly name: string;
@@ -162,35 +162,11 @@ function channelNameProblem(file: YamlFile, at: KeyPath, name: string, what: str
   );
 }
 
-type Yaml = Record<string, unknown>;
-const isMap = (v: unknown): v is Yaml => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** A dataset a loader reads: its name, split, the rest of its parameters, and where it is named. */
-interface LoaderUse {
-  readonly name: string;
-  readonly params: Yaml;
-  readonly at: KeyPath;
-}
-
-function loaderUses(config: TrainingConfig): LoaderUse[] {
-  const uses: LoaderUse[] = [];
-  for (const section of ['data', 'sft_data'] as const) {
-    const data = config[section];
-    if (!data) continue;
-    if (data.dataset === MIXED && Array.isArray(data.datasets)) {
-      data.datasets.forEach((entry, i) => {
-        if (isMap(entry)) uses.push({ name: entry.name, params: entry, at: [section, 'datasets', i] });
-      });
-    } else {
-      uses.push({ name: data.dataset, params: data as Yaml, at: [section] });
-    }
-  }
-  return uses;
-}
-
 export interface PlanInputsOptions {
   /** A job without network access: a Hub-only dataset cannot load. */
   readonly networkIsolation?: boolean;
+  /** The trainer's dataset loaders (its profile's): where each keeps its S3 copy. */
+  readonly loaders?: Readonly<Record<string, DatasetLoader>>;
 }
 
 export function planInputs(
@@ -218,7 +194,6 @@ export function planInputs(
     [...groups.entries()].find(([, g]) =>
       g.some((c) => c.role === trainerRole && c.path.includes('hf_assets_path')),
     )?.[0] ?? s3Uri(classified[0].location);
-  const used = new Set<string>([CHANNELS.model]);
   const toModel = (group: typeof classified, channel: string): ModelInput => {
     const seenValues = new Set<string>();
     return {
@@ -233,13 +208,13 @@ export function planInputs(
   };
   const model = toModel(groups.get(policyUri)!, CHANNELS.model);
   const otherModels: ModelInput[] = [];
+  // Other models: channel `model-<role>` (or `model-<folder>`), made unique.
+  const used = new Set<string>([CHANNELS.model]);
   for (const [uri, group] of groups) {
     if (uri === policyUri) continue;
-    const base =
-      `model-${(group.find((c) => c.role)?.role ?? path.posix.basename(group[0].location.key.replace(/\/$/, ''))).replace(/[^A-Za-z0-9.\-_]/g, '-')}`.slice(
-        0,
-        60,
-      );
+    const label =
+      group.find((c) => c.role)?.role ?? path.posix.basename(group[0].location.key.replace(/\/$/, ''));
+    const base = `model-${label.replace(/[^A-Za-z0-9.\-_]/g, '-')}`.slice(0, 60);
     let channel = base;
     for (let n = 2; used.has(channel); n++) channel = `${base}-${n}`;
     used.add(channel);
@@ -249,7 +224,7 @@ export function planInputs(
   // Datasets: each loader's S3 copy (or file) on a channel named after it, under RLVR_DATASETS_DIR.
   const datasets: DatasetInput[] = [];
   const notCarried: InputPlan['notCarried'][number][] = [];
-  const localOrderFiles: { value: string; referencedAt: KeyPath }[] = [];
+  const localFiles: { value: string; referencedAt: KeyPath }[] = [];
   const addDataset = (d: DatasetInput) => {
     if (datasets.some((x) => x.channel === d.channel)) return;
     const bad = channelNameProblem(
@@ -262,9 +237,9 @@ export function planInputs(
     else datasets.push(d);
   };
   for (const use of loaderUses(config)) {
-    const loader = LOADERS[use.name];
+    const loader = options.loaders?.[use.name];
     const split = typeof use.params.split === 'string' ? use.params.split : undefined;
-    const nameAt: KeyPath = [...use.at, use.at.length === 1 ? 'dataset' : 'name'];
+    const { nameAt } = use;
     if (loader?.source === 'none') {
       notCarried.push({ name: use.name, referencedAt: nameAt, why: 'made by the loader itself' });
       continue;
@@ -294,18 +269,18 @@ export function planInputs(
           file.problem(
             use.at,
             `the "${use.name}" loader needs ${key}`,
-            `Set ${[...use.at, key].filter((s) => typeof s === 'string').join('.')}: s3://…/file.jsonl.`,
+            `Set ${formatKeyPath(at)}: s3://…/file.jsonl.`,
           ),
         );
         continue;
       }
       const s3 = parseS3Uri(value);
       if (!s3 && !path.isAbsolute(value)) {
-        localOrderFiles.push({ value, referencedAt: at });
+        localFiles.push({ value, referencedAt: at });
         continue;
       }
       const base = path.posix.basename(s3 ? s3.key : value);
-      const location = s3 ?? { bucket: layout.bucket, key: `${layout.datasetsPrefix()}${base}` };
+      const location = s3 ?? { bucket: layout.bucket, key: layout.datasetFileKey(base) };
       addDataset({
         folder: base,
         location,
@@ -374,7 +349,7 @@ export function planInputs(
       continue;
     }
     if (!s3 && !path.isAbsolute(ref.value)) {
-      localOrderFiles.push({ value: ref.value, referencedAt: ref.path });
+      localFiles.push({ value: ref.value, referencedAt: ref.path });
       continue;
     }
     const location = s3 ?? { bucket: layout.bucket, key: layout.curriculumKey(path.basename(ref.value)) };
@@ -392,7 +367,7 @@ export function planInputs(
 
   if (problems.length > 0) return { problems, warnings };
   return {
-    inputs: { model, otherModels, datasets, orderFiles, localOrderFiles, notCarried },
+    inputs: { model, otherModels, datasets, orderFiles, localFiles, notCarried },
     problems,
     warnings,
   };

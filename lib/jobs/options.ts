@@ -137,10 +137,7 @@ export function resolveJobOptions(layers: OptionLayers): {
 } {
   const problems: Problem[] = [];
   const get = <T>(name: JobOptionName, parse: (v: unknown) => T | undefined, what: string): Sourced<T> => {
-    const picked = pick(layers, name) ?? {
-      value: undefined,
-      source: { kind: 'default', note: 'nothing names one' } as OptionSource,
-    };
+    const picked = pick(layers, name)!;
     const value = parse(picked.value);
     if (value === undefined) {
       problems.push(problemAt(picked.source, name, `${JSON.stringify(picked.value)} is not ${what}`));

@@ -57,7 +57,7 @@ import {
 } from './options';
 import { runPreflight, type PreflightCheck, type PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
-import { checkRoleGpus, checkTrainerScript, peekLauncherSection } from './trainer-checks';
+import { checkRoleGpus, checkTrainerScript } from './trainer-checks';
 import type { TrainerSelection } from '../trainers';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import { hourlyPrice } from './prices';
@@ -259,14 +259,18 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   const configAbs = path.resolve(cwd, input.configPath);
   const configDir = path.dirname(configAbs);
   const configGitRoot = await gitRoot(configDir);
-  const draftLauncher = peekLauncherSection(input.configText?.text, configAbs);
-  const sourceRoot = input.trainerSrc
-    ? path.resolve(cwd, input.trainerSrc)
-    : typeof draftLauncher.trainer_src === 'string'
-      ? path.resolve(configDir, draftLauncher.trainer_src)
-      : configGitRoot;
+  // --trainer-src > launcher.trainer_src > the git repository holding the config.
+  const sourceRootFor = (launcherSrc: unknown): string | undefined =>
+    input.trainerSrc
+      ? path.resolve(cwd, input.trainerSrc)
+      : typeof launcherSrc === 'string'
+        ? path.resolve(configDir, launcherSrc)
+        : configGitRoot;
   const loadOptions = {
-    profiles: sourceRoot ? loadTrainerProfiles(sourceRoot, path.relative(cwd, sourceRoot) || '.') : [],
+    profiles: (launcherSection: Record<string, unknown>) => {
+      const root = sourceRootFor(launcherSection.trainer_src);
+      return root ? loadTrainerProfiles(root, path.relative(cwd, root) || '.') : [];
+    },
     trainerCommand:
       typeof input.options.trainer_command === 'string' ? input.options.trainer_command : undefined,
     strict: input.strict,
@@ -400,12 +404,14 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   const layout = new S3Layout(bucket, settings.values.prefix);
   const planned = planInputs(config.value, config.file, layout, configDir, {
     networkIsolation: options.networkIsolation.value,
+    loaders: trainer.profile.loaders,
   });
   if (!planned.inputs)
     throw new ProblemsError(`${config.displayPath}: inputs cannot be mapped to S3`, planned.problems);
   const inputs = planned.inputs;
 
   // 6. The trainer's source: staged, packed reproducibly, content-addressed.
+  const sourceRoot = sourceRootFor(launcher.trainer_src);
   if (!sourceRoot) {
     throw new UserError(
       `${config.displayPath} is not inside a git repository, so the trainer's source is unknown. Pass --trainer-src DIR or set launcher.trainer_src.`,

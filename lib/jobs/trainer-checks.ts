@@ -1,5 +1,3 @@
-import * as fs from 'node:fs';
-import { parse } from 'yaml';
 import { roleGpuNeeds, type LoadedConfig, type TrainingConfig, type YamlFile } from '../config';
 import type { Problem } from '../errors';
 import type { StagedSource } from '../source';
@@ -9,19 +7,6 @@ import { describeSource, type ResolvedJobOptions, type Sourced } from './options
 /*
  * Checks that need both the trainer's config and how the job runs (its GPUs, its shipped source).
  */
-
-/** The config's `launcher:` section before validation (it says where the trainer's source is). */
-export function peekLauncherSection(text: string | undefined, filePath: string): Record<string, unknown> {
-  try {
-    const value = parse(text ?? fs.readFileSync(filePath, 'utf8')) as { launcher?: unknown } | null;
-    const launcher = value?.launcher;
-    return launcher && typeof launcher === 'object' && !Array.isArray(launcher)
-      ? (launcher as Record<string, unknown>)
-      : {};
-  } catch {
-    return {}; // the loader reports it, with file:line
-  }
-}
 
 /**
  * The roles' GPUs against the GPUs the job trains on: more than there are and the trainer waits

@@ -60,6 +60,10 @@ export class S3Layout {
   datasetPrefix(name: string): string {
     return `${this.datasetsPrefix()}${name}/`;
   }
+  /** A dataset that is one file (e.g. an SFT JSONL), beside the save_to_disk folders. */
+  datasetFileKey(file: string): string {
+    return `${this.datasetsPrefix()}${file}`;
+  }
   curriculaPrefix(): string {
     return `${this.root}curricula/`;
   }

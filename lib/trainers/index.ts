@@ -9,22 +9,21 @@ export {
 } from './profile';
 export {
   BUILT_IN_PROFILES,
-  CURRENT_TITAN_DEGREE_NAMES,
+  EVAL_CONFIG_KEYS,
   LOADERS,
   MIXED,
-  MIXED_ENTRY_KEYS,
   MIXED_MODES,
-  RLVR_EXPERIMENTS_SHARED_KEYS,
+  SHARED_KEYS,
   TITAN_CONFIG_KEYS,
   TITAN_DEGREES,
+  TITAN_DEGREES_CITE,
   VLLM_CONFIG_KEYS,
 } from './rlvr-experiments';
+export { hasKey, isMap, valueAtDotted, type YamlMap } from './config-tree';
 export {
   commandScript,
-  hasKey,
   profileForCommand,
   selectTrainer,
-  valueAtDotted,
   type SelectTrainerInput,
   type SelectTrainerResult,
   type TrainerSelection,

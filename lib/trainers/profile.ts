@@ -40,11 +40,9 @@ export interface DatasetLoader {
 export interface DataSection {
   readonly section: string;
   readonly iterator: string;
-  /** Whether the trainer reads the section without a guard (missing: it fails at start). */
-  readonly required: boolean;
   /** `skip_chat_template` when the iterator section does not set it. */
   readonly skipChatTemplateDefault: boolean;
-  /** Dataset names accepted at the top of the section (undefined: any loader). */
+  /** Dataset names accepted at the top of the section (undefined: any of the profile's loaders). */
   readonly datasets?: readonly string[];
 }
 
@@ -64,6 +62,11 @@ export interface TrainerProfile {
   readonly missingKeysHint?: string;
   /** Roles it looks up by name (all must be listed). */
   readonly requiredRoles: readonly string[];
+  /**
+   * The trainer's dataset loaders by name (undefined: not known, so dataset names are not checked and
+   * map to S3 by name and split).
+   */
+  readonly loaders?: Readonly<Record<string, DatasetLoader>>;
   /** `loss.name` values it accepts; undefined when it does not read `loss.name`. */
   readonly losses?: readonly string[];
   /** Whether it samples completions with `sampling` (the rollout rules apply). */
@@ -77,11 +80,11 @@ export interface TrainerProfile {
     readonly intervalDefault?: number;
     /** Whether it always writes `<run>_final`. */
     readonly final: boolean;
-    /** Whether the trainer role's `checkpoint.enable` is forced on (a `false` there is then moot). */
-    readonly titanEnableForced: boolean;
+    /** Where the trainer forces the trainer role's `checkpoint.enable` on (a `false` is then moot). */
+    readonly titanEnableForced?: string;
   };
-  /** What ends training: `max_steps`, and `num_epochs` when read. */
-  readonly ends: {
+  /** What ends training: `max_steps`, and `num_epochs` when read (undefined: not known). */
+  readonly ends?: {
     readonly maxSteps: 'required' | 'optional';
     readonly maxStepsDefault?: number;
     readonly numEpochs: boolean;

@@ -1,4 +1,11 @@
-import { keyTree, mergeKeyTrees, type DatasetLoader, type KeyTree, type TrainerProfile } from './profile';
+import {
+  keyTree,
+  mergeKeyTrees,
+  type DataSection,
+  type DatasetLoader,
+  type KeyTree,
+  type TrainerProfile,
+} from './profile';
 
 /*
  * The team's trainers as they are (halflearned/rlvr-experiments, read 2026-11-23). Every fact names the
@@ -58,8 +65,8 @@ export const LOADERS: Readonly<Record<string, DatasetLoader>> = {
 
 /** `load_mixed(datasets, mode, seed)`: each entry names a loader (S/data.py:1166-1292). */
 export const MIXED = 'mixed';
-export const MIXED_PARAMS = ['datasets', 'mode', 'seed'];
-export const MIXED_ENTRY_KEYS = ['name', 'weight', 'count', 'order'];
+const MIXED_PARAMS = ['datasets', 'mode', 'seed'];
+const MIXED_ENTRY_KEYS = ['name', 'weight', 'count', 'order'];
 export const MIXED_MODES = ['weighted', 'sequential'];
 
 /** The datasets `train_grpo_sft` and `train_grpo_gkd` accept in `data.dataset` (E/train_grpo_sft.py:28-39). */
@@ -112,14 +119,13 @@ const SAMPLING_KEYS = [
 ];
 
 /** Titan parallelism degrees, current names first; the older names of BRIEF §5 are read too. */
+export const TITAN_DEGREES_CITE = 'S/config_plan.py:60-67';
 export const TITAN_DEGREES = {
   replicate: ['data_parallel_replicate_degree', 'dp_replicate'],
   shard: ['data_parallel_shard_degree', 'dp_shard'],
   tensor: ['tensor_parallel_degree', 'tensor_parallel'],
   context: ['context_parallel_degree', 'context_parallel'],
 } as const;
-/** The names their config parser multiplies for a titan role's world size (S/config_plan.py:60-67). */
-export const CURRENT_TITAN_DEGREE_NAMES: readonly string[] = Object.values(TITAN_DEGREES).map((n) => n[0]);
 
 /**
  * The trainer role's config becomes a torchtitan job config (S/titan_actor.py:589-619; keys read in
@@ -242,7 +248,7 @@ export const VLLM_CONFIG_KEYS: KeyTree = keyTree([
 ]);
 
 /** Keys every trainer shares through `load_plan` and `Runtime.from_plan`. */
-const SHARED_KEYS: KeyTree = mergeKeyTrees(
+export const SHARED_KEYS: KeyTree = mergeKeyTrees(
   keyTree([
     // S/config_plan.py:52-135; S/runtime.py:176, 195-266
     'run.name',
@@ -294,6 +300,39 @@ const SHARED_KEYS: KeyTree = mergeKeyTrees(
   ]),
 );
 
+/** The keys their eval script reads (entrypoints/eval_benchmarks.py 340-472), plus our OLMES form. */
+export const EVAL_CONFIG_KEYS: KeyTree = keyTree([
+  'seed',
+  'output_dir',
+  'temperature',
+  'harness',
+  'max_gen_toks',
+  'vllm.tensor_parallel_size',
+  'vllm.dtype',
+  'vllm.gpu_memory_utilization',
+  'vllm.max_model_len',
+  'benchmarks.[].task',
+  'benchmarks.[].num_fewshot',
+  'checkpoints.[].name',
+  'checkpoints.[].path',
+  'watch.enable',
+  'watch.local_dir',
+  'watch.s3_prefix',
+  'watch.pattern',
+  'watch.poll_interval_s',
+  'watch.seen_path',
+  'watch.gpu_mode',
+  'watch.gpus',
+  'watch.task_groups.[].gpu',
+  'watch.task_groups.[].benchmarks.[].task',
+  'watch.task_groups.[].benchmarks.[].num_fewshot',
+  'olmes.tasks',
+  'olmes.model_type',
+  'olmes.num_workers',
+  'olmes.num_gpus',
+  'olmes.model_args',
+]);
+
 const GRPO_SCHEDULE = [
   'training.prompts_per_rollout_sync',
   'training.prompts_per_reference_sync',
@@ -302,25 +341,49 @@ const GRPO_SCHEDULE = [
 ];
 const FLAT_SCHEDULE = ['training.batch_size', 'training.minibatch_size', 'training.sync_every_n_steps'];
 
-const titanForced = true; // S/titan_actor.py:598-602 forces checkpoint.enable on.
+/** Their titan_actor turns the trainer role's `checkpoint.enable` on whatever the config says. */
+const TITAN_ENABLE_FORCED = 'S/titan_actor.py:598-602';
+
+/** Sections `Runtime.from_plan` and the rollout trainers read without a guard. */
+const ROLLOUT_SECTIONS = [
+  'run',
+  'tokenizer',
+  'training',
+  'data',
+  'data_iter',
+  'verifier',
+  'sampling',
+  'buffer',
+];
+const GRPO_SECTIONS = [...ROLLOUT_SECTIONS, 'loss'];
+
+/** `data` / `data_iter` of the GRPO trainers: `skip_chat_template` defaults to true (E/train_grpo_sft.py:121). */
+const GRPO_DATA: DataSection = {
+  section: 'data',
+  iterator: 'data_iter',
+  skipChatTemplateDefault: true,
+  datasets: GRPO_DATASETS,
+};
+
+/** HF exports with `export_to_hf` every `training.checkpoint_interval` steps and at the end (`<run>_final`). */
+function exportsHf(intervalDefault?: number): TrainerProfile['checkpoints'] {
+  return {
+    writes: true,
+    intervalKey: 'training.checkpoint_interval',
+    intervalDefault,
+    final: true,
+    titanEnableForced: TITAN_ENABLE_FORCED,
+  };
+}
 
 export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'grpo-sft',
     script: 'entrypoints/train_grpo_sft.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_grpo_sft.py {config}',
     summary: 'GRPO / DrGRPO / DAPO with vLLM rollouts and an optional SFT term (sft_data)',
-    requiredSections: [
-      'run',
-      'tokenizer',
-      'training',
-      'data',
-      'data_iter',
-      'verifier',
-      'loss',
-      'sampling',
-      'buffer',
-    ],
+    requiredSections: GRPO_SECTIONS,
     requiredKeys: {
       'training.prompts_per_rollout_sync': 'E/train_grpo_sft.py:43',
       'training.prompts_per_reference_sync': 'E/train_grpo_sft.py:44',
@@ -343,21 +406,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     losses: ['grpo', 'drgrpo', 'dapo'], // E/train_grpo_sft.py:146-154 (default drgrpo)
     samples: true,
     dataSections: [
-      {
-        section: 'data',
-        iterator: 'data_iter',
-        required: true,
-        skipChatTemplateDefault: true,
-        datasets: GRPO_DATASETS,
-      }, // E/train_grpo_sft.py:117-126
-      { section: 'sft_data', iterator: 'sft_data_iter', required: false, skipChatTemplateDefault: true }, // :133-140
+      GRPO_DATA, // E/train_grpo_sft.py:117-126
+      { section: 'sft_data', iterator: 'sft_data_iter', skipChatTemplateDefault: true }, // :133-140
     ],
-    checkpoints: {
-      writes: true,
-      intervalKey: 'training.checkpoint_interval',
-      final: true,
-      titanEnableForced: titanForced,
-    }, // :497-499, :514-516
+    checkpoints: exportsHf(), // :497-499, :514-516
     ends: { maxSteps: 'required', numEpochs: false }, // :505; epochs loop forever (:342-350)
     resume: 'weights', // training.resume_step sets the step counter only (:106-111)
     keys: keyTree([
@@ -384,19 +436,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'grpo-minimal',
     script: 'entrypoints/train_grpo_minimal.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_grpo_minimal.py {config}',
     summary: 'the didactic GRPO loop: MathVerifier only, no checkpoints',
-    requiredSections: [
-      'run',
-      'tokenizer',
-      'training',
-      'data',
-      'data_iter',
-      'verifier',
-      'loss',
-      'sampling',
-      'buffer',
-    ],
+    requiredSections: GRPO_SECTIONS,
     requiredKeys: {
       'training.prompts_per_optim_step': 'E/train_grpo_minimal.py:72',
       'training.prompts_per_forward_backward': 'E/train_grpo_minimal.py:72',
@@ -412,12 +455,11 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
       {
         section: 'data',
         iterator: 'data_iter',
-        required: true,
         skipChatTemplateDefault: false, // no setdefault here (E/train_grpo_minimal.py:62)
         datasets: Object.keys(LOADERS),
       },
     ],
-    checkpoints: { writes: false, final: false, titanEnableForced: titanForced }, // no export_to_hf call
+    checkpoints: { writes: false, final: false, titanEnableForced: TITAN_ENABLE_FORCED }, // no export_to_hf call
     ends: { maxSteps: 'optional', numEpochs: false }, // :257
     resume: 'none',
     keys: keyTree([
@@ -434,19 +476,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'grpo-gkd',
     script: 'entrypoints/train_grpo_gkd.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_grpo_gkd.py {config}',
     summary: 'GRPO plus GKD toward a frozen teacher (role "teacher")',
-    requiredSections: [
-      'run',
-      'tokenizer',
-      'training',
-      'data',
-      'data_iter',
-      'verifier',
-      'loss',
-      'sampling',
-      'buffer',
-    ],
+    requiredSections: GRPO_SECTIONS,
     requiredKeys: {
       'training.prompts_per_rollout_sync': 'E/train_grpo_gkd.py:295',
       'training.prompts_per_reference_sync': 'E/train_grpo_gkd.py:296',
@@ -464,21 +497,8 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     requiredRoles: ['trainer', 'reference', 'rollout', 'teacher'], // :343-350
     losses: ['grpo', 'drgrpo'], // dapo raises at :398-399
     samples: true,
-    dataSections: [
-      {
-        section: 'data',
-        iterator: 'data_iter',
-        required: true,
-        skipChatTemplateDefault: true,
-        datasets: GRPO_DATASETS,
-      },
-    ],
-    checkpoints: {
-      writes: true,
-      intervalKey: 'training.checkpoint_interval',
-      final: true,
-      titanEnableForced: titanForced,
-    }, // :722-724, :741-743
+    dataSections: [GRPO_DATA],
+    checkpoints: exportsHf(), // :722-724, :741-743
     ends: { maxSteps: 'required', numEpochs: true }, // :641-642
     resume: 'weights', // :353-358
     keys: keyTree([
@@ -506,9 +526,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'opsd',
     script: 'entrypoints/train_opsd.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_opsd.py {config}',
     summary: 'on-policy self-distillation (optional role "teacher"; otherwise the rollout teaches itself)',
-    requiredSections: ['run', 'tokenizer', 'training', 'data', 'data_iter', 'verifier', 'sampling', 'buffer'],
+    requiredSections: ROLLOUT_SECTIONS,
     requiredKeys: {
       'training.batch_size': 'E/train_opsd.py:562',
       'training.minibatch_size': 'E/train_opsd.py:563',
@@ -526,17 +547,11 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
       {
         section: 'data',
         iterator: 'data_iter',
-        required: true,
         skipChatTemplateDefault: true,
         datasets: ['if_multi_constraints', 'gsm8k'], // :538-552
       },
     ],
-    checkpoints: {
-      writes: true,
-      intervalKey: 'training.checkpoint_interval',
-      final: true,
-      titanEnableForced: titanForced,
-    }, // :909-911, :927-929
+    checkpoints: exportsHf(), // :909-911, :927-929
     ends: { maxSteps: 'required', numEpochs: true }, // :843-844
     resume: 'weights', // :527-533
     keys: keyTree([
@@ -562,9 +577,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'gkd',
     script: 'entrypoints/train_gkd.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_gkd.py {config}',
     summary: 'synchronous GKD on GSM8K (optional role "teacher"), one completion per prompt',
-    requiredSections: ['run', 'tokenizer', 'training', 'data', 'data_iter', 'verifier', 'sampling', 'buffer'],
+    requiredSections: ROLLOUT_SECTIONS,
     requiredKeys: {
       'training.batch_size': 'E/train_gkd.py:131',
       'training.minibatch_size': 'E/train_gkd.py:132',
@@ -578,18 +594,11 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
       {
         section: 'data',
         iterator: 'data_iter',
-        required: true,
         skipChatTemplateDefault: true,
         datasets: ['gsm8k'],
       },
     ],
-    checkpoints: {
-      writes: true,
-      intervalKey: 'training.checkpoint_interval',
-      intervalDefault: 20,
-      final: true,
-      titanEnableForced: titanForced,
-    }, // :148, :379-381, :398-400
+    checkpoints: exportsHf(20), // :148, :379-381, :398-400
     ends: { maxSteps: 'optional', maxStepsDefault: 300, numEpochs: false }, // :147, :167-177
     resume: 'weights', // :106-110
     keys: keyTree([
@@ -610,6 +619,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'sft-only',
     script: 'entrypoints/train_sft_only.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_sft_only.py {config}',
     summary: 'supervised fine-tuning only: no rollouts, verifier or sampling',
     requiredSections: ['run', 'tokenizer', 'training', 'sft_data', 'sft_data_iter', 'buffer'],
@@ -620,14 +630,9 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     requiredRoles: ['trainer'], // :52
     samples: false,
     dataSections: [
-      { section: 'sft_data', iterator: 'sft_data_iter', required: true, skipChatTemplateDefault: true }, // :65-71
+      { section: 'sft_data', iterator: 'sft_data_iter', skipChatTemplateDefault: true }, // :65-71
     ],
-    checkpoints: {
-      writes: true,
-      intervalKey: 'training.checkpoint_interval',
-      final: true,
-      titanEnableForced: titanForced,
-    }, // :206-208, :221-223
+    checkpoints: exportsHf(), // :206-208, :221-223
     ends: { maxSteps: 'required', numEpochs: true }, // :159-160
     resume: 'weights', // :56-59
     keys: keyTree([
@@ -650,19 +655,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'grpo-legacy',
     script: 'entrypoints/train_grpo_LEGACY_DO_NOT_USE.py',
+    loaders: LOADERS,
     command: 'python entrypoints/train_grpo_LEGACY_DO_NOT_USE.py {config}',
     summary: 'the former train_grpo.py, kept by the team as LEGACY_DO_NOT_USE (chosen only by name)',
-    requiredSections: [
-      'run',
-      'tokenizer',
-      'training',
-      'data',
-      'data_iter',
-      'verifier',
-      'loss',
-      'sampling',
-      'buffer',
-    ],
+    requiredSections: GRPO_SECTIONS,
     requiredKeys: {
       // _compute_schedule raises unless both are positive (E/train_grpo_LEGACY_DO_NOT_USE.py:73-80).
       'training.prompts_per_optim_step': 'E/train_grpo_LEGACY_DO_NOT_USE.py:75-79',
@@ -676,18 +672,11 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
       {
         section: 'data',
         iterator: 'data_iter',
-        required: true,
         skipChatTemplateDefault: false,
         datasets: GRPO_DATASETS,
       },
     ],
-    checkpoints: {
-      writes: true,
-      intervalKey: 'training.checkpoint_interval',
-      intervalDefault: 50,
-      final: true,
-      titanEnableForced: titanForced,
-    }, // :196, :703-705, :734
+    checkpoints: exportsHf(50), // :196, :703-705, :734
     ends: { maxSteps: 'optional', numEpochs: true }, // :193-194, :614-616
     resume: 'none',
     keys: keyTree([
@@ -707,6 +696,3 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     cite: 'entrypoints/train_grpo_LEGACY_DO_NOT_USE.py',
   },
 ];
-
-/** Keys every built-in trainer shares. */
-export const RLVR_EXPERIMENTS_SHARED_KEYS = SHARED_KEYS;

@@ -1,3 +1,4 @@
+import { hasKey, isMap, valueAtDotted, type YamlMap as Yaml } from './config-tree';
 import type { TrainerProfile } from './profile';
 
 /** Which trainer runs a config, and why (the plan states both). */
@@ -6,28 +7,6 @@ export interface TrainerSelection {
   /** How it was chosen: named, found from the trainer command, or recognised from the config's keys. */
   readonly how: 'launcher.trainer' | 'trainer-command' | 'recognised' | 'no-profile';
   readonly reason: string;
-}
-
-type Yaml = Record<string, unknown>;
-
-function isMap(v: unknown): v is Yaml {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** The value at a dotted path (`training.alpha_sft`). */
-export function valueAtDotted(config: unknown, dotted: string): unknown {
-  let node: unknown = config;
-  for (const seg of dotted.split('.')) {
-    if (!isMap(node)) return undefined;
-    node = node[seg];
-  }
-  return node;
-}
-
-export function hasKey(config: unknown, dotted: string): boolean {
-  const parts = dotted.split('.');
-  const parent = parts.length === 1 ? config : valueAtDotted(config, parts.slice(0, -1).join('.'));
-  return isMap(parent) && Object.prototype.hasOwnProperty.call(parent, parts[parts.length - 1]);
 }
 
 function roleNames(config: Yaml): string[] {
@@ -58,11 +37,10 @@ export function profileForCommand(command: string): TrainerProfile {
     requiredRoles: [],
     samples: false,
     dataSections: [
-      { section: 'data', iterator: 'data_iter', required: false, skipChatTemplateDefault: false },
-      { section: 'sft_data', iterator: 'sft_data_iter', required: false, skipChatTemplateDefault: false },
+      { section: 'data', iterator: 'data_iter', skipChatTemplateDefault: false },
+      { section: 'sft_data', iterator: 'sft_data_iter', skipChatTemplateDefault: false },
     ],
-    checkpoints: { writes: true, final: false, titanEnableForced: false },
-    ends: { maxSteps: 'optional', numEpochs: true },
+    checkpoints: { writes: true, final: false },
     resume: 'none',
     keys: {},
     cite: 'no profile',

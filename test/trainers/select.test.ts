@@ -76,7 +76,7 @@ describe("a trainer repository's own profile file", () => {
     // The new key is known, so its misspelling is now a likely typo.
     const dir = tempDir();
     const text = gsm8kWith(['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  entropy_bonuss: 0.1\n']);
-    const loaded = loadTrainingConfig(writeConfig(dir, 'c.yaml', text), 'c.yaml', { profiles: repo });
+    const loaded = loadTrainingConfig(writeConfig(dir, 'c.yaml', text), 'c.yaml', { profiles: () => repo });
     expect(loaded.warnings.map(formatProblem).join()).toMatch(/did you mean "entropy_bonus"/);
   });
 
