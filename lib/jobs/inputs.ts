@@ -165,8 +165,11 @@ function channelNameProblem(file: YamlFile, at: KeyPath, name: string, what: str
 export interface PlanInputsOptions {
   /** A job without network access: a Hub-only dataset cannot load. */
   readonly networkIsolation?: boolean;
-  /** The trainer's dataset loaders (its profile's): where each keeps its S3 copy. */
-  readonly loaders?: Readonly<Record<string, DatasetLoader>>;
+  /**
+   * The trainer's dataset loaders (its profile's): where each keeps its S3 copy. Undefined only for a
+   * trainer without a profile: dataset names then map to S3 by name and split.
+   */
+  readonly loaders: Readonly<Record<string, DatasetLoader>> | undefined;
 }
 
 export function planInputs(
@@ -174,7 +177,7 @@ export function planInputs(
   file: YamlFile,
   layout: S3Layout,
   baseDir: string,
-  options: PlanInputsOptions = {},
+  options: PlanInputsOptions,
 ): { inputs?: InputPlan; problems: Problem[]; warnings: Problem[] } {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];

@@ -19,13 +19,19 @@ const FAKES = path.join(__dirname, '..', 'fixtures', 'fake-trainer');
 
 /** The GSM8K example made small and local: a local model folder, a local dataset, 4 steps. */
 function localConfig(): string {
-  return fs
-    .readFileSync(GSM8K_EXAMPLE, 'utf8')
-    .replaceAll('Qwen/Qwen3-1.7B-Base', '../models/Qwen3-1.7B-Base')
-    .replace(/^(\s+)dataset: gsm8k\s*$/m, '$1dataset: ../data/gsm8k_train')
-    .replace(/max_steps: \d+/, 'max_steps: 4')
-    .replace(/checkpoint_interval: \d+/, 'checkpoint_interval: 2')
-    .replace(/(\n\s+)interval: 20/, '$1interval: 2');
+  return (
+    fs
+      .readFileSync(GSM8K_EXAMPLE, 'utf8')
+      .replaceAll('Qwen/Qwen3-1.7B-Base', '../models/Qwen3-1.7B-Base')
+      .replace(/^(\s+)dataset: gsm8k\s*$/m, '$1dataset: ../data/gsm8k_train')
+      .replace(/max_steps: \d+/, 'max_steps: 4')
+      .replace(/checkpoint_interval: \d+/, 'checkpoint_interval: 2')
+      .replace(/(\n\s+)interval: 20/, '$1interval: 2')
+      // Inside the trainer repository, which is the trainer's source itself.
+      .replace(/^ {2}trainer_src: .*\n/m, '')
+      // The fake trainer is no trainer of theirs: no profile, so its dataset may be a local folder.
+      .replace('launcher:\n', 'launcher:\n  trainer_command: python entrypoints/fake_trainer.py {config}\n')
+  );
 }
 
 /**
@@ -47,7 +53,7 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
     trainer = makeTrainerRepo({
       config: localConfig(),
       files: {
-        'entrypoints/train_grpo_sft.py': fs.readFileSync(path.join(FAKES, 'train_grpo.py'), 'utf8'),
+        'entrypoints/fake_trainer.py': fs.readFileSync(path.join(FAKES, 'train_grpo.py'), 'utf8'),
         'entrypoints/eval_benchmarks.py': fs.readFileSync(path.join(FAKES, 'eval_benchmarks.py'), 'utf8'),
         'models/Qwen3-1.7B-Base/config.json': '{"model_type": "qwen3"}\n',
       },

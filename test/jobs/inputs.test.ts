@@ -2,15 +2,21 @@ import { loadTrainingConfig } from '../../lib/config';
 import { ProblemsError } from '../../lib/errors';
 import { planInputs, resolveConfigForJob } from '../../lib/jobs';
 import { S3Layout } from '../../lib/layout';
+import type { TrainerSelection } from '../../lib/trainers';
 import { EXAMPLES_DIR, gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
 import * as path from 'node:path';
 
 const layout = new S3Layout('bkt');
 const dir = tempDir();
 
+/** The loaders of the trainer that runs the config, as the planner passes them. */
+function loadersOf(loaded: { trainer?: TrainerSelection }) {
+  return { loaders: loaded.trainer!.profile.loaders };
+}
+
 function plan(text: string) {
   const loaded = loadTrainingConfig(writeConfig(dir, `c${Math.random().toString(36).slice(2)}.yaml`, text));
-  return { loaded, ...planInputs(loaded.value, loaded.file, layout, dir) };
+  return { loaded, ...planInputs(loaded.value, loaded.file, layout, dir, loadersOf(loaded)) };
 }
 
 describe('input planning', () => {
@@ -41,7 +47,7 @@ describe('input planning', () => {
 
   it('gives a teacher its own channel and rewrites only its references', () => {
     const loaded = loadTrainingConfig(path.join(EXAMPLES_DIR, 'qwen3-1.7B-gsm8k-grpo-gkd-teacher.yaml'));
-    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir);
+    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir, loadersOf(loaded));
     expect(inputs!.model.location.key).toBe('rlvr-experiments/models/Qwen3-1.7B-Base/');
     expect(inputs!.otherModels.map((m) => [m.channel, m.location.key])).toEqual([
       ['model-teacher', 'rlvr-experiments/models/Qwen3-4B-Base/'],
@@ -54,7 +60,7 @@ describe('input planning', () => {
 
   it('ships an SFT data file on a channel of its own and rewrites its path', () => {
     const loaded = loadTrainingConfig(path.join(EXAMPLES_DIR, 'qwen3-1.7B-gsm8k-sft-only.yaml'));
-    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir);
+    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir, loadersOf(loaded));
     expect(inputs!.datasets).toEqual([
       expect.objectContaining({ kind: 'file', channel: 'gsm8k_sft_hard.jsonl', rewrite: true }),
     ]);
@@ -67,11 +73,17 @@ describe('input planning', () => {
     const text = gsm8kWith(['dataset: gsm8k', 'dataset: humaneval']);
     const file = writeConfig(dir, 'hub.yaml', text);
     const loaded = loadTrainingConfig(file, file, {});
-    const isolated = planInputs(loaded.value, loaded.file, layout, dir, { networkIsolation: true });
+    const isolated = planInputs(loaded.value, loaded.file, layout, dir, {
+      ...loadersOf(loaded),
+      networkIsolation: true,
+    });
     expect(isolated.problems[0].message).toMatch(
       /only downloads from the Hugging Face Hub.*network-isolated job cannot load it/,
     );
-    const open = planInputs(loaded.value, loaded.file, layout, dir, { networkIsolation: false });
+    const open = planInputs(loaded.value, loaded.file, layout, dir, {
+      ...loadersOf(loaded),
+      networkIsolation: false,
+    });
     expect(open.inputs!.notCarried).toEqual([
       expect.objectContaining({ name: 'humaneval', why: 'Hub only' }),
     ]);
@@ -79,7 +91,7 @@ describe('input planning', () => {
 
   it('maps datasets and order files to channels and rewrites the resolved config', () => {
     const loaded = loadTrainingConfig(path.join(EXAMPLES_DIR, 'qwen3-1.7B-mixed-curriculum-grpo.yaml'));
-    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir);
+    const { inputs } = planInputs(loaded.value, loaded.file, layout, dir, loadersOf(loaded));
     expect(inputs!.datasets.map((d) => [d.folder, d.location.key, d.channel])).toEqual([
       ['gsm8k_train', 'rlvr-experiments/datasets/gsm8k_train/', 'gsm8k_train'],
       ['math_train', 'rlvr-experiments/datasets/math_train/', 'math_train'],

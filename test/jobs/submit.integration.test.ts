@@ -160,7 +160,7 @@ describeWithPeer('moto_server', motoAvailable())('submit against a real emulator
       },
       {
         kind: 'GSM8K stop missing',
-        edit: [['"Question:", ', '']],
+        edit: [['"Q:", ', '']],
         at: 'stop:',
         message: /lacks "Q:"/,
       },
