@@ -12,6 +12,7 @@ import {
   watchJob,
   type JobContext,
 } from '../../lib/jobs';
+import { describeResume } from '../../lib/jobs/inspect';
 import { gitRoot } from '../../lib/source';
 import {
   addSettingsOptions,
@@ -130,6 +131,7 @@ export function registerOperate(program: Command): void {
         }
         const c = report.checkpoints;
         out += `  checkpoints: ${c.count} in ${report.checkpointsUri}${c.latestStep !== undefined ? `, latest step ${c.latestStep}` : ''}, final ${c.final ? 'present' : 'not present'}\n`;
+        if (c.resume) out += `  ${describeResume(c.resume)}\n`;
         if (report.trace) {
           out += `  trace: step ${report.trace.step ?? '?'}, reward ${report.trace.reward ?? '?'} (read the last ${report.trace.bytesRead} bytes)\n`;
         } else {

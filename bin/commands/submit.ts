@@ -56,6 +56,7 @@ interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
   spot?: boolean;
   maxWait?: string;
   keepAlive?: string;
+  evalWait?: string;
   trainerCommand?: string;
   modelInputMode?: string;
   networkIsolation?: boolean;
@@ -90,6 +91,7 @@ function optionFlags(flags: SubmitFlags): JobOptionFlags {
     spot: flags.spot,
     max_wait: flags.maxWait,
     keep_alive: flags.keepAlive,
+    eval_wait: flags.evalWait,
     trainer_command: flags.trainerCommand,
     model_input_mode: flags.modelInputMode,
     network_isolation: flags.networkIsolation,
@@ -127,6 +129,10 @@ export function registerSubmit(program: Command): void {
     .option('--no-spot', 'on-demand training')
     .option('--max-wait <duration>', 'spot: longest wait plus runtime (≥ max runtime)')
     .option('--keep-alive <duration>', 'warm pool keep-alive (≤ 1h)')
+    .option(
+      '--eval-wait <duration>',
+      'once training ends, how long the eval watcher may finish (default 30m)',
+    )
     .option(
       '--trainer-command <cmd>',
       "trainer command; {config} is the config path (default: the trainer profile's)",
@@ -405,6 +411,8 @@ export function planJson(plan: SubmitPlan) {
       script: plan.trainer.profile.script,
       how: plan.trainer.how,
       reason: plan.trainer.reason,
+      resume: plan.trainer.profile.resume,
+      runtime: plan.runtimeNotes,
     },
     model: {
       uri: s3Uri(plan.inputs.model.location),
@@ -448,6 +456,7 @@ export function renderPlan(plan: SubmitPlan): string {
     `${plan.config.displayPath}${plan.config.value.run?.name ? ` (run ${plan.config.value.run.name})` : ''}`,
   );
   out += row('trainer', `${plan.trainer.profile.id}: ${plan.trainer.profile.summary}`, plan.trainer.reason);
+  for (const note of plan.runtimeNotes) out += row('', note);
   out += row('eval config', plan.evalConfig ? plan.evalConfig.displayPath : 'none');
   out += row(
     'template',
@@ -506,6 +515,12 @@ export function renderPlan(plan: SubmitPlan): string {
     o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off',
     describeSource(o.keepAliveSeconds.source),
   );
+  if (plan.evalConfig)
+    out += row(
+      'eval wait',
+      formatDuration(o.evalWaitSeconds.value),
+      describeSource(o.evalWaitSeconds.source),
+    );
   out += row('volume', `${o.volumeGb.value} GB`, describeSource(o.volumeGb.source));
   out += row(
     'network',

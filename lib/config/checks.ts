@@ -440,9 +440,7 @@ export const EVAL_STANDARDS = {
 
 /** Every task an eval config names (top-level, task groups, OLMES). */
 export function evalTasks(config: EvalConfig): string[] {
-  const groups = (config.watch?.task_groups ?? []).flatMap((g) =>
-    g.benchmarks.map((b) => (typeof b === 'string' ? b : b.task)),
-  );
+  const groups = (config.watch?.task_groups ?? []).flatMap((g) => g.benchmarks.map((b) => b.task));
   return [...(config.benchmarks ?? []).map((b) => b.task), ...groups, ...(config.olmes?.tasks ?? [])];
 }
 

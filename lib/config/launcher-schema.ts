@@ -40,6 +40,8 @@ export const jobOptionsShape = {
   spot: z.boolean(),
   max_wait: duration,
   keep_alive: duration,
+  /** Once training ends, how long the eval watcher may take to finish the checkpoints left. */
+  eval_wait: duration,
   model_input_mode: z.enum(['FastFile', 'File']),
   network_isolation: z.boolean(),
   use_ray: z.boolean(),

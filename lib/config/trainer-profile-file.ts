@@ -2,7 +2,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ProblemsError } from '../errors';
-import { BUILT_IN_PROFILES, keyTree, mergeKeyTrees, type TrainerProfile } from '../trainers';
+import {
+  BUILT_IN_PROFILES,
+  keyTree,
+  LAUNCHER_RUNTIME,
+  mergeKeyTrees,
+  type TrainerProfile,
+  type TrainerRuntime,
+} from '../trainers';
 import { YamlFile } from './yaml-file';
 import { zodIssuesToProblems } from './zod-problems';
 
@@ -64,12 +71,105 @@ const profileEntry = z.strictObject({
     })
     .optional(),
   resume: z.enum(['none', 'weights', 'full']).optional(),
+  runtime: z
+    .strictObject({
+      run_folder: z
+        .discriminatedUnion('kind', [
+          z.strictObject({ kind: z.literal('launcher') }),
+          z.strictObject({
+            kind: z.literal('own'),
+            root_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name'),
+            fallback: z.string().default(''),
+            marker: z.string().min(1).default('run.json'),
+            checkpoints: z.string().min(1).default('checkpoints'),
+            traces: z.string().min(1).default('traces'),
+          }),
+        ])
+        .optional(),
+      resume_with: z
+        .strictObject({
+          load_paths: z
+            .array(
+              z.strictObject({
+                role: z.string().min(1),
+                key: dotted,
+                if_present: z.boolean().default(false),
+              }),
+            )
+            .min(1),
+          step_key: dotted,
+        })
+        .optional(),
+      dataset_cache: z
+        .strictObject({
+          path: z.string().includes('{folder}'),
+          marker: z.string().min(1).default('dataset_info.json'),
+        })
+        .optional(),
+      shared_folder: z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) }).optional(),
+      eval_script: z
+        .strictObject({
+          script: z.string().min(1),
+          command: z.string().includes('{config}'),
+          ends: z.enum(['never', 'done-file']),
+          summaries: z.string().min(1).default('summary_*.json'),
+          result_key: z.string().includes('{task}').default('{task}_{shots}shot'),
+          poll_key: dotted.default('watch.poll_interval_s'),
+          poll_default: z.number().positive().default(300),
+        })
+        .optional(),
+    })
+    .optional(),
   keys: z.array(dotted).optional(),
   recognised_by: z.array(dotted).optional(),
 });
 
 const profileFile = z.strictObject({ trainers: z.array(profileEntry).min(1) });
 type ProfileEntry = z.infer<typeof profileEntry>;
+
+/** The runtime contract: each part the file states replaces the base's (cited to the file). */
+function toRuntime(entry: ProfileEntry['runtime'], base: TrainerRuntime, fromFile: string): TrainerRuntime {
+  if (!entry) return base;
+  const rf = entry.run_folder;
+  const rw = entry.resume_with;
+  const ev = entry.eval_script;
+  return {
+    runFolder: !rf
+      ? base.runFolder
+      : rf.kind === 'launcher'
+        ? { kind: 'launcher' }
+        : {
+            kind: 'own',
+            rootEnv: rf.root_env,
+            fallback: rf.fallback,
+            marker: rf.marker,
+            checkpoints: rf.checkpoints,
+            traces: rf.traces,
+            cite: fromFile,
+          },
+    resumeWith: rw
+      ? {
+          loadPaths: rw.load_paths.map((p) => ({ role: p.role, key: p.key, ifPresent: p.if_present })),
+          stepKey: rw.step_key,
+          cite: fromFile,
+        }
+      : base.resumeWith,
+    datasetCache: entry.dataset_cache ? { ...entry.dataset_cache, cite: fromFile } : base.datasetCache,
+    sharedFolder: entry.shared_folder ? { env: entry.shared_folder.env, cite: fromFile } : base.sharedFolder,
+    evalScript: ev
+      ? {
+          script: ev.script,
+          command: ev.command,
+          ends: ev.ends,
+          summaries: ev.summaries,
+          resultKey: ev.result_key,
+          pollKey: ev.poll_key,
+          pollDefault: ev.poll_default,
+          cite: fromFile,
+        }
+      : base.evalScript,
+  };
+}
 
 function toProfile(
   entry: ProfileEntry,
@@ -115,6 +215,7 @@ function toProfile(
         }
       : base?.ends,
     resume: entry.resume ?? base?.resume ?? 'none',
+    runtime: toRuntime(entry.runtime, base?.runtime ?? LAUNCHER_RUNTIME, fromFile),
     keys: mergeKeyTrees(base?.keys ?? {}, keyTree(entry.keys ?? [])),
     recognisedBy: entry.recognised_by ?? base?.recognisedBy,
     cite: base ? `${base.cite}, changed by ${fromFile}` : fromFile,

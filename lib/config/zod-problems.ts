@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Problem } from '../errors';
+import { valueAtPath } from '../trainers/config-tree';
 import { formatKeyPath, type KeyPath, type YamlFile } from './yaml-file';
 
 type AnySchema = z.ZodType;
@@ -89,15 +90,6 @@ export function didYouMean(key: string, known: readonly string[]): string | unde
   return bestDistance <= limit ? best : undefined;
 }
 
-function valueAt(root: unknown, path: KeyPath): unknown {
-  let v: unknown = root;
-  for (const seg of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string | number, unknown>)[seg];
-  }
-  return v;
-}
-
 function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
@@ -128,7 +120,7 @@ export function zodIssuesToProblems(
   const problems: Problem[] = [];
   for (const issue of issues) {
     const path: KeyPath = [...basePath, ...(issue.path as (string | number)[])];
-    const value = valueAt(root, issue.path as (string | number)[]);
+    const value = valueAtPath(root, issue.path as (string | number)[]);
     switch (issue.code) {
       case 'unrecognized_keys': {
         const known = knownKeysAt(schema, issue.path as (string | number)[]);

@@ -21,12 +21,25 @@ import {
   RUN_FOLDER,
   RUNTIME_ENV,
 } from '../layout';
-import { CheckpointTracker, exposeCheckpoint } from './checkpoints';
+import { CheckpointTracker } from '../checkpoints';
+import { RLVR_EVAL_SCRIPT } from '../trainers/rlvr-experiments';
+import { LAUNCHER_RUNTIME } from '../trainers/profile';
+import type { JobContract } from '../trainers/job-contract';
+import { awaitingResults, exposeCheckpoint, rewriteEvalConfig } from './eval-watcher';
+import { applyWeightsResume, findResumePoint } from './resume';
+import {
+  checkpointDirs,
+  findNewTrainerRunFolder,
+  trainerRunFolders,
+  type TrainerRunFolder,
+} from './run-folder';
 import { runToEnd, shellQuote, startProcess, type Started } from './process';
 
 export interface EntrypointOptions {
   /** `/opt/ml`, or a folder standing in for it. */
   readonly root?: string;
+  /** `/tmp`, or a folder standing in for it (the trainer's dataset copies, the watcher's view). */
+  readonly tmpRoot?: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly out?: NodeJS.WritableStream;
   /** After SIGTERM, how long the trainer gets to finish its checkpoint (SageMaker kills at 120 s). */
@@ -34,13 +47,15 @@ export interface EntrypointOptions {
   readonly pollMs?: number;
   /** A checkpoint's files must stay unchanged this long before the eval watcher sees it. */
   readonly stableMs?: number;
-  /** How long the eval watcher gets to finish the final checkpoint once training has ended. */
+  /** How long the eval watcher gets to evaluate what is left once training has ended. */
   readonly evalFinalTimeoutMs?: number;
-  /** Where the eval watcher's view of complete checkpoints lives (outside the synced run folder). */
-  readonly viewDir?: string;
+  /** Between the watcher's SIGTERM and its SIGKILL. */
+  readonly evalTermGraceMs?: number;
+  /** The longest poll interval the watcher is given (seconds; default 10). */
+  readonly evalPollMaxS?: number;
 }
 
-export const DEFAULT_EVAL_COMMAND = '{python} entrypoints/eval_benchmarks.py --config {config}';
+/** Tests only: replaces the contract's eval command. */
 export const EVAL_COMMAND_ENV = 'RLVR_EVAL_COMMAND';
 const EVAL_DONE_FILE = '.training-done';
 
@@ -114,29 +129,46 @@ function copyTree(src: string, dest: string): void {
 
 type Yaml = Record<string, unknown>;
 
-/** Does the config ask for checkpoints? (An interval, and checkpointing not switched off.) */
+/** Does the config ask for checkpoints? (Jobs submitted without a contract: an interval, not switched off.) */
 export function expectsCheckpoints(config: Yaml): boolean {
   const training = (config.training ?? {}) as Yaml;
-  const trainer = trainerRole(config);
+  const roles = Array.isArray(config.roles) ? (config.roles as Yaml[]) : [];
+  const trainer = roles.find((r) => r.kind === 'titan') ?? roles.find((r) => r.name === 'trainer');
   const ckpt = ((trainer?.config as Yaml | undefined)?.checkpoint ?? {}) as Yaml;
   if (ckpt.enable === false) return false;
   return Number(training.checkpoint_interval ?? 0) > 0 || Number(ckpt.interval ?? 0) > 0;
 }
 
-function trainerRole(config: Yaml): Yaml | undefined {
-  const roles = Array.isArray(config.roles) ? (config.roles as Yaml[]) : [];
-  return roles.find((r) => r.kind === 'titan') ?? roles.find((r) => r.name === 'trainer');
+/** The job's contract (config channel), or for a job without one: a trainer writing where it is told. */
+function readContract(file: string, config: Yaml, evalConfigGiven: boolean): JobContract {
+  const shipped = readJson(file) as JobContract | undefined;
+  if (shipped) return shipped;
+  return {
+    trainer: 'custom',
+    configName: RUN_FOLDER.config,
+    runFolder: LAUNCHER_RUNTIME.runFolder,
+    expectCheckpoints: expectsCheckpoints(config),
+    resume: { kind: 'none' },
+    datasetCaches: [],
+    ...(evalConfigGiven ? { eval: { ...RLVR_EVAL_SCRIPT, resultKeys: [] } } : {}),
+  };
+}
+
+/** A contract path under `/tmp`, moved under the folder standing in for it. */
+function underTmp(tmpRoot: string, p: string): string {
+  return p === '/tmp' || p.startsWith('/tmp/') ? path.join(tmpRoot, p.slice('/tmp'.length)) : p;
 }
 
 export async function runEntrypoint(options: EntrypointOptions = {}): Promise<number> {
   const root = options.root ?? CONTAINER.root;
+  const tmpRoot = options.tmpRoot ?? '/tmp';
   const env = options.env ?? process.env;
   const out = options.out ?? process.stdout;
   const say = (line: string) => out.write(`[rlvr] ${line}\n`);
   const failureFile = containerPathUnder(root, CONTAINER.failureFile);
   const modelDir = containerPathUnder(root, CONTAINER.modelDir);
   const runDir = containerPathUnder(root, CONTAINER.checkpointsDir);
-  const checkpointDir = path.join(runDir, RUN_FOLDER.checkpoints);
+  const dataDir = containerPathUnder(root, CONTAINER.dataDir);
   const startedAt = new Date();
 
   const inputConfig = containerPathUnder(root, CONTAINER.inputConfigDir);
@@ -190,13 +222,11 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
   process.on('SIGINT', onTerm);
 
   try {
-    for (const d of [runDir, checkpointDir, logsDir, path.join(runDir, RUN_FOLDER.traces), modelDir]) {
-      fs.mkdirSync(d, { recursive: true });
-    }
+    for (const d of [runDir, logsDir, modelDir]) fs.mkdirSync(d, { recursive: true });
 
     // The trainer's source: the `code` channel's archive, or a folder mounted at /opt/ml/code (local runs).
     const codeDir = containerPathUnder(root, CONTAINER.codeDir);
-    const codeChannel = path.join(containerPathUnder(root, CONTAINER.dataDir), CHANNELS.code);
+    const codeChannel = path.join(dataDir, CHANNELS.code);
     if (fs.existsSync(codeChannel)) {
       const archive = fs.readdirSync(codeChannel).find((f) => f.endsWith('.tar.gz'));
       if (!archive) throw new JobFailure(`the code channel ${codeChannel} holds no .tar.gz`);
@@ -206,7 +236,8 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       throw new JobFailure(`no trainer source: neither a code channel nor files in ${codeDir}`);
     }
 
-    // The config the trainer reads: the launcher's resolved config, checkpoints pointed at the run folder.
+    // The config the trainer reads: the launcher's resolved config, under the user's file name (their
+    // runtime names the run after it), outside the streamed folder (the trainer copies it into its own).
     const configPath = env[JOB_ENV.config];
     if (!configPath || !fs.existsSync(configPath)) {
       throw new JobFailure(
@@ -214,19 +245,20 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       );
     }
     const config = (parse(fs.readFileSync(configPath, 'utf8')) ?? {}) as Yaml;
-    const role = trainerRole(config);
-    if (role) {
-      const rc = (role.config ??= {}) as Yaml;
-      const ckpt = (rc.checkpoint ??= {}) as Yaml;
-      ckpt.folder = checkpointDir;
+    const configChannel = path.join(dataDir, CHANNELS.config);
+    const evalConfigPath = primary ? env[JOB_ENV.evalConfig] : undefined;
+    const contract = readContract(
+      path.join(configChannel, JOB_FILES.contract),
+      config,
+      Boolean(evalConfigPath),
+    );
+    runInfo.trainer = contract.trainer;
+    const ownFolder = contract.runFolder.kind === 'own' ? contract.runFolder : undefined;
+    if (!ownFolder) {
+      for (const d of [path.join(runDir, RUN_FOLDER.checkpoints), path.join(runDir, RUN_FOLDER.traces)])
+        fs.mkdirSync(d, { recursive: true });
     }
-    const configText = `# The config this run used (rlvr entrypoint: checkpoint.folder → the run folder).\n${stringifyForTrainer(config)}`;
-    const runConfig = primary
-      ? path.join(runDir, RUN_FOLDER.config)
-      : path.join(os.tmpdir(), 'rlvr-config.yaml');
-    fs.writeFileSync(runConfig, configText);
 
-    const configChannel = path.join(containerPathUnder(root, CONTAINER.dataDir), CHANNELS.config);
     const commitFile = path.join(configChannel, JOB_FILES.patchesDir, PATCH_FILES.commit);
     if (fs.existsSync(commitFile)) runInfo.gitCommit = fs.readFileSync(commitFile, 'utf8').trim() || null;
     if (primary) {
@@ -239,31 +271,106 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
         );
       }
     }
-    // A restarted job (spot) finds its run.json copied back from S3: keep its earlier attempts.
+
+    // A restarted job (spot) finds its run folder copied back from S3: keep its earlier attempts and
+    // continue from the newest complete checkpoint as far as the trainer can.
     const previous = readJson(runInfoFile);
-    const attempts = Array.isArray(previous?.attempts) ? (previous!.attempts as unknown[]) : [];
+    const attempts = Array.isArray(previous?.attempts) ? (previous!.attempts as Yaml[]) : [];
+    const attempt: Yaml = { startedAt: runInfo.startedAt, host };
+    if (previous) {
+      if (typeof previous.trainerRun === 'object') runInfo.earlierTrainerRun = previous.trainerRun;
+      if (contract.resume.kind === 'weights') {
+        const point = findResumePoint(checkpointDirs(runDir, contract));
+        if (point) {
+          for (const s of point.skipped) say(`restart: ${s.name} is not complete (${s.why}): passed over`);
+          const resumed = applyWeightsResume(config, contract.resume, point);
+          runInfo.resume = resumed;
+          say(`restart: ${resumed.note}, from ${point.checkpoint} (step ${point.step})`);
+          for (const [k, v] of Object.entries(resumed.rewritten)) say(`restart: ${k} → ${v.now}`);
+        } else {
+          runInfo.resume = {
+            kind: 'weights',
+            from: null,
+            note: 'no complete checkpoint: training starts again from the base model',
+          };
+          say(
+            'restart: no complete checkpoint from the earlier attempts: training starts again from the base model',
+          );
+        }
+      } else if (contract.resume.kind === 'none') {
+        runInfo.resume = {
+          kind: 'none',
+          note: `${contract.trainer} cannot resume: training starts again from the base model`,
+        };
+        say(`restart: ${String((runInfo.resume as Yaml).note)}`);
+      } else {
+        runInfo.resume = { kind: 'full', note: 'the trainer continues through its own resume mechanism' };
+      }
+      attempt.resume = runInfo.resume;
+    }
+    const configText = `# The config this run used (resolved by rlvr submit${runInfo.resume ? '; restart: see run.json resume' : ''}).\n${stringifyForTrainer(config)}`;
+    const trainerConfig = path.join(tmpRoot, 'rlvr-trainer-config', contract.configName);
+    fs.mkdirSync(path.dirname(trainerConfig), { recursive: true });
+    fs.writeFileSync(trainerConfig, configText);
+    const ourConfig = path.join(runDir, RUN_FOLDER.config);
+    if (primary && !fs.existsSync(ourConfig)) fs.writeFileSync(ourConfig, configText);
+
     const writeRunInfo = (extra: Record<string, unknown> = {}) =>
       fs.writeFileSync(
         runInfoFile,
-        `${JSON.stringify({ ...runInfo, ...extra, attempts: [...attempts, { startedAt: runInfo.startedAt, host }] }, null, 2)}\n`,
+        `${JSON.stringify({ ...runInfo, ...extra, attempts: [...attempts, attempt] }, null, 2)}\n`,
       );
     writeRunInfo();
 
+    // Datasets where the trainer's loaders look for a local copy (their /tmp/<name>_<split>_cache).
+    const placed: Yaml[] = [];
+    for (const d of contract.datasetCaches) {
+      const channel = path.join(dataDir, d.channel);
+      const target = underTmp(tmpRoot, d.path);
+      if (!fs.existsSync(channel)) {
+        say(`dataset channel ${d.channel} is not mounted: the trainer will not find ${d.path}`);
+        continue;
+      }
+      if (!fs.existsSync(path.join(channel, d.marker)))
+        say(`dataset channel ${d.channel} has no ${d.marker}: the trainer's loader will not take ${d.path}`);
+      let existing: string | undefined;
+      try {
+        existing = fs.readlinkSync(target);
+      } catch {
+        existing = fs.existsSync(target) ? '(a folder)' : undefined;
+      }
+      if (existing === undefined) {
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        fs.symlinkSync(channel, target);
+      } else if (existing !== channel) {
+        say(`${d.path} exists already (${existing}): left as it is`);
+      }
+      placed.push({ channel: d.channel, at: d.path });
+      say(`dataset ${d.channel} → ${d.path}`);
+    }
+    if (placed.length) runInfo.datasets = placed;
+
     const baseEnv: NodeJS.ProcessEnv = {
       ...env,
-      [RUNTIME_ENV.runDir]: runDir,
-      [RUNTIME_ENV.checkpointDir]: checkpointDir,
       [RUNTIME_ENV.host]: host,
       PYTHONUNBUFFERED: '1',
+      // A trainer with its own run folder makes it under this variable's folder: the streamed one.
+      ...(ownFolder
+        ? { [ownFolder.rootEnv]: runDir }
+        : {
+            [RUNTIME_ENV.runDir]: runDir,
+            [RUNTIME_ENV.checkpointDir]: path.join(runDir, RUN_FOLDER.checkpoints),
+          }),
     };
     const trainGpus = String(runInfo.trainGpus);
     const evalGpus = String(runInfo.evalGpus);
 
     // The eval watcher's config: watch the complete-checkpoint view, write results into the run folder.
-    const viewDir = options.viewDir ?? path.join(os.tmpdir(), 'rlvr-eval-view');
+    const viewDir = path.join(tmpRoot, 'rlvr-eval-view');
+    const evalDir = path.join(runDir, RUN_FOLDER.evals);
     let evalCommand: string | undefined;
-    const evalConfigPath = env[JOB_ENV.evalConfig];
-    if (evalConfigPath && primary) {
+    const evalContract = contract.eval;
+    if (evalConfigPath && evalContract) {
       const evalConfig = (parse(fs.readFileSync(evalConfigPath, 'utf8')) ?? {}) as Yaml;
       const tp = Number(((evalConfig.vllm ?? {}) as Yaml).tensor_parallel_size ?? 1);
       if (tp !== 1) {
@@ -273,19 +380,21 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       }
       if (!evalGpus)
         throw new JobFailure('an eval config was given but no eval GPUs (RLVR_EVAL_GPUS is empty)');
-      const watch = (evalConfig.watch ??= {}) as Yaml;
-      watch.enable = true;
-      watch.local_dir = viewDir;
-      delete watch.s3_prefix;
-      evalConfig.output_dir = path.join(runDir, RUN_FOLDER.evals);
-      fs.mkdirSync(evalConfig.output_dir as string, { recursive: true });
+      for (const note of rewriteEvalConfig(evalConfig, evalContract, {
+        viewDir,
+        outputDir: evalDir,
+        pollMaxS: options.evalPollMaxS,
+      }))
+        say(note);
+      fs.mkdirSync(evalDir, { recursive: true });
       fs.mkdirSync(viewDir, { recursive: true });
-      const rewritten = path.join(runDir, RUN_FOLDER.evals, JOB_FILES.evalConfig);
+      const rewritten = path.join(evalDir, JOB_FILES.evalConfig);
       fs.writeFileSync(rewritten, stringifyForTrainer(evalConfig));
       const python = evalConfig.harness === 'olmes' ? CONTAINER.olmesPython : 'python';
-      evalCommand = (env[EVAL_COMMAND_ENV] || DEFAULT_EVAL_COMMAND)
+      evalCommand = (env[EVAL_COMMAND_ENV] || evalContract.command)
         .replaceAll('{python}', python)
-        .replaceAll('{config}', shellQuote(rewritten));
+        .replaceAll('{config}', shellQuote(rewritten))
+        .replaceAll('{watch}', shellQuote(path.join(viewDir, '*')));
     }
 
     // Ray: a head on exactly the train GPUs, before the trainer (their GRPO trainer joins it).
@@ -305,7 +414,8 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     const commandTemplate = env[JOB_ENV.trainerCommand];
     if (!commandTemplate)
       throw new JobFailure(`${JOB_ENV.trainerCommand} is not set: submit the job with rlvr`);
-    const trainerCommand = commandTemplate.replaceAll('{config}', shellQuote(runConfig));
+    const trainerCommand = commandTemplate.replaceAll('{config}', shellQuote(trainerConfig));
+    const foldersBefore = new Set(ownFolder ? trainerRunFolders(runDir, ownFolder.marker) : []);
     say(`trainer on GPUs [${trainGpus}]: ${trainerCommand}`);
     trainer = startProcess({
       name: 'trainer',
@@ -338,15 +448,32 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     }
     if (stopping) signalGroup(trainer, 'SIGTERM');
 
-    // Show the watcher each checkpoint once it is complete.
-    const tracker = new CheckpointTracker(checkpointDir, options.stableMs ?? 10_000);
-    const expose = (names: string[]) => {
-      for (const n of names) {
-        say(`checkpoint ${n} is complete`);
-        if (evaluator) exposeCheckpoint(viewDir, checkpointDir, n);
+    // Find the run folder the trainer makes for itself, and show the watcher each complete checkpoint.
+    let trainerRun: TrainerRunFolder | undefined;
+    const lookForRunFolder = () => {
+      if (!ownFolder || trainerRun) return;
+      trainerRun = findNewTrainerRunFolder(runDir, ownFolder, foldersBefore);
+      if (!trainerRun) return;
+      runInfo.trainerRun = trainerRun;
+      attempt.trainerRun = trainerRun.folder;
+      writeRunInfo();
+      say(`the trainer's run folder: ${trainerRun.folder} (checkpoints in ${trainerRun.checkpoints})`);
+    };
+    const tracker = new CheckpointTracker(() => checkpointDirs(runDir, contract), options.stableMs ?? 10_000);
+    const exposed: { name: string; path: string }[] = [];
+    const expose = (found: { name: string; path: string }[]) => {
+      for (const c of found) {
+        say(`checkpoint ${c.name} is complete`);
+        if (evaluator) {
+          exposeCheckpoint(viewDir, c.path, c.name);
+          exposed.push(c);
+        }
       }
     };
-    const poll = setInterval(() => expose(tracker.scan()), options.pollMs ?? 5000);
+    const poll = setInterval(() => {
+      lookForRunFolder();
+      expose(tracker.scan());
+    }, options.pollMs ?? 5000);
 
     // Wait for the trainer; after SIGTERM, at most the grace period.
     const graceMs = options.graceMs ?? 100_000;
@@ -369,23 +496,57 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       });
     });
     clearInterval(poll);
-    // Training is over: nothing grows any more, so whatever is complete now is final.
-    const finalTracker = new CheckpointTracker(checkpointDir, 0);
-    finalTracker.scan();
-    expose(finalTracker.complete().filter((n) => !tracker.complete().includes(n)));
-    const checkpoints = finalTracker.complete();
+    lookForRunFolder();
+    if (ownFolder && !trainerRun)
+      say(`the trainer made no run folder with ${ownFolder.marker} under ${runDir}`);
+    // Training is over: nothing grows any more, so a folder whose weights are whole is final.
+    expose(tracker.scan(true));
+    const thisAttempt = (c: { path: string }) =>
+      !ownFolder ||
+      (trainerRun !== undefined && c.path.startsWith(path.join(runDir, trainerRun.folder) + path.sep));
+    const checkpoints = tracker.complete().filter(thisAttempt);
+    const names = checkpoints.map((c) => c.name);
 
-    let evalResult: { code: number | null; timedOut: boolean } | undefined;
-    if (evaluator) {
+    let evalResult:
+      { code: number | null; timedOut: boolean; evaluated: string[]; missing: string[] } | undefined;
+    if (evaluator && evalContract) {
       fs.writeFileSync(path.join(viewDir, EVAL_DONE_FILE), `${new Date().toISOString()}\n`);
       // After SIGTERM, only what is left of the one grace period (SageMaker kills at 120 s).
       const timeoutMs = stopping
         ? Math.max(0, stopRequestedAt + graceMs - Date.now())
-        : (options.evalFinalTimeoutMs ?? 30 * 60_000);
+        : (options.evalFinalTimeoutMs ??
+          (Number(env[JOB_ENV.evalWait]) > 0 ? Number(env[JOB_ENV.evalWait]) * 1000 : 30 * 60_000));
+      // This attempt's checkpoints: an earlier attempt's watcher may have marked one seen and been stopped
+      // before its results, and their script never takes a seen checkpoint again.
+      const mine = exposed.filter(thisAttempt).map((c) => c.name);
       say(
-        `training ended: the eval watcher has ${Math.round(timeoutMs / 1000)} s to finish the last checkpoint`,
+        `training ended: the eval watcher has ${Math.round(timeoutMs / 1000)} s to evaluate ${mine.length} checkpoint(s)`,
       );
-      evalResult = await waitOrKill(evaluator, timeoutMs, stopping ? 0 : 10_000);
+      const waiting = () =>
+        evalContract.ends === 'never' ? awaitingResults(mine, evalDir, evalContract).length > 0 : true;
+      const deadline = Date.now() + timeoutMs;
+      while (
+        waiting() &&
+        Date.now() < deadline &&
+        evaluator.child.exitCode === null &&
+        evaluator.child.signalCode === null
+      )
+        await Promise.race([
+          evaluator.exited,
+          new Promise((r) => setTimeout(r, Math.min(options.pollMs ?? 5000, 1000))),
+        ]);
+      const missing = awaitingResults(mine, evalDir, evalContract);
+      const timedOut = missing.length > 0 && Date.now() >= deadline;
+      const stopped = await stopProcess(evaluator, stopping ? 0 : (options.evalTermGraceMs ?? 10_000));
+      evalResult = {
+        code: stopped.code,
+        timedOut,
+        evaluated: mine.filter((n) => !missing.includes(n)),
+        missing,
+      };
+      say(
+        `eval watcher stopped: evaluated ${evalResult.evaluated.join(', ') || 'nothing'}${missing.length ? `; no results for ${missing.join(', ')}${timedOut ? ' (time ran out)' : ''}` : ''}`,
+      );
     }
     if (rayStarted) {
       await runToEnd('ray stop --force', {
@@ -398,15 +559,24 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
 
     const trainerCode = result.code ?? (result.signal ? 128 + (os.constants.signals[result.signal] ?? 0) : 1);
     const last = checkpoints.length ? checkpoints[checkpoints.length - 1] : undefined;
-    const finalCkpt = checkpoints.find((c) => c.endsWith('_final')) ?? last;
+    const finalCkpt = checkpoints.find((c) => c.name.endsWith('_final')) ?? last;
     const summary = {
       status: '' as string,
       trainerExitCode: trainerCode,
       stopped: stopping,
       killedAfterGrace,
-      checkpoints,
-      lastCheckpoint: finalCkpt ? path.join(checkpointDir, finalCkpt) : null,
-      eval: evalResult ? { exitCode: evalResult.code, timedOut: evalResult.timedOut } : null,
+      trainerRun: trainerRun?.folder ?? null,
+      checkpoints: names,
+      lastCheckpoint: finalCkpt?.path ?? null,
+      ...(runInfo.resume ? { resume: runInfo.resume } : {}),
+      eval: evalResult
+        ? {
+            exitCode: evalResult.code,
+            timedOut: evalResult.timedOut,
+            evaluated: evalResult.evaluated,
+            missing: evalResult.missing,
+          }
+        : null,
       endedAt: new Date().toISOString(),
     };
 
@@ -416,14 +586,21 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
         `trainer exited with code ${trainerCode}${result.signal ? ` (${result.signal})` : ''}`,
         trainer.tail.get(),
       );
-    } else if (!stopping && expectsCheckpoints(config) && checkpoints.length === 0) {
+    } else if (!stopping && contract.expectCheckpoints && checkpoints.length === 0) {
+      const where = ownFolder
+        ? trainerRun
+          ? path.join(runDir, trainerRun.checkpoints)
+          : `a run folder under ${runDir}`
+        : path.join(runDir, RUN_FOLDER.checkpoints);
       failure = new JobFailure(
-        `the trainer exited 0 but wrote no checkpoint into ${checkpointDir}, though the config asks for checkpoints; failing the job so it cannot complete without them`,
+        `the trainer exited 0 but wrote no complete checkpoint into ${where}, though the config asks for checkpoints; failing the job so it cannot complete without them`,
         trainer.tail.get(),
       );
     }
     summary.status = failure ? 'Failed' : stopping ? 'Stopped' : 'Completed';
     fs.writeFileSync(path.join(runDir, own(RUN_FOLDER.summary)), `${JSON.stringify(summary, null, 2)}\n`);
+    attempt.endedAt = summary.endedAt;
+    attempt.status = summary.status;
     writeRunInfo({ endedAt: summary.endedAt, status: summary.status, exitCode: failure ? 1 : trainerCode });
     copySmallArtifacts(runDir, modelDir, [
       RUN_FOLDER.config,
@@ -432,7 +609,9 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
       own(RUN_FOLDER.summary),
     ]);
     if (failure) throw failure;
-    say(`${summary.status}: ${checkpoints.length} checkpoint(s)${finalCkpt ? `, last ${finalCkpt}` : ''}`);
+    say(
+      `${summary.status}: ${checkpoints.length} checkpoint(s)${finalCkpt ? `, last ${finalCkpt.name}` : ''}`,
+    );
     return stopping ? trainerCode : 0;
   } catch (err) {
     const failure =
@@ -460,26 +639,13 @@ function signalGroup(p: Started | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-/** Waits for `p`; past the timeout, SIGTERM, and SIGKILL `termGraceMs` later (at once when 0). */
-async function waitOrKill(
-  p: Started,
-  timeoutMs: number,
-  termGraceMs: number,
-): Promise<{ code: number | null; timedOut: boolean }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    p.exited.then(() => false),
-    new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs))),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) {
-    signalGroup(p, termGraceMs > 0 ? 'SIGTERM' : 'SIGKILL');
-    const killTimer = setTimeout(() => signalGroup(p, 'SIGKILL'), termGraceMs);
-    await p.exited;
-    clearTimeout(killTimer);
-  }
+/** SIGTERM, and SIGKILL `termGraceMs` later (at once when 0); resolves when it has exited. */
+async function stopProcess(p: Started, termGraceMs: number): Promise<{ code: number | null }> {
+  signalGroup(p, termGraceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+  const killTimer = setTimeout(() => signalGroup(p, 'SIGKILL'), termGraceMs);
   const { code } = await p.exited;
-  return { code, timedOut };
+  clearTimeout(killTimer);
+  return { code };
 }
 
 /** Small files only: checkpoints never go into model.tar.gz (a huge tarball is a known trap). */

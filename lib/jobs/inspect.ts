@@ -1,19 +1,34 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import type { IS3 } from '../aws';
 import { parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
+import {
+  checkpointOfKey,
+  readJobRunInfo,
+  resolveRunFolders,
+  resumeFromRunInfo,
+  type ResumeInfo,
+} from '../results/run-folders';
 import { describeJob, requireLayout, type JobContext } from './context';
 import { readJobLogDescriptions } from './job-log';
 import { costOf } from './prices';
 
-/** The checkpoints a job has in S3 (`checkpoints/<job>/<run>_step<N>/`, `<run>_final/`). */
+/**
+ * The checkpoints a job has in S3, across every trainer run folder of its attempts
+ * (`checkpoints/<job>/<trainerRun>/checkpoints/<run>_step<N>/`, `<run>_final/`), or in the old layout
+ * (`checkpoints/<job>/checkpoints/…`, or `<run>_step<N>/` at the top).
+ */
 export interface CheckpointSummary {
   readonly steps: readonly number[];
   readonly latestStep: number | undefined;
   readonly final: boolean;
   readonly count: number;
-  /** The trace file, when the job has one. */
+  /** The trace file of the newest run folder (the latest attempt), when the job has one. */
   readonly traceKey: string | undefined;
   readonly traceBytes: number;
+  /** The trainer's run folders, oldest attempt first (`''`: the old layout). */
+  readonly runFolders: readonly string[];
+  /** What the restart did, when run.json says the job was restarted. */
+  readonly resume?: ResumeInfo;
 }
 
 export async function summarizeCheckpoints(
@@ -23,21 +38,39 @@ export async function summarizeCheckpoints(
 ): Promise<CheckpointSummary> {
   const prefix = layout.checkpointsPrefix(job);
   const objects = await s3.listObjects(layout.bucket, prefix);
-  const traceSuffix = `${RUN_FOLDER.traces}/${RUN_FOLDER.trace}`;
+  // run.json is read only when the listing has it: a job not yet started costs no request.
+  const runInfo = await readJobRunInfo(s3, layout, job, objects);
+  const relative = objects.map((o) => o.key.slice(prefix.length));
+  const folders = resolveRunFolders(runInfo, relative);
+  const checkpointDirs = folders.map((f) => f.checkpoints);
   const steps = new Set<number>();
   let final = false;
+  for (const rel of relative) {
+    const ck = checkpointOfKey(rel, checkpointDirs);
+    if (!ck) continue;
+    const folder = parseCheckpointFolder(ck.folder);
+    if (folder?.step !== undefined) steps.add(folder.step);
+    if (folder?.final) final = true;
+  }
+  // The newest run folder's trace; an older attempt's when the newest has none yet.
+  const sizes = new Map(objects.map((o) => [o.key, o.size]));
   let trace: { key: string; size: number } | undefined;
-  for (const o of objects) {
-    const parts = o.key.slice(prefix.length).split('/');
-    for (const part of parts.slice(0, -1)) {
-      const folder = parseCheckpointFolder(part);
-      if (folder?.step !== undefined) steps.add(folder.step);
-      if (folder?.final) final = true;
+  for (const f of [...folders].reverse()) {
+    const key = `${prefix}${f.traces}/${RUN_FOLDER.trace}`;
+    if (sizes.has(key)) {
+      trace = { key, size: sizes.get(key)! };
+      break;
     }
-    if (o.key.endsWith(traceSuffix) && (!trace || o.key.length < trace.key.length))
-      trace = { key: o.key, size: o.size };
+  }
+  if (!trace) {
+    const traceSuffix = `${RUN_FOLDER.traces}/${RUN_FOLDER.trace}`;
+    for (const o of objects) {
+      if (o.key.endsWith(traceSuffix) && (!trace || o.key.length < trace.key.length))
+        trace = { key: o.key, size: o.size };
+    }
   }
   const sorted = [...steps].sort((a, b) => a - b);
+  const resume = resumeFromRunInfo(runInfo);
   return {
     steps: sorted,
     latestStep: sorted[sorted.length - 1],
@@ -45,7 +78,18 @@ export async function summarizeCheckpoints(
     count: sorted.length + (final ? 1 : 0),
     traceKey: trace?.key,
     traceBytes: trace?.size ?? 0,
+    runFolders: folders.map((f) => f.folder),
+    ...(resume ? { resume } : {}),
   };
+}
+
+/** The line `rlvr status` prints for a restarted job. */
+export function describeResume(resume: ResumeInfo): string {
+  const from =
+    resume.from !== undefined
+      ? ` (from ${resume.from}${resume.step !== undefined ? `, step ${resume.step}` : ''})`
+      : '';
+  return `restarted: ${resume.note}${from}`;
 }
 
 /** The "Completed but no checkpoints" incident, said loudly. */

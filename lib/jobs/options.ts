@@ -30,6 +30,7 @@ export interface JobOptions {
   readonly spot: boolean;
   readonly maxWaitSeconds: number | undefined;
   readonly keepAliveSeconds: number;
+  readonly evalWaitSeconds: number;
   readonly modelInputMode: 'FastFile' | 'File';
   readonly networkIsolation: boolean;
   readonly useRay: boolean;
@@ -53,6 +54,7 @@ export const OPTION_FLAGS: Readonly<Record<JobOptionName, string>> = {
   spot: '--spot',
   max_wait: '--max-wait',
   keep_alive: '--keep-alive',
+  eval_wait: '--eval-wait',
   model_input_mode: '--model-input-mode',
   network_isolation: '--no-network-isolation',
   use_ray: '--no-ray',
@@ -116,7 +118,7 @@ function pick(layers: OptionLayers, name: JobOptionName): Sourced<unknown> | und
   return fallback === undefined ? undefined : { value: fallback, source: { kind: 'default' } };
 }
 
-function problemAt(source: OptionSource, option: string, message: string, hint?: string): Problem {
+export function problemAt(source: OptionSource, option: string, message: string, hint?: string): Problem {
   return {
     location: source.kind === 'config' ? source.location : undefined,
     where:
@@ -164,6 +166,7 @@ export function resolveJobOptions(layers: OptionLayers): {
   const maxRuntime = get('max_runtime', duration, 'a duration');
   const spot = get('spot', bool, 'true or false');
   const keepAlive = get('keep_alive', duration, 'a duration');
+  const evalWait = get('eval_wait', duration, 'a duration');
   const modelInputMode = get(
     'model_input_mode',
     (v) => (v === 'FastFile' || v === 'File' ? v : undefined),
@@ -373,6 +376,7 @@ export function resolveJobOptions(layers: OptionLayers): {
       spot,
       maxWaitSeconds,
       keepAliveSeconds: keepAlive,
+      evalWaitSeconds: evalWait,
       modelInputMode: modelInputMode as Sourced<'FastFile' | 'File'>,
       networkIsolation,
       useRay,

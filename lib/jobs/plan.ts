@@ -57,7 +57,7 @@ import {
 } from './options';
 import { runPreflight, type PreflightCheck, type PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
-import { checkRoleGpus, checkTrainerScript } from './trainer-checks';
+import { checkRoleGpus, checkTrainerScript, expectsCheckpoints, planTrainerRuntime } from './trainer-checks';
 import type { TrainerSelection } from '../trainers';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import { hourlyPrice } from './prices';
@@ -195,6 +195,10 @@ export interface SubmitPlan {
   readonly packed: PackedSource;
   readonly git: GitState | undefined;
   readonly resolvedConfigYaml: string;
+  /** The trainer's run-time contract the entrypoint follows (`contract.json` in the config channel). */
+  readonly contractJson: string;
+  /** What the plan says about the trainer at run time. */
+  readonly runtimeNotes: readonly string[];
   readonly description: string;
   readonly submitId: string;
   readonly tags: Readonly<Record<string, string>>;
@@ -219,7 +223,9 @@ function plainOptions(options: ResolvedJobOptions): JobOptions {
 }
 
 /** The job's files under `jobs/<job>/` (besides the reservation). */
-export function jobUploads(plan: Pick<SubmitPlan, 'config' | 'evalConfig' | 'resolvedConfigYaml' | 'git'>): {
+export function jobUploads(
+  plan: Pick<SubmitPlan, 'config' | 'evalConfig' | 'resolvedConfigYaml' | 'contractJson' | 'git'>,
+): {
   file: string;
   body: string;
   what: string;
@@ -227,6 +233,7 @@ export function jobUploads(plan: Pick<SubmitPlan, 'config' | 'evalConfig' | 'res
   const files: { file: string; body: string; what: string }[] = [
     { file: JOB_FILES.configAsWritten, body: plan.config.text, what: 'the config as written' },
     { file: JOB_FILES.resolvedConfig, body: plan.resolvedConfigYaml, what: 'the config the trainer reads' },
+    { file: JOB_FILES.contract, body: plan.contractJson, what: "the trainer's run-time contract" },
   ];
   if (plan.evalConfig)
     files.push({ file: JOB_FILES.evalConfig, body: plan.evalConfig.text, what: 'the eval config' });
@@ -451,6 +458,16 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
       referenceCheck.problems,
     );
   }
+  const runtimePlan = planTrainerRuntime({
+    config,
+    evalConfig,
+    profile: trainer.profile,
+    options,
+    inputs,
+    expectCheckpoints: expectsCheckpoints(trainer.profile, config.value),
+  });
+  if (runtimePlan.problems.length > 0)
+    throw new ProblemsError('The job cannot run as configured', runtimePlan.problems);
   const scriptProblem = checkTrainerScript(options.trainerCommand, staged, config.file);
   if (scriptProblem)
     throw new ProblemsError('The trainer command names a script the job would not have', [scriptProblem]);
@@ -546,6 +563,7 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     ...referenceCheck.warnings,
     ...planned.warnings,
     ...gpuCheck.warnings,
+    ...runtimePlan.warnings,
     ...(pipeline?.note ? [{ where: 'image', message: pipeline.note }] : []),
   ];
   if (input.local) {
@@ -559,8 +577,16 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   } else if (aws) {
     emit({ type: 'step', message: 'pre-flight: checking the model, datasets and order files in S3' });
     try {
-      const result = await cached(input.cache?.preflights, JSON.stringify(inputs), () =>
-        runPreflight(aws!.s3, inputs, config.file),
+      const result = await cached(
+        input.cache?.preflights,
+        JSON.stringify([inputs, runtimePlan.contract.datasetCaches]),
+        () =>
+          runPreflight(
+            aws!.s3,
+            inputs,
+            config.file,
+            new Map(runtimePlan.contract.datasetCaches.map((d) => [d.channel, d])),
+          ),
       );
       if (result.problems.length > 0)
         throw new ProblemsError('Pre-flight failed: the job would not find its inputs', result.problems);
@@ -584,10 +610,12 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
 
   const jobLogPath = resolveJobLogPath({ explicit: input.jobLog, env, cwd, repoRoot: configRepoRoot });
 
+  const contractJson = `${JSON.stringify(runtimePlan.contract, null, 2)}\n`;
   const base = {
     config,
     evalConfig,
     resolvedConfigYaml,
+    contractJson,
     git,
   };
   const uploads: Upload[] = [
@@ -647,6 +675,8 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
     packed,
     git,
     resolvedConfigYaml,
+    contractJson,
+    runtimeNotes: runtimePlan.notes,
     description,
     submitId,
     tags,

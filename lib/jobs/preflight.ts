@@ -101,7 +101,13 @@ async function checkModel(
   });
 }
 
-export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): Promise<PreflightResult> {
+export async function runPreflight(
+  s3: IS3,
+  inputs: InputPlan,
+  file: YamlFile,
+  /** Channels the trainer's loader reads as a local copy, and the file it must find at the top. */
+  cacheMarkers: ReadonlyMap<string, { readonly marker: string; readonly path: string }> = new Map(),
+): Promise<PreflightResult> {
   const out = { checks: [] as PreflightCheck[], problems: [] as Problem[], warnings: [] as Problem[] };
   const { checks, problems, warnings } = out;
   for (const model of [inputs.model, ...inputs.otherModels]) await checkModel(s3, model, file, out);
@@ -139,6 +145,20 @@ export async function runPreflight(s3: IS3, inputs: InputPlan, file: YamlFile): 
         ),
       );
       checks.push({ what: `dataset ${d.folder}`, target: uri, ok: false, detail: 'no objects' });
+    } else if (
+      cacheMarkers.has(d.channel) &&
+      // A HEAD: the listing's first 1000 keys may not reach it (data-*.arrow sort first).
+      !(await s3.headObject(d.location.bucket, `${d.location.key}${cacheMarkers.get(d.channel)!.marker}`))
+    ) {
+      const { marker, path: cachePath } = cacheMarkers.get(d.channel)!;
+      problems.push(
+        file.problem(
+          d.referencedAt,
+          `${uri} has no ${marker} at its top: the trainer's loader reads ${cachePath} only when it does, and would try the network instead`,
+          `Upload the folder Dataset.save_to_disk wrote for this split (not a DatasetDict): aws s3 sync <local ${d.folder} folder> ${uri}`,
+        ),
+      );
+      checks.push({ what: `dataset ${d.folder}`, target: uri, ok: false, detail: `no ${marker} at the top` });
     } else if (!DATASET_MARKERS.some((m) => files.has(m))) {
       problems.push(
         file.problem(

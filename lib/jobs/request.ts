@@ -90,6 +90,7 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
   };
   if (input.hasEvalConfig) {
     environment[JOB_ENV.evalConfig] = `${channelPath(CHANNELS.config)}/${JOB_FILES.evalConfig}`;
+    environment[JOB_ENV.evalWait] = String(options.evalWaitSeconds);
   }
   if (input.codeEval) environment.HF_ALLOW_CODE_EVAL = '1';
 

@@ -21,6 +21,7 @@ export const BUILT_IN_DEFAULTS = {
   max_runtime: 24 * 3600,
   spot: false,
   keep_alive: 0,
+  eval_wait: 30 * 60,
   model_input_mode: 'FastFile' as const,
   network_isolation: true,
   use_ray: true,

@@ -1,8 +1,24 @@
-import { roleGpuNeeds, type LoadedConfig, type TrainingConfig, type YamlFile } from '../config';
+import * as path from 'node:path';
+import {
+  roleGpuNeeds,
+  type EvalConfig,
+  type LoadedConfig,
+  type TrainingConfig,
+  type YamlFile,
+} from '../config';
 import type { Problem } from '../errors';
 import type { StagedSource } from '../source';
-import { commandScript } from '../trainers';
-import { describeSource, type ResolvedJobOptions, type Sourced } from './options';
+import {
+  buildJobContract,
+  commandScript,
+  WEIGHTS_ONLY_RESUME_NOTE,
+  type JobContract,
+  type TrainerProfile,
+  valueAtDotted,
+  type YamlMap,
+} from '../trainers';
+import type { InputPlan } from './inputs';
+import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from './options';
 
 /*
  * Checks that need both the trainer's config and how the job runs (its GPUs, its shipped source).
@@ -72,4 +88,114 @@ export function checkTrainerScript(
     message,
     hint,
   };
+}
+
+/** What the plan says about the trainer at run time, and what it ships to the entrypoint. */
+export interface TrainerRuntimePlan {
+  readonly contract: JobContract;
+  /** Plan lines: run folder, restart behaviour, the eval watcher's rewrites. */
+  readonly notes: readonly string[];
+  readonly problems: Problem[];
+  readonly warnings: Problem[];
+}
+
+/**
+ * The trainer's run-time contract for this job (issue 18): where its run folder lands, how a restart
+ * continues, where its loaders find their datasets, and what the eval watcher is told.
+ */
+export function planTrainerRuntime(input: {
+  readonly config: LoadedConfig<TrainingConfig>;
+  readonly evalConfig?: LoadedConfig<EvalConfig>;
+  readonly profile: TrainerProfile;
+  readonly options: ResolvedJobOptions;
+  readonly inputs: InputPlan;
+  readonly expectCheckpoints: boolean;
+}): TrainerRuntimePlan {
+  const { config, evalConfig, profile, options, inputs } = input;
+  const problems: Problem[] = [];
+  const warnings: Problem[] = [];
+  const notes: string[] = [];
+  const runtime = profile.runtime;
+  const cachedDatasets = inputs.datasets
+    .filter((d) => d.kind === 'folder' && d.loader && profile.loaders?.[d.loader]?.source === 's3-cache')
+    .map((d) => ({ channel: d.channel, folder: d.folder }));
+  const contract = buildJobContract({
+    profile,
+    config: config.value as unknown as YamlMap,
+    configName: path.basename(config.path),
+    expectCheckpoints: input.expectCheckpoints,
+    cachedDatasets,
+    evalConfig: evalConfig?.value as unknown as YamlMap | undefined,
+  });
+
+  const rf = runtime.runFolder;
+  notes.push(
+    rf.kind === 'own'
+      ? `${profile.id} makes its own run folder ${contract.configName.replace(/\.ya?ml$/i, '')}_<timestamp>/ under $${rf.rootEnv}, which the job points into the streamed folder (${rf.cite})`
+      : 'the trainer writes into $RLVR_RUN_DIR (checkpoints in $RLVR_CHECKPOINT_DIR), streamed to S3',
+  );
+  for (const d of contract.datasetCaches)
+    notes.push(`dataset channel ${d.channel} → ${d.path} (where its loader looks)`);
+
+  const spot = options.spot;
+  if (spot.value) {
+    if (contract.resume.kind === 'none') {
+      warnings.push(
+        problemAt(
+          spot.source,
+          'spot',
+          `${profile.id} cannot resume: a spot interruption restarts training from the base model, paid again`,
+          'Run on demand, or use a trainer that resumes.',
+        ),
+      );
+    } else if (contract.resume.kind === 'weights') {
+      notes.push(
+        `spot restart: ${WEIGHTS_ONLY_RESUME_NOTE} (the newest complete checkpoint is loaded by ${(contract.resume.loadPaths ?? []).map((p) => p.join('.')).join(', ')}; ${contract.resume.stepKey?.join('.')} set to its step; the reference is not touched)`,
+      );
+    }
+  }
+
+  const hosts = options.instanceCount;
+  if (hosts.value > 1 && runtime.sharedFolder) {
+    problems.push(
+      problemAt(
+        hosts.source,
+        'instance_count',
+        `${hosts.value} instances: ${profile.id} writes its torchtitan job configs into $${runtime.sharedFolder.env}, which Ray actors on the other hosts read (${runtime.sharedFolder.cite}), and this stack provides no folder all hosts share`,
+        'Run on one instance (instance_count: 1); multi-node runs need a shared file system (EFS or FSx), which the infrastructure does not create yet.',
+      ),
+    );
+  }
+
+  if (evalConfig && contract.eval) {
+    const watch = (evalConfig.value as unknown as YamlMap).watch;
+    if (watch && typeof watch === 'object') {
+      for (const key of ['local_dir', 'pattern', 's3_prefix']) {
+        const v = (watch as YamlMap)[key];
+        if (v !== undefined)
+          warnings.push(
+            evalConfig.file.problem(
+              ['watch', key],
+              `${String(v)} is replaced: the job's eval watcher evaluates this job's complete checkpoints`,
+              'Leave it out of configs meant for rlvr submit, or evaluate another run with a batch eval.',
+            ),
+          );
+      }
+    }
+    notes.push(
+      `eval watcher: ${contract.eval.command.replace('{python} ', '')} with output_dir = the run folder's evals/; once training ends it waits for results of every checkpoint (${contract.eval.resultKeys.join(', ') || 'its tasks'}), then is stopped`,
+    );
+  }
+  return { contract, notes, problems, warnings };
+}
+
+/** Whether the job must end with a checkpoint: the trainer writes one at the end, or at an interval set > 0. */
+export function expectsCheckpoints(profile: TrainerProfile, config: TrainingConfig): boolean {
+  const ck = profile.checkpoints;
+  if (!ck.writes) return false;
+  if (ck.final) return true;
+  const interval = ck.intervalKey
+    ? (valueAtDotted(config as unknown as YamlMap, ck.intervalKey) ?? ck.intervalDefault)
+    : undefined;
+  return Number(interval ?? 0) > 0;
 }

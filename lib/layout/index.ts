@@ -115,6 +115,8 @@ export const JOB_FILES = {
   resolvedConfig: 'resolved-config.yaml',
   evalConfig: 'eval-config.yaml',
   plan: 'plan.json',
+  /** What the entrypoint must know of the trainer at run time (lib/trainers/job-contract.ts). */
+  contract: 'contract.json',
   patchesDir: 'patches/',
 } as const;
 export type JobFile = (typeof JOB_FILES)[keyof typeof JOB_FILES];
@@ -153,6 +155,8 @@ export const JOB_ENV = {
   trainGpus: 'RLVR_TRAIN_GPUS',
   evalGpus: 'RLVR_EVAL_GPUS',
   trainerCommand: 'RLVR_TRAINER_COMMAND',
+  /** Seconds the eval watcher may take once training has ended. */
+  evalWait: 'RLVR_EVAL_WAIT_S',
   useRay: 'RLVR_USE_RAY',
   modelDir: 'RLVR_MODEL_DIR',
   datasetsDir: 'RLVR_DATASETS_DIR',

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { localCheckpointFiles, weightsVerdict } from '../checkpoints';
 import { MODEL_INDEX_FILE } from '../layout';
 
 /**
@@ -17,6 +18,23 @@ export interface CheckpointCheck {
 }
 
 export function checkCheckpointFolder(folder: string): CheckpointCheck {
+  const check = checkNames(folder);
+  return check.ok ? checkSizes(check) : check;
+}
+
+/**
+ * The weights must be whole (lib/checkpoints): every safetensors file the size its own header gives.
+ * A folder of other formats only (e.g. .distcp) is left to the name check.
+ */
+function checkSizes(check: CheckpointCheck): CheckpointCheck {
+  const files = localCheckpointFiles(check.folder);
+  if (![...files.sizes.keys()].some((f) => /\.(safetensors|bin|pt)$/.test(f) || f === MODEL_INDEX_FILE))
+    return check;
+  const verdict = weightsVerdict(files);
+  return verdict.complete ? check : { ...check, ok: false, problem: verdict.why };
+}
+
+function checkNames(folder: string): CheckpointCheck {
   const files = new Set(fs.readdirSync(folder));
   const weights = [...files].filter((f) => f.endsWith('.safetensors'));
   if (!files.has(MODEL_INDEX_FILE)) {

@@ -5,9 +5,12 @@ import { createGunzip } from 'node:zlib';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { describeJob, requireLayout, type JobContext } from '../jobs/context';
-import { LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
+import { laterCheckpointExists, weightsVerdict, type CheckpointFiles, type Verdict } from '../checkpoints';
+import { isTerminal } from '../jobs/inspect';
+import { LOCAL, MODEL_INDEX_FILE, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
+import { checkpointOfKey, readJobRunInfo, resolveRunFolders, type RunFolder } from './run-folders';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
 export type CheckpointSelection = 'all' | 'final' | 'none' | readonly string[];
@@ -74,13 +77,119 @@ export function localPathFor(relative: string): string {
     : relative;
 }
 
-/** `step20` or `final` for a key inside a checkpoint folder, else undefined. */
-function checkpointName(relative: string): string | undefined {
-  const parts = localPathFor(relative).split('/');
-  const folder =
-    parts.length > 2 && parts[0] === RUN_FOLDER.checkpoints ? parseCheckpointFolder(parts[1]) : undefined;
-  if (!folder) return undefined;
-  return folder.final ? 'final' : `step${folder.step}`;
+/**
+ * `step20` or `final` for a key inside a checkpoint folder — in any `…/checkpoints/<name>/` (a trainer's
+ * own run folder included), or at the top — else undefined.
+ */
+function checkpointName(relative: string, checkpointDirs: readonly string[] = []): string | undefined {
+  return checkpointOfKey(relative, checkpointDirs)?.name;
+}
+
+/** A checkpoint folder as the listing shows it. */
+export interface ListedCheckpoint {
+  /** Relative to the job prefix, e.g. `gsm8k_…/checkpoints/gsm8k_…_step20`. */
+  readonly path: string;
+  /** The folder holding it (`gsm8k_…/checkpoints`, `checkpoints`, or `` for the top). */
+  readonly parent: string;
+  /** `gsm8k_…_step20` */
+  readonly folder: string;
+  /** `step20` or `final` */
+  readonly name: string;
+  /** Sizes by path inside the folder. */
+  readonly sizes: Map<string, number>;
+}
+
+/** The checkpoint folders of a listing (keys relative to the job prefix). */
+export function listedCheckpoints(
+  objects: readonly { readonly relative: string; readonly size: number }[],
+  checkpointDirs: readonly string[] = [],
+): ListedCheckpoint[] {
+  const byPath = new Map<string, ListedCheckpoint>();
+  for (const o of objects) {
+    if (o.relative.endsWith('/')) continue;
+    const ck = checkpointOfKey(o.relative, checkpointDirs);
+    if (!ck) continue;
+    let entry = byPath.get(ck.path);
+    if (!entry) {
+      entry = { path: ck.path, parent: ck.parent, folder: ck.folder, name: ck.name, sizes: new Map() };
+      byPath.set(ck.path, entry);
+    }
+    entry.sizes.set(ck.inner, o.size);
+  }
+  return [...byPath.values()];
+}
+
+/**
+ * The completeness rule (lib/checkpoints) on what a listing shows: weights whole (every file the index
+ * names is there and not empty; the sizes safetensors headers give are not in a listing) and writer
+ * finished — `_final`, a later checkpoint of the same run beside it, a later attempt's run folder
+ * (the attempt that wrote it has ended), or the job has ended. (The listing has no LastModified, so the
+ * "unchanged for a while" clause does not apply here.)
+ */
+export function listedCheckpointVerdict(
+  checkpoint: ListedCheckpoint,
+  context: {
+    /** The folder names beside it (same parent). */
+    readonly siblings: readonly string[];
+    /** The index's weight files, when the folder has one. */
+    readonly indexed?: CheckpointFiles['indexed'];
+    /** A later attempt's run folder exists. */
+    readonly laterAttempt: boolean;
+    readonly jobEnded: boolean;
+  },
+): Verdict {
+  // The known trap the local check fixes by renaming (checkpoint-check.ts): one weights file saved
+  // under another name than the one the index gives it counts as that file.
+  let sizes: ReadonlyMap<string, number> = checkpoint.sizes;
+  if (Array.isArray(context.indexed)) {
+    const named: readonly string[] = context.indexed;
+    const missing = named.filter((f) => !sizes.has(f));
+    const strays = [...sizes.keys()].filter(
+      (f) => f.endsWith('.safetensors') && !f.includes('/') && !named.includes(f),
+    );
+    if (missing.length === 1 && strays.length === 1) {
+      const renamed = new Map(sizes);
+      renamed.set(missing[0], sizes.get(strays[0])!);
+      renamed.delete(strays[0]);
+      sizes = renamed;
+    }
+  }
+  const weights = weightsVerdict({ sizes, indexed: context.indexed });
+  if (!weights.complete) return weights;
+  const finished =
+    parseCheckpointFolder(checkpoint.folder)?.final === true ||
+    laterCheckpointExists(checkpoint.folder, context.siblings) ||
+    context.laterAttempt ||
+    context.jobEnded;
+  return finished ? weights : { complete: false, why: 'the trainer may still be writing it' };
+}
+
+/** The run folder a checkpoint belongs to (its index in `folders`), or -1. */
+function runFolderIndex(checkpoint: ListedCheckpoint, folders: readonly RunFolder[]): number {
+  const exact = folders.findIndex((f) => f.checkpoints === checkpoint.parent);
+  if (exact >= 0) return exact;
+  return folders.findIndex((f) => f.folder !== '' && checkpoint.path.startsWith(`${f.folder}/`));
+}
+
+/** Checkpoint folders under a local job folder, nested ones included (relative paths). */
+export function localCheckpointFolders(dir: string, checkpointDirs: readonly string[] = []): string[] {
+  const found: string[] = [];
+  const visit = (rel: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory() || e.name.startsWith('.')) continue;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (checkpointOfKey(`${r}/x`, checkpointDirs)?.path === r) found.push(r);
+      else if (depth < 4) visit(r, depth + 1);
+    }
+  };
+  visit('', 0);
+  return found.sort();
 }
 
 function selected(name: string | undefined, selection: CheckpointSelection): boolean {
@@ -191,11 +300,20 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
     }
   }
 
-  // Streamed checkpoints and traces.
+  // Streamed checkpoints and traces: the trainer's run folders (one per attempt) stay sub-folders.
   const objects = await listing;
+  const runInfo = await readJobRunInfo(context.aws.s3, layout, options.job, objects);
+  const relativeOf = (key: string) => key.slice(prefix.length);
+  const folders = resolveRunFolders(
+    runInfo,
+    objects.map((o) => relativeOf(o.key)),
+  );
+  const checkpointDirs = folders.map((f) => f.checkpoints);
   const order = (name: string) => (name === 'final' ? Infinity : Number(name.slice(4)));
   const available = (
-    [...new Set(objects.map((o) => checkpointName(o.key.slice(prefix.length))).filter(Boolean))] as string[]
+    [
+      ...new Set(objects.map((o) => checkpointName(relativeOf(o.key), checkpointDirs)).filter(Boolean)),
+    ] as string[]
   ).sort((a, b) => order(a) - order(b));
   const selection = options.checkpoints ?? 'final';
   if (Array.isArray(selection)) {
@@ -207,9 +325,41 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
       );
     }
   }
-  const wanted = objects.filter(
-    (o) => !o.key.endsWith('/') && selected(checkpointName(o.key.slice(prefix.length)), selection),
+  // A selected checkpoint folder the listing shows incomplete is left out, with a warning.
+  const listed = listedCheckpoints(
+    objects.map((o) => ({ relative: relativeOf(o.key), size: o.size })),
+    checkpointDirs,
   );
+  const leftOut = new Set<string>();
+  for (const ck of listed.filter((c) => selected(c.name, selection))) {
+    let indexed: CheckpointFiles['indexed'];
+    if (ck.sizes.has(MODEL_INDEX_FILE)) {
+      try {
+        const index = JSON.parse(
+          await context.aws.s3.getObjectText(layout.bucket, `${prefix}${ck.path}/${MODEL_INDEX_FILE}`),
+        ) as { weight_map?: Record<string, string> };
+        indexed = [...new Set(Object.values(index.weight_map ?? {}))];
+      } catch {
+        indexed = 'unreadable';
+      }
+    }
+    const attempt = runFolderIndex(ck, folders);
+    const verdict = listedCheckpointVerdict(ck, {
+      siblings: listed.filter((c) => c.parent === ck.parent).map((c) => c.folder),
+      indexed,
+      laterAttempt: attempt >= 0 && attempt < folders.length - 1,
+      jobEnded: isTerminal(job.TrainingJobStatus),
+    });
+    if (!verdict.complete) {
+      leftOut.add(ck.path);
+      warnings.push(`${ck.folder}: still being written or cut off (${verdict.why}): not downloaded`);
+    }
+  }
+  const wanted = objects.filter((o) => {
+    if (o.key.endsWith('/')) return false;
+    const ck = checkpointOfKey(relativeOf(o.key), checkpointDirs);
+    return ck ? selected(ck.name, selection) && !leftOut.has(ck.path) : true;
+  });
   const totalBytes = wanted.reduce((n, o) => n + o.size, 0);
   let progressBytes = 0;
   const queue: S3ObjectInfo[] = [];
@@ -248,12 +398,13 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   // Large files fetch their own ranges in parallel; small files go several at a time.
   await Promise.all(Array.from({ length: Math.min(4, Math.max(1, queue.length)) }, worker));
 
-  // Every checkpoint folder must be loadable.
-  const checkpointRoot = path.join(dir, RUN_FOLDER.checkpoints);
-  const folders = fs.existsSync(checkpointRoot)
-    ? fs.readdirSync(checkpointRoot).filter((f) => fs.statSync(path.join(checkpointRoot, f)).isDirectory())
-    : [];
-  const checks = folders.map((f) => checkCheckpointFolder(path.join(checkpointRoot, f)));
+  // Every checkpoint folder must be loadable and its weights whole, nested ones included.
+  const localFolders = localCheckpointFolders(dir, checkpointDirs);
+  const checks = localFolders.map((f) => checkCheckpointFolder(path.join(dir, f)));
+  const checkpointsPrefix = `${RUN_FOLDER.checkpoints}/`;
+  const folderNames = localFolders.map((f) =>
+    f.startsWith(checkpointsPrefix) ? f.slice(checkpointsPrefix.length) : f,
+  );
   for (const c of checks) {
     if (c.renamed) {
       for (const entry of Object.entries(manifest)) {
@@ -281,7 +432,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
     downloaded,
     skipped,
     bytes,
-    checkpointFolders: folders,
+    checkpointFolders: folderNames,
     availableCheckpoints: available,
     checks,
     warnings,

@@ -1,15 +1,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../jobs/context';
 import { isTerminal } from '../jobs/inspect';
 import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
+import { readJobRunInfo, resolveRunFolders, runFoldersFromRunInfo, type RunFolder } from './run-folders';
 
 /*
- * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs. Traces are 100–600 MB
- * and only grow, so a poll lists the traces prefix (one request) and, for a file that grew, fetches its
+ * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its
+ * own run folder, results/<job>/<trainerRun>/traces/*.jsonl of every attempt's folder. Traces are
+ * 100–600 MB and only grow, so a poll lists the job's prefix (one request; it shows every run folder's
+ * traces, and a new run folder after a restart) and, for a file that grew, fetches its
  * new tail only — after proving the old bytes are still its prefix: the range starts OVERLAP bytes
  * before the local end, asks If-Match the listed ETag, and its first OVERLAP bytes must equal the local
  * file's last ones. A file that shrank or was rewritten is fetched whole. The local file is replaced
@@ -18,10 +22,18 @@ import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 
 export const OVERLAP = 64 * 1024;
 const STATE = '.rlvr-sync.json';
+/** Per job: the run.json the run folders were read from (its ETag), and the folders it named. */
+const FOLDERS_STATE = '.rlvr-sync-folders.json';
+
+interface FoldersState {
+  runInfoEtag?: string;
+  named?: RunFolder[];
+}
 
 export interface SyncStats {
   polls: number;
   listRequests: number;
+  /** Trace bodies and tails, and run.json when it changed (it names the trainer's run folders). */
   getRequests: number;
   bodyBytes: number;
   changes: number;
@@ -74,29 +86,33 @@ function replaceAtomically(file: string, write: (tmp: string) => void): void {
   fs.renameSync(tmp, file);
 }
 
-/** One job's traces: returns whether anything changed. */
-async function syncJob(
+function readJsonFile<T>(file: string, fallback: T): T {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** The traces of one run folder, from the job's listing: returns whether anything changed. */
+async function syncTracesFolder(
   context: JobContext,
   job: string,
   dir: string,
+  folder: RunFolder,
+  objects: readonly S3ObjectInfo[],
   stats: SyncStats,
   emit: (e: TransferEvent) => void,
-) {
+): Promise<boolean> {
   const layout = requireLayout(context);
-  const tracesDir = path.join(dir, RUN_FOLDER.traces);
+  const tracesDir = path.join(dir, folder.traces);
   fs.mkdirSync(tracesDir, { recursive: true });
   const statePath = path.join(tracesDir, STATE);
-  let state: Record<string, FileState> = {};
-  try {
-    state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
-  } catch {
-    // first sync
-  }
-  const prefix = layout.tracesPrefix(job);
-  const objects = await context.aws.s3.listObjects(layout.bucket, prefix);
-  stats.listRequests++;
+  const state = readJsonFile<Record<string, FileState>>(statePath, {});
+  const prefix = `${layout.checkpointsPrefix(job)}${folder.traces}/`;
   let changed = false;
   for (const o of objects) {
+    if (!o.key.startsWith(prefix)) continue;
     const name = o.key.slice(prefix.length);
     if (!name.endsWith('.jsonl') || name.includes('/')) continue;
     const local = path.join(tracesDir, name);
@@ -146,10 +162,52 @@ async function syncJob(
     state[name] = { etag: o.etag ?? '', size: o.size };
     fs.writeFileSync(statePath, JSON.stringify(state));
   }
+  return changed;
+}
+
+/** One job's traces, in each of its trainer run folders: returns whether anything changed. */
+async function syncJob(
+  context: JobContext,
+  job: string,
+  dir: string,
+  stats: SyncStats,
+  emit: (e: TransferEvent) => void,
+) {
+  const layout = requireLayout(context);
+  const prefix = layout.checkpointsPrefix(job);
+  const objects = await context.aws.s3.listObjects(layout.bucket, prefix);
+  stats.listRequests++;
+  // The run folders: run.json's, read again only when its ETag changed (a restart rewrites it); else
+  // those the listing shows; else the top (the old layout).
+  fs.mkdirSync(dir, { recursive: true });
+  const foldersPath = path.join(dir, FOLDERS_STATE);
+  const known = readJsonFile<FoldersState>(foldersPath, {});
+  const runInfoObject = objects.find((o) => o.key === `${prefix}${RUN_FOLDER.runInfo}`);
+  let named = known.named ?? [];
+  if (!runInfoObject) named = [];
+  else if (known.runInfoEtag !== runInfoObject.etag || !runInfoObject.etag) {
+    const runInfo = await readJobRunInfo(context.aws.s3, layout, job);
+    stats.getRequests++;
+    named = runFoldersFromRunInfo(runInfo);
+    if (runInfo !== undefined)
+      fs.writeFileSync(foldersPath, JSON.stringify({ runInfoEtag: runInfoObject.etag, named }));
+  }
+  const folders =
+    named.length > 0
+      ? named
+      : resolveRunFolders(
+          undefined,
+          objects.map((o) => o.key.slice(prefix.length)),
+        );
+  let changed = false;
+  for (const folder of folders) {
+    if (await syncTracesFolder(context, job, dir, folder, objects, stats, emit)) changed = true;
+  }
   // The config the job runs with, once.
   const config = path.join(dir, RUN_FOLDER.config);
   if (!fs.existsSync(config)) {
-    const head = await context.aws.s3.headObject(layout.bucket, layout.runConfigKey(job));
+    // The listing shows it: no request when it is not there yet.
+    const head = objects.find((o) => o.key === layout.runConfigKey(job));
     if (head) {
       await fetchObject(context.aws.s3, layout.bucket, head, config);
       changed = true;

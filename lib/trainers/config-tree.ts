@@ -22,3 +22,13 @@ export function hasKey(config: unknown, dotted: string): boolean {
   const parent = parts.length === 1 ? config : valueAtDotted(config, parts.slice(0, -1).join('.'));
   return isMap(parent) && Object.prototype.hasOwnProperty.call(parent, parts[parts.length - 1]);
 }
+
+/** The value at a key path of maps and lists (`['roles', 0, 'config', 'model']`). */
+export function valueAtPath(root: unknown, keyPath: readonly (string | number)[]): unknown {
+  let node: unknown = root;
+  for (const seg of keyPath) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string | number, unknown>)[seg];
+  }
+  return node;
+}

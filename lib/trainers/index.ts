@@ -4,6 +4,9 @@ export {
   type DataSection,
   type DatasetLoader,
   type DottedKey,
+  type EvalScriptContract,
+  LAUNCHER_RUNTIME,
+  type TrainerRuntime,
   type KeyTree,
   type TrainerProfile,
 } from './profile';
@@ -13,13 +16,14 @@ export {
   LOADERS,
   MIXED,
   MIXED_MODES,
+  RLVR_EVAL_SCRIPT,
   SHARED_KEYS,
   TITAN_CONFIG_KEYS,
   TITAN_DEGREES,
   TITAN_DEGREES_CITE,
   VLLM_CONFIG_KEYS,
 } from './rlvr-experiments';
-export { hasKey, isMap, valueAtDotted, type YamlMap } from './config-tree';
+export { hasKey, isMap, valueAtDotted, valueAtPath, type YamlMap } from './config-tree';
 export {
   commandScript,
   profileForCommand,
@@ -28,3 +32,10 @@ export {
   type SelectTrainerResult,
   type TrainerSelection,
 } from './select';
+export {
+  buildJobContract,
+  evalResultKeys,
+  WEIGHTS_ONLY_RESUME_NOTE,
+  type ContractKeyPath,
+  type JobContract,
+} from './job-contract';

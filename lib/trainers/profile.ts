@@ -91,6 +91,8 @@ export interface TrainerProfile {
   };
   /** How a restarted job continues: `none`; `weights` (load path + step counter); `full`. */
   readonly resume: 'none' | 'weights' | 'full';
+  /** How it behaves at run time: run folder, resume paths, dataset copies, shared folder, eval script. */
+  readonly runtime: TrainerRuntime;
   /** Keys this trainer reads beyond the shared ones (for typo detection). */
   readonly keys: KeyTree;
   /** Keys whose presence identifies this trainer's configs (recognition of repo profiles). */
@@ -100,6 +102,66 @@ export interface TrainerProfile {
   /** The repository's profile file that defined or changed it (undefined: built in). */
   readonly fromFile?: string;
 }
+
+/**
+ * The trainer's run-time contract (issue 18): what it does with the job's folders and files, so the
+ * entrypoint can stream its run folder, restart it and feed it data without guessing.
+ */
+export interface TrainerRuntime {
+  /**
+   * `launcher`: it writes into the `$RLVR_RUN_DIR` it is given (checkpoints in `$RLVR_CHECKPOINT_DIR`).
+   * `own`: it creates `<$rootEnv>/<config file stem>_<YYYYmmdd-HHMMSS>[_N]/` itself and leaves a
+   * `marker` file in it; the entrypoint points `rootEnv` into the streamed folder and finds it.
+   */
+  readonly runFolder:
+    | { readonly kind: 'launcher' }
+    | {
+        readonly kind: 'own';
+        readonly rootEnv: string;
+        /** Where it goes when `rootEnv` is unset (never, in a job). */
+        readonly fallback: string;
+        readonly marker: string;
+        readonly checkpoints: string;
+        readonly traces: string;
+        readonly cite: string;
+      };
+  /** `weights` resume: the load paths pointed at the checkpoint (never the reference), and the step key. */
+  readonly resumeWith?: {
+    readonly loadPaths: readonly {
+      readonly role: string;
+      readonly key: DottedKey;
+      readonly ifPresent?: boolean;
+    }[];
+    readonly stepKey: DottedKey;
+    readonly cite: string;
+  };
+  /** Where its loaders look for a local copy of an `s3-cache` dataset (`{folder}` = the loader's folder). */
+  readonly datasetCache?: { readonly path: string; readonly marker: string; readonly cite: string };
+  /** A folder all hosts of a multi-node job must share, by the variable that names it. */
+  readonly sharedFolder?: { readonly env: string; readonly cite: string };
+  /** Its eval script, when the repository's eval watcher runs beside it. */
+  readonly evalScript?: EvalScriptContract;
+}
+
+/** How the repository's eval script is called and how it ends (their eval_benchmarks.py). */
+export interface EvalScriptContract {
+  readonly script: string;
+  /** `{python}`, `{config}` (the rewritten eval config), `{watch}` (a glob of complete checkpoints). */
+  readonly command: string;
+  /** `never`: a watch loop the entrypoint stops once results are in; `done-file`: exits after `RLVR_EVAL_DONE_FILE`. */
+  readonly ends: 'never' | 'done-file';
+  /** Where a checkpoint's results are recorded: summaries (glob in `output_dir`) with `results.<checkpoint>.<key>`. */
+  readonly summaries: string;
+  /** The result key of a benchmark: `{task}` and `{shots}` (num_fewshot, 0 when unset). */
+  readonly resultKey: string;
+  /** The watch loop's poll interval key and default (seconds). */
+  readonly pollKey: DottedKey;
+  readonly pollDefault: number;
+  readonly cite: string;
+}
+
+/** The contract of a trainer without a profile: it writes where the launcher says. */
+export const LAUNCHER_RUNTIME: TrainerRuntime = { runFolder: { kind: 'launcher' } };
 
 /** Merges key trees (a leaf wins over a subtree: its inside is then free). */
 export function mergeKeyTrees(...trees: readonly KeyTree[]): KeyTree {

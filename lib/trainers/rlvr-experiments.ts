@@ -3,8 +3,10 @@ import {
   mergeKeyTrees,
   type DataSection,
   type DatasetLoader,
+  type EvalScriptContract,
   type KeyTree,
   type TrainerProfile,
+  type TrainerRuntime,
 } from './profile';
 
 /*
@@ -376,6 +378,71 @@ function exportsHf(intervalDefault?: number): TrainerProfile['checkpoints'] {
   };
 }
 
+/**
+ * entrypoints/eval_benchmarks.py: `CONFIG [--cache-dir DIR] [--watch-path GLOB]` (E/eval_benchmarks.py:339-353;
+ * a glob sets watch.local_dir and watch.pattern, :406-414). Watch mode is `while True` with no exit
+ * (:532-574); a checkpoint's results land in `summary_<start>.json` under `results.<checkpoint>.<task>_<N>shot`
+ * once all its tasks are back (:381-404, :494-496, :568-574); it polls every `watch.poll_interval_s`
+ * (default 300, :431) and takes a checkpoint as soon as model.safetensors exists (:544-549), so it is only
+ * ever shown complete ones.
+ */
+export const RLVR_EVAL_SCRIPT: EvalScriptContract = {
+  script: 'entrypoints/eval_benchmarks.py',
+  command: '{python} entrypoints/eval_benchmarks.py {config} --watch-path {watch}',
+  ends: 'never',
+  summaries: 'summary_*.json',
+  resultKey: '{task}_{shots}shot',
+  pollKey: 'watch.poll_interval_s',
+  pollDefault: 300,
+  cite: 'E/eval_benchmarks.py:339-574',
+};
+
+/**
+ * What every trainer of theirs does at run time through `Runtime.from_plan` (S/runtime.py:83-173): its run
+ * folder is `$SM_MODEL_DIR/<config stem>_<YYYYmmdd-HHMMSS>[_N]` (else /efs/rlvr-experiments/results/…),
+ * with run.json, config.yaml, RESULTS.md, patches/, traces/ and checkpoints/ (`<run>_step<N>`, `<run>_final`
+ * via get_checkpoint_dir, S/utils.py:197-212); it overwrites RLVR_RUN_DIR and must keep the trainer role's
+ * checkpoint.folder (runtime.py:171-173). Loaders read /tmp/<folder>_cache when it holds dataset_info.json
+ * (S/data.py:58-92, 275-323, 772-806, 913-976; mbpp and ifeval only check that it exists), else sync the
+ * team's bucket, else the Hub. Torchtitan job configs go to RLVR_TITAN_CONFIG_DIR, read by actors on
+ * every host (S/titan_actor.py:613-619).
+ */
+function theirRuntime(resume?: TrainerRuntime['resumeWith']): TrainerRuntime {
+  return {
+    runFolder: {
+      kind: 'own',
+      rootEnv: 'SM_MODEL_DIR',
+      fallback: '/efs/rlvr-experiments/results',
+      marker: 'run.json',
+      checkpoints: 'checkpoints',
+      traces: 'traces',
+      cite: 'S/runtime.py:83-173',
+    },
+    ...(resume ? { resumeWith: resume } : {}),
+    datasetCache: { path: '/tmp/{folder}_cache', marker: 'dataset_info.json', cite: 'S/data.py:58-92' },
+    sharedFolder: { env: 'RLVR_TITAN_CONFIG_DIR', cite: 'S/titan_actor.py:613-619' },
+    evalScript: RLVR_EVAL_SCRIPT,
+  };
+}
+
+/**
+ * `training.resume_step` only sets the step counters; the weights come from the trainer's hf_assets_path
+ * (or checkpoint.initial_load_path when set, torchtitan's load order, S/model.py:169-180) and each vLLM
+ * role's `config.model` (S/vllm_engine_actor.py:47-55). No trainer syncs weights at start, so the rollout
+ * must load the checkpoint too; the reference (and a teacher) keep theirs.
+ */
+function weightsResume(cite: string, rollout = true): TrainerRuntime['resumeWith'] {
+  return {
+    loadPaths: [
+      { role: 'trainer', key: 'model.hf_assets_path' },
+      { role: 'trainer', key: 'checkpoint.initial_load_path', ifPresent: true },
+      ...(rollout ? [{ role: 'rollout', key: 'model' }] : []),
+    ],
+    stepKey: 'training.resume_step',
+    cite,
+  };
+}
+
 export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
   {
     id: 'grpo-sft',
@@ -412,6 +479,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     checkpoints: exportsHf(), // :497-499, :514-516
     ends: { maxSteps: 'required', numEpochs: false }, // :505; epochs loop forever (:342-350)
     resume: 'weights', // training.resume_step sets the step counter only (:106-111)
+    runtime: theirRuntime(weightsResume('E/train_grpo_sft.py:105-112')),
     keys: keyTree([
       ...GRPO_SCHEDULE,
       'training.max_staleness',
@@ -462,6 +530,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     checkpoints: { writes: false, final: false, titanEnableForced: TITAN_ENABLE_FORCED }, // no export_to_hf call
     ends: { maxSteps: 'optional', numEpochs: false }, // :257
     resume: 'none',
+    runtime: theirRuntime(), // E/train_grpo_minimal.py:40
     keys: keyTree([
       ...GRPO_SCHEDULE,
       'training.max_staleness',
@@ -501,6 +570,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     checkpoints: exportsHf(), // :722-724, :741-743
     ends: { maxSteps: 'required', numEpochs: true }, // :641-642
     resume: 'weights', // :353-358
+    runtime: theirRuntime(weightsResume('E/train_grpo_gkd.py:353-358')), // the teacher keeps its model (:350, :721)
     keys: keyTree([
       ...GRPO_SCHEDULE,
       'training.max_staleness',
@@ -554,6 +624,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     checkpoints: exportsHf(), // :909-911, :927-929
     ends: { maxSteps: 'required', numEpochs: true }, // :843-844
     resume: 'weights', // :527-533
+    runtime: theirRuntime(weightsResume('E/train_opsd.py:527-533')), // teacher = rollout without a teacher role (:519-523)
     keys: keyTree([
       ...FLAT_SCHEDULE,
       'training.max_staleness',
@@ -601,6 +672,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     checkpoints: exportsHf(20), // :148, :379-381, :398-400
     ends: { maxSteps: 'optional', maxStepsDefault: 300, numEpochs: false }, // :147, :167-177
     resume: 'weights', // :106-110
+    runtime: theirRuntime(weightsResume('E/train_gkd.py:106-110')), // teacher = rollout without a teacher role (:97-104)
     keys: keyTree([
       ...FLAT_SCHEDULE,
       'training.seq_len_buckets',
@@ -635,6 +707,7 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     checkpoints: exportsHf(), // :206-208, :221-223
     ends: { maxSteps: 'required', numEpochs: true }, // :159-160
     resume: 'weights', // :56-59
+    runtime: theirRuntime(weightsResume('E/train_sft_only.py:56-59', false)), // trainer only
     keys: keyTree([
       'training.max_steps',
       'training.checkpoint_interval',
@@ -678,7 +751,8 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
     ],
     checkpoints: exportsHf(50), // :196, :703-705, :734
     ends: { maxSteps: 'optional', numEpochs: true }, // :193-194, :614-616
-    resume: 'none',
+    resume: 'none', // resume_step is never read
+    runtime: theirRuntime(), // Runtime.from_plan too (:118-121)
     keys: keyTree([
       ...GRPO_SCHEDULE,
       'training.max_staleness',

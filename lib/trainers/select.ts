@@ -1,5 +1,6 @@
 import { hasKey, isMap, valueAtDotted, type YamlMap as Yaml } from './config-tree';
-import type { TrainerProfile } from './profile';
+import { LAUNCHER_RUNTIME, type TrainerProfile } from './profile';
+import { RLVR_EVAL_SCRIPT } from './rlvr-experiments';
 
 /** Which trainer runs a config, and why (the plan states both). */
 export interface TrainerSelection {
@@ -40,8 +41,10 @@ export function profileForCommand(command: string): TrainerProfile {
       { section: 'data', iterator: 'data_iter', skipChatTemplateDefault: false },
       { section: 'sft_data', iterator: 'sft_data_iter', skipChatTemplateDefault: false },
     ],
-    checkpoints: { writes: true, final: false },
+    checkpoints: { writes: true, intervalKey: 'training.checkpoint_interval', final: false },
     resume: 'none',
+    // It writes where the launcher says; the repository's eval script (if any) is theirs.
+    runtime: { ...LAUNCHER_RUNTIME, evalScript: RLVR_EVAL_SCRIPT },
     keys: {},
     cite: 'no profile',
   };

@@ -140,6 +140,41 @@ describe('rlvr submit --dry-run on a machine without AWS', () => {
     );
   });
 
+  it("states the trainer's run-time contract and ships it; --spot with a trainer that cannot resume is a warning", async () => {
+    const weights = await runCli(['submit', GSM8K_EXAMPLE, '--dry-run', '--json', '--spot']);
+    expect(weights.code).toBe(0);
+    const plan = JSON.parse(weights.stdout);
+    expect(plan.trainer.resume).toBe('weights');
+    const notes = plan.trainer.runtime.join('\n');
+    expect(notes).toMatch(
+      /grpo-sft makes its own run folder qwen3-1\.7B-gsm8k-grpo_<timestamp>\/ under \$SM_MODEL_DIR/,
+    );
+    expect(notes).toContain('dataset channel gsm8k_train → /tmp/gsm8k_train_cache');
+    expect(notes).toMatch(
+      /spot restart: weights-only resume: optimizer state and data order restart \(.*roles\.0\.config\.model\.hf_assets_path, roles\.2\.config\.model; training\.resume_step/,
+    );
+    expect(notes).toMatch(/eval watcher: entrypoints\/eval_benchmarks\.py \{config\} --watch-path \{watch\}/);
+    expect(plan.uploads.map((u: { key: string }) => u.key)).toContain(
+      `rlvr-experiments/jobs/${plan.jobName}/contract.json`,
+    );
+    // Nothing about the trainer to warn of (a dry-run without settings notes only the image).
+    expect(plan.warnings.map((w: { where: string }) => w.where)).toEqual(['image']);
+
+    const dir = tempDir('rlvr-minimal-');
+    const minimal = writeConfig(
+      dir,
+      'minimal.yaml',
+      gsm8kWith(['launcher:\n', 'launcher:\n  trainer: grpo-minimal\n  acknowledge: [no-checkpoints]\n'])
+        .replace(/^ {2}trainer_src: .*\n/m, `  trainer_src: ${path.join(REPO_ROOT, 'examples', 'trainer')}\n`)
+        .replace(/^ {2}eval_config: .*\n/m, ''),
+    );
+    const none = await runCli(['submit', minimal, '--dry-run', '--json', '--spot']);
+    expect(none.code).toBe(0);
+    expect(JSON.parse(none.stdout).warnings.map((w: { message: string }) => w.message)).toContain(
+      'grpo-minimal cannot resume: a spot interruption restarts training from the base model, paid again',
+    );
+  });
+
   it('refuses roles that need more GPUs than the job trains on, naming the instance count that fits', async () => {
     const { stderr, code } = await runCli([
       'submit',

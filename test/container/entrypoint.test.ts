@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { CheckpointTracker } from '../../lib/container/checkpoints';
+import { CheckpointTracker } from '../../lib/checkpoints';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { packSource, stageSource } from '../../lib/source';
 import { tempDir } from '../helpers/fixtures';
@@ -47,8 +47,9 @@ function envFor(root: string, trainerCommand: string, extra: Record<string, stri
   };
 }
 
+// The smallest whole safetensors file: an 8-byte header length (2), then the header `{}`.
 const WRITE_FINAL =
-  'mkdir -p "$RLVR_CHECKPOINT_DIR/r_final" && echo w > "$RLVR_CHECKPOINT_DIR/r_final/model.safetensors"';
+  'mkdir -p "$RLVR_CHECKPOINT_DIR/r_final" && printf \'\\002\\000\\000\\000\\000\\000\\000\\000{}\' > "$RLVR_CHECKPOINT_DIR/r_final/model.safetensors"';
 
 function withCode(root: string): void {
   fs.mkdirSync(path.join(root, 'code'), { recursive: true });
@@ -135,12 +136,13 @@ describe('container entrypoint (in process)', () => {
       pollMs: 50,
       stableMs: 0,
       evalFinalTimeoutMs: 500,
-      viewDir: path.join(root, 'view'),
+      evalTermGraceMs: 200,
+      tmpRoot: path.join(root, 'tmp'),
     });
     expect(code).toBe(0);
     const summary = JSON.parse(fs.readFileSync(path.join(root, 'checkpoints', 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({ status: 'Completed', eval: { timedOut: true } });
-    expect(fs.readlinkSync(path.join(root, 'view', 'r_final'))).toBe(
+    expect(fs.readlinkSync(path.join(root, 'tmp', 'rlvr-eval-view', 'r_final'))).toBe(
       path.join(root, 'checkpoints', 'checkpoints', 'r_final'),
     );
   });
@@ -165,11 +167,26 @@ describe('container entrypoint (in process)', () => {
   });
 });
 
-describe('checkpoint completeness', () => {
-  it('shows a checkpoint only when every file its index names is there and nothing changed for stableMs', () => {
+/** A whole safetensors file of `elems` F16 values. */
+function safetensors(elems: number): Buffer {
+  const header = Buffer.from(
+    JSON.stringify({ w: { dtype: 'F16', shape: [elems], data_offsets: [0, 2 * elems] } }).padEnd(64, ' '),
+  );
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(header.length));
+  return Buffer.concat([len, header, Buffer.alloc(2 * elems, 1)]);
+}
+
+describe('checkpoint completeness (one rule: weights whole, writer finished)', () => {
+  it('needs every indexed shard at the size its header gives, then a later checkpoint or stableMs without change', () => {
     const dir = tempDir('rlvr-ckpt-');
     let now = 0;
-    const tracker = new CheckpointTracker(dir, 1000, () => now);
+    const tracker = new CheckpointTracker(
+      () => [dir],
+      1000,
+      () => now,
+    );
+    const names = () => tracker.complete().map((c) => c.name);
     const ckpt = path.join(dir, 'run_step10');
     fs.mkdirSync(ckpt);
     fs.writeFileSync(
@@ -178,22 +195,37 @@ describe('checkpoint completeness', () => {
         weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors' },
       }),
     );
-    fs.writeFileSync(path.join(ckpt, 'model-00001-of-00002.safetensors'), 'x');
+    fs.writeFileSync(path.join(ckpt, 'model-00001-of-00002.safetensors'), safetensors(100));
     expect(tracker.scan()).toEqual([]); // a shard missing
-    fs.writeFileSync(path.join(ckpt, 'model-00002-of-00002.safetensors'), 'y');
-    expect(tracker.scan()).toEqual([]); // first look: not yet known to be stable
-    now += 500;
-    fs.appendFileSync(path.join(ckpt, 'model-00002-of-00002.safetensors'), 'yy'); // still growing
+    const shard2 = safetensors(200);
+    fs.writeFileSync(path.join(ckpt, 'model-00002-of-00002.safetensors'), shard2.subarray(0, 300));
+    now += 5000;
+    expect(tracker.scan()).toEqual([]); // shorter than its header says: still being written
     expect(tracker.scan()).toEqual([]);
+    fs.writeFileSync(path.join(ckpt, 'model-00002-of-00002.safetensors'), shard2);
+    expect(tracker.scan()).toEqual([]); // whole, first look: not yet known to be finished
     now += 999;
     expect(tracker.scan()).toEqual([]);
     now += 1;
-    expect(tracker.scan()).toEqual(['run_step10']);
+    expect(tracker.scan()).toEqual([{ name: 'run_step10', path: ckpt }]);
     expect(tracker.scan()).toEqual([]); // shown once
+    // Their export: model.safetensors, and the indexed shard names as links to it.
+    const next = path.join(dir, 'run_step20');
+    fs.mkdirSync(next);
+    fs.writeFileSync(path.join(next, 'model.safetensors'), safetensors(100));
+    fs.writeFileSync(
+      path.join(next, 'model.safetensors.index.json'),
+      JSON.stringify({ weight_map: { a: 'model-00001-of-00001.safetensors' } }),
+    );
+    fs.symlinkSync('model.safetensors', path.join(next, 'model-00001-of-00001.safetensors'));
+    expect(tracker.scan()).toEqual([]);
+    // A later checkpoint says the writer moved on: complete without waiting.
+    fs.mkdirSync(path.join(dir, 'run_final'));
+    expect(tracker.scan().map((c) => c.name)).toEqual(['run_step20']);
     fs.mkdirSync(path.join(dir, 'not-a-checkpoint'));
-    fs.writeFileSync(path.join(dir, 'not-a-checkpoint', 'model.safetensors'), 'z');
+    fs.writeFileSync(path.join(dir, 'not-a-checkpoint', 'model.safetensors'), safetensors(1));
     now += 5000;
-    tracker.scan();
-    expect(tracker.complete()).toEqual(['run_step10']);
+    tracker.scan(true);
+    expect(names()).toEqual(['run_step10', 'run_step20']); // run_final has no weights
   });
 });

@@ -221,7 +221,7 @@ export function writeContainerDockerDir(dir: string): void {
   fs.writeFileSync(path.join(dir, 'python'), '#!/bin/sh\nexec /usr/local/bin/node "$@"\n', { mode: 0o755 });
   fs.writeFileSync(
     path.join(dir, 'ray'),
-    '#!/bin/sh\necho "ray $* CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES" >> "$RLVR_RUN_DIR/logs/ray-calls.txt"\n',
+    '#!/bin/sh\necho "ray $* CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES" >> /opt/ml/checkpoints/logs/ray-calls.txt\n',
     { mode: 0o755 },
   );
   fs.writeFileSync(

@@ -51,6 +51,10 @@ export const SEEDED_KEYS = [
   'rlvr-experiments/datasets/gsm8k_train/data-00000-of-00001.arrow',
   'rlvr-experiments/datasets/math_train/dataset_info.json',
   'rlvr-experiments/datasets/math_train/data-00000-of-00001.arrow',
+  // A DatasetDict saved whole: save_to_disk, but not the split folder their loaders read.
+  'rlvr-experiments/datasets/gsm8k_test/dataset_dict.json',
+  'rlvr-experiments/datasets/gsm8k_test/test/dataset_info.json',
+  'rlvr-experiments/datasets/gsm8k_test/test/data-00000-of-00001.arrow',
   'rlvr-experiments/curricula/gsm8k_curriculum.txt',
   'rlvr-experiments/curricula/math_curriculum.txt',
 ];

@@ -91,6 +91,10 @@ describe('the CreateTrainingJob request', () => {
     const warm = await dryRun(exampleConfigs()[0], { options: { keep_alive: '30m' } });
     expect(warm.request.ResourceConfig?.KeepAlivePeriodInSeconds).toBe(1800);
     expect(validateAgainstModel(model, 'CreateTrainingJob', warm.request)).toEqual([]);
+    // How long the eval watcher may finish once training ends: 30 min unless set.
+    expect(warm.request.Environment?.RLVR_EVAL_WAIT_S).toBe('1800');
+    const quick = await dryRun(exampleConfigs()[0], { options: { eval_wait: '5m' } });
+    expect(quick.request.Environment?.RLVR_EVAL_WAIT_S).toBe('300');
   });
 
   it('streams checkpoints to checkpoints/<job>/, ships config and code as channels, and maps the model', async () => {

@@ -83,6 +83,7 @@ describeWithPeer('moto_server', motoAvailable())('submit against a real emulator
     const uploaded = (await allKeys(moto.endpoint)).filter((k) => !SEEDED_KEYS.includes(k));
     const jobFiles = [
       'config.yaml',
+      'contract.json',
       'eval-config.yaml',
       'patches/git_commit.txt',
       'patches/git_diff.patch',
@@ -102,6 +103,35 @@ describeWithPeer('moto_server', motoAvailable())('submit against a real emulator
       new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/resolved-config.yaml` }),
     );
     expect(await resolved.Body!.transformToString()).toMatch(/path: \/opt\/ml\/input\/data\/model/);
+    // What the entrypoint follows at run time: the trainer's run folder, resume, dataset copies, eval script.
+    const contract = JSON.parse(
+      await (
+        await s3.send(
+          new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/contract.json` }),
+        )
+      ).Body!.transformToString(),
+    );
+    expect(contract).toMatchObject({
+      trainer: 'grpo-sft',
+      configName: 'gsm8k.yaml',
+      runFolder: { kind: 'own', rootEnv: 'SM_MODEL_DIR', marker: 'run.json' },
+      expectCheckpoints: true,
+      resume: {
+        kind: 'weights',
+        loadPaths: [
+          ['roles', 0, 'config', 'model', 'hf_assets_path'],
+          ['roles', 2, 'config', 'model'],
+        ],
+        stepKey: ['training', 'resume_step'],
+      },
+      datasetCaches: [
+        { channel: 'gsm8k_train', path: '/tmp/gsm8k_train_cache', marker: 'dataset_info.json' },
+      ],
+      eval: {
+        command: '{python} entrypoints/eval_benchmarks.py {config} --watch-path {watch}',
+        resultKeys: ['gsm8k_cot_8shot', 'ifeval_0shot', 'minerva_math_4shot'],
+      },
+    });
 
     const log = fs.readFileSync(path.join(repo.root, 'docs', 'job_log.md'), 'utf8');
     const rows = log.split('\n').filter((l) => l.startsWith('| annotations-adhoc-'));
@@ -202,6 +232,13 @@ describeWithPeer('moto_server', motoAvailable())('submit against a real emulator
         message: /no dataset at s3:\/\/.*datasets\/gsm8k_hard\//,
       },
       {
+        kind: "dataset copy the trainer's loader would not take (a DatasetDict)",
+        edit: [['  split: train', '  split: test']],
+        at: 'dataset: gsm8k',
+        message:
+          /datasets\/gsm8k_test\/ has no dataset_info\.json at its top: the trainer's loader reads \/tmp\/gsm8k_test_cache only when it does/,
+      },
+      {
         kind: 'order file not in S3',
         edit: [
           [
@@ -211,6 +248,22 @@ describeWithPeer('moto_server', motoAvailable())('submit against a real emulator
         ],
         at: 'order:',
         message: /no order file at/,
+      },
+      {
+        kind: 'Hub-only dataset in a network-isolated job',
+        edit: [
+          ['dataset: gsm8k', 'dataset: humaneval'],
+          ['max_runtime: 24h', 'max_runtime: 24h\n  network_isolation: true'],
+        ],
+        at: 'dataset: humaneval',
+        message:
+          /"humaneval" loader only downloads from the Hugging Face Hub.*a network-isolated job cannot load it/,
+      },
+      {
+        kind: 'multi-node without a shared folder for the trainer',
+        edit: [['max_runtime: 24h', 'max_runtime: 24h\n  instance_count: 2']],
+        at: 'instance_count',
+        message: /2 instances: grpo-sft writes its torchtitan job configs into \$RLVR_TITAN_CONFIG_DIR/,
       },
       {
         kind: 'order file left out of the source',

@@ -13,7 +13,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients } from '../../lib/aws';
-import { openJobContext, submit } from '../../lib/jobs';
+import { jobStatus, openJobContext, submit } from '../../lib/jobs';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
 import { runCli, runCommand } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
@@ -25,6 +25,15 @@ import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 const fileSha = (file: string) => sha256(fs.readFileSync(file));
+
+/** A real safetensors file: 8-byte LE header length, the JSON header, then 2·n bytes of F16 data (cut to `keep` bytes). */
+function safetensors(n: number, keep?: number): Buffer {
+  const header = Buffer.from(JSON.stringify({ w: { dtype: 'F16', shape: [n], data_offsets: [0, 2 * n] } }));
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(header.length));
+  const whole = Buffer.concat([length, header, randomBytes(2 * n)]);
+  return keep === undefined ? whole : whole.subarray(0, keep);
+}
 
 async function tarGz(files: Record<string, string>): Promise<Buffer> {
   const p = pack();
@@ -53,7 +62,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const repo = makeTrainerRepo();
     const { jobName: job } = await submit(emulator.submitInput(repo.configPath));
     const ck = `rlvr-experiments/checkpoints/${job}/`;
-    const weights = randomBytes(3 * 1024 * 1024 + 17);
+    const weights = safetensors(1536 * 1024 + 9); // 3 MiB and a bit; whole, as its header says
     await put(`${ck}config.yaml`, 'run: {name: r}\n');
     await put(`${ck}traces/trace.jsonl`, '{"step": 1}\n');
     // The entrypoint's run folder keeps checkpoints in checkpoints/; a trainer that wrote them at the
@@ -253,6 +262,215 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
       expect(fs.readdirSync(path.dirname(local)).filter((f) => !f.startsWith('.rlvr-sync'))).toEqual([
         'trace.jsonl',
       ]);
+    } finally {
+      context.close();
+    }
+  });
+
+  /**
+   * A restarted job whose trainer makes its own run folder: attempt 1 wrote step20 and step40 in A,
+   * attempt 2 (weights-only resume from step40) wrote step60 (cut off: shorter than its header says)
+   * and final in B. Our run.json at the top names both.
+   */
+  const A = 'gsm8k_20261123-142233';
+  const B = 'gsm8k_20261124-010101';
+  const RESUME = {
+    kind: 'weights',
+    from: `${A}_step40`,
+    step: 40,
+    note: 'weights-only resume: optimizer state and data order restart',
+  };
+  const traceLines = (from: number, to: number) =>
+    Array.from(
+      { length: to - from + 1 },
+      (_, i) => `${JSON.stringify({ step: from + i, reward: (from + i) / 100 })}\n`,
+    ).join('');
+  const trainerRun = (folder: string) => ({
+    folder,
+    runName: folder,
+    checkpoints: `${folder}/checkpoints`,
+    traces: `${folder}/traces`,
+  });
+  const runJson = (folders: string[]) =>
+    JSON.stringify({
+      job: 'j',
+      trainer: 'grpo-sft',
+      trainerRun: trainerRun(folders[folders.length - 1]),
+      attempts: folders.map((f, i) => ({
+        startedAt: `2026-11-2${3 + i}T00:00:00Z`,
+        host: 'algo-1',
+        trainerRun: f,
+        ...(i > 0 ? { resume: RESUME } : {}),
+      })),
+      resume: RESUME,
+    });
+
+  async function restartedJob(): Promise<{ job: string; ck: string; weights: Record<string, Buffer> }> {
+    const repo = makeTrainerRepo();
+    const { jobName: job } = await submit(emulator.submitInput(repo.configPath));
+    const ck = `rlvr-experiments/checkpoints/${job}/`;
+    await put(`${ck}run.json`, runJson([A, B]));
+    await put(`${ck}config.yaml`, 'run: {name: gsm8k}\n');
+    const weights: Record<string, Buffer> = {
+      [`${A}_step20`]: safetensors(4096),
+      [`${A}_step40`]: safetensors(4096),
+      [`${B}_step60`]: safetensors(4096, 5000), // half-written: the header says 8 + header + 8192
+      [`${B}_final`]: safetensors(4096),
+    };
+    for (const folder of [A, B]) {
+      await put(`${ck}${folder}/run.json`, JSON.stringify({ run_name: folder }));
+      await put(`${ck}${folder}/config.yaml`, 'x: 1\n');
+      await put(`${ck}${folder}/traces/trace.jsonl`, folder === A ? traceLines(1, 40) : traceLines(41, 60));
+      await put(`${ck}${folder}/traces/samples.jsonl`, '{"s": 1}\n');
+    }
+    for (const [name, body] of Object.entries(weights)) {
+      const folder = name.startsWith(A) ? A : B;
+      await put(`${ck}${folder}/checkpoints/${name}/model.safetensors`, body);
+      await put(`${ck}${folder}/checkpoints/${name}/config.json`, '{}');
+    }
+    return { job, ck, weights };
+  }
+
+  const listFiles = (d: string): string[] =>
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .flatMap((e) =>
+        e.isDirectory() ? listFiles(path.join(d, e.name)).map((f) => `${e.name}/${f}`) : [e.name],
+      )
+      .filter((f) => !f.split('/').some((part) => part.startsWith('.rlvr')))
+      .sort();
+
+  it("status counts every attempt's checkpoints, reads the newest run folder's trace and says how it restarted", async () => {
+    const { job, ck } = await restartedJob();
+    const context = await openJobContext({ settings: {} });
+    try {
+      const report = await jobStatus(context, job);
+      expect(report.checkpoints).toMatchObject({
+        steps: [20, 40, 60],
+        latestStep: 60,
+        final: true,
+        count: 4,
+        traceKey: `${ck}${B}/traces/trace.jsonl`,
+        runFolders: [A, B],
+        resume: { kind: 'weights', from: `${A}_step40`, step: 40, note: RESUME.note },
+      });
+      expect(report.trace).toMatchObject({ step: 60, reward: 0.6 });
+      expect(report.problem).toBeUndefined();
+    } finally {
+      context.close();
+    }
+    const cli = await runCli(['status', job], { env: cliEnv() });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/checkpoints: 4 in s3:\/\/.*, latest step 60, final present\n/);
+    expect(cli.stdout).toContain(
+      `  restarted: weights-only resume: optimizer state and data order restart (from ${A}_step40, step 40)\n`,
+    );
+    expect(cli.stdout).toMatch(/trace: step 60, reward 0\.6/);
+  });
+
+  it("download mirrors the trainer's run folders: final fetches only the final, all leaves out what the listing shows incomplete and checks safetensors sizes", async () => {
+    const { job, ck, weights } = await restartedJob();
+    const out = tempDir();
+    const dir = path.join(out, job);
+    const final = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'final', '--json'], {
+      env: cliEnv(),
+    });
+    expect(final.code).toBe(0);
+    const finalReport = JSON.parse(final.stdout);
+    expect(finalReport.availableCheckpoints).toEqual(['step20', 'step40', 'step60', 'final']);
+    expect(finalReport.checkpointFolders).toEqual([`${B}/checkpoints/${B}_final`]);
+    expect(finalReport.warnings).toEqual([]);
+    expect(listFiles(dir)).toEqual([
+      'config.yaml',
+      `${A}/config.yaml`,
+      `${A}/run.json`,
+      `${A}/traces/samples.jsonl`,
+      `${A}/traces/trace.jsonl`,
+      `${B}/checkpoints/${B}_final/config.json`,
+      `${B}/checkpoints/${B}_final/model.safetensors`,
+      `${B}/config.yaml`,
+      `${B}/run.json`,
+      `${B}/traces/samples.jsonl`,
+      `${B}/traces/trace.jsonl`,
+      'run.json',
+    ]);
+    expect(fileSha(path.join(dir, `${B}/checkpoints/${B}_final/model.safetensors`))).toBe(
+      sha256(weights[`${B}_final`]),
+    );
+
+    // A folder whose index names a shard that is not there: the listing rule leaves it out.
+    await put(
+      `${ck}${B}/checkpoints/${B}_step80/model.safetensors.index.json`,
+      JSON.stringify({ weight_map: { w: 'model-00001-of-00001.safetensors' } }),
+    );
+    const all = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'all', '--json'], {
+      env: cliEnv(),
+    });
+    expect(all.code).toBe(1); // B_step60 is not whole
+    const report = JSON.parse(all.stdout);
+    const whole = weights[`${B}_final`].length;
+    expect(report.warnings).toEqual([
+      `${B}_step80: still being written or cut off (missing model-00001-of-00001.safetensors): not downloaded`,
+      `${B}_step60 is not loadable: model.safetensors has 5000 of its ${whole} bytes`,
+    ]);
+    expect(report.checkpointFolders).toEqual([
+      `${A}/checkpoints/${A}_step20`,
+      `${A}/checkpoints/${A}_step40`,
+      `${B}/checkpoints/${B}_final`,
+      `${B}/checkpoints/${B}_step60`,
+    ]);
+    const verdicts = Object.fromEntries(
+      report.checks.map((c: { folder: string; ok: boolean; problem?: string }) => [
+        path.basename(c.folder),
+        c.problem ?? c.ok,
+      ]),
+    );
+    expect(verdicts).toEqual({
+      [`${A}_step20`]: true,
+      [`${A}_step40`]: true,
+      [`${B}_final`]: true,
+      [`${B}_step60`]: `model.safetensors has 5000 of its ${whole} bytes`,
+    });
+    expect(fs.existsSync(path.join(dir, `${B}/checkpoints/${B}_step80`))).toBe(false);
+    for (const name of [`${A}_step20`, `${A}_step40`]) {
+      expect(fileSha(path.join(dir, `${A}/checkpoints/${name}/model.safetensors`))).toBe(
+        sha256(weights[name]),
+      );
+    }
+    // Nothing went to the old layout's top-level checkpoints/.
+    expect(fs.existsSync(path.join(dir, 'checkpoints'))).toBe(false);
+  });
+
+  it("sync-traces keeps every run folder's traces: one listing when nothing changed, run.json read again after a restart", async () => {
+    const { job, ck } = await restartedJob();
+    const out = tempDir();
+    const dir = path.join(out, job);
+    const context = await openJobContext({ settings: {} });
+    const poll = async () => (await syncTraces(context, { target: job, resultsDir: out })).stats;
+    try {
+      const first = await poll();
+      // run.json (it names the folders), then each folder's trace.jsonl and samples.jsonl.
+      expect(first).toMatchObject({ listRequests: 1, getRequests: 5 });
+      expect(fs.readFileSync(path.join(dir, `${A}/traces/trace.jsonl`), 'utf8')).toBe(traceLines(1, 40));
+      expect(fs.readFileSync(path.join(dir, `${B}/traces/trace.jsonl`), 'utf8')).toBe(traceLines(41, 60));
+      expect(fs.existsSync(path.join(dir, 'traces'))).toBe(false); // no old-layout folder
+      expect(fs.readFileSync(path.join(dir, 'config.yaml'), 'utf8')).toBe('run: {name: gsm8k}\n');
+
+      expect(await poll()).toMatchObject({ listRequests: 1, getRequests: 0, bodyBytes: 0 });
+
+      await put(`${ck}${B}/traces/trace.jsonl`, traceLines(41, 70));
+      const grown = await poll();
+      expect(grown).toMatchObject({ listRequests: 1, getRequests: 1 }); // the tail only
+      expect(grown.bodyBytes).toBeLessThanOrEqual(Buffer.byteLength(traceLines(41, 70)));
+      expect(fs.readFileSync(path.join(dir, `${B}/traces/trace.jsonl`), 'utf8')).toBe(traceLines(41, 70));
+
+      // A second restart: run.json changes and names a third folder.
+      const C = 'gsm8k_20261125-020202';
+      await put(`${ck}${C}/traces/trace.jsonl`, traceLines(61, 65));
+      await put(`${ck}run.json`, runJson([A, B, C]));
+      expect(await poll()).toMatchObject({ listRequests: 1, getRequests: 2 }); // run.json, C's trace
+      expect(fs.readFileSync(path.join(dir, `${C}/traces/trace.jsonl`), 'utf8')).toBe(traceLines(61, 65));
+      expect(await poll()).toMatchObject({ listRequests: 1, getRequests: 0 });
     } finally {
       context.close();
     }

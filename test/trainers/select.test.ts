@@ -80,6 +80,43 @@ describe("a trainer repository's own profile file", () => {
     expect(loaded.warnings.map(formatProblem).join()).toMatch(/did you mean "entropy_bonus"/);
   });
 
+  it("a profile file states the run-time contract: what it names replaces the built-in's, the rest is kept", () => {
+    const root = tempDir();
+    fs.writeFileSync(
+      path.join(root, 'rlvr-trainers.yaml'),
+      [
+        'trainers:',
+        '  - id: grpo-sft',
+        '    runtime:',
+        '      resume_with:',
+        '        load_paths: [{role: trainer, key: model.hf_assets_path}]',
+        '        step_key: training.start_step',
+        '      dataset_cache: {path: "/scratch/{folder}"}',
+        '  - id: plain',
+        '    script: train.py',
+        '    resume: full',
+        '    runtime:',
+        '      run_folder: {kind: launcher}',
+        '',
+      ].join('\n'),
+    );
+    const [sft, plain] = loadTrainerProfiles(root);
+    const builtIn = BUILT_IN_PROFILES.find((p) => p.id === 'grpo-sft')!;
+    expect(sft.runtime.resumeWith).toEqual({
+      loadPaths: [{ role: 'trainer', key: 'model.hf_assets_path', ifPresent: false }],
+      stepKey: 'training.start_step',
+      cite: path.join(root, 'rlvr-trainers.yaml'),
+    });
+    expect(sft.runtime.datasetCache).toMatchObject({
+      path: '/scratch/{folder}',
+      marker: 'dataset_info.json',
+    });
+    expect(sft.runtime.runFolder).toEqual(builtIn.runtime.runFolder);
+    expect(sft.runtime.evalScript).toBe(builtIn.runtime.evalScript);
+    expect(plain.runtime.runFolder).toEqual({ kind: 'launcher' });
+    expect(plain.resume).toBe('full');
+  });
+
   it('refuses a malformed profile file with file:line', () => {
     const root = tempDir();
     fs.writeFileSync(path.join(root, 'rlvr-trainers.yaml'), 'trainers:\n  - id: x\n    extends: nope\n');

@@ -1,0 +1,104 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { JobContract } from '../trainers/job-contract';
+
+type Yaml = Record<string, unknown>;
+
+/** How often the watcher looks for new checkpoints, at most (their default is 300 s). */
+export const WATCH_POLL_MAX_S = 10;
+
+/**
+ * The eval config the watcher runs with: it watches the view of this job's complete checkpoints (any
+ * `watch.local_dir` / `pattern` / `s3_prefix` naming another run is replaced), writes into the run
+ * folder, and polls often enough to end soon after the last checkpoint. Returns the notes to log.
+ */
+export function rewriteEvalConfig(
+  evalConfig: Yaml,
+  contract: NonNullable<JobContract['eval']>,
+  options: { viewDir: string; outputDir: string; pollMaxS?: number },
+): string[] {
+  const pollMax = options.pollMaxS ?? WATCH_POLL_MAX_S;
+  const notes: string[] = [];
+  const watch = (evalConfig.watch ??= {}) as Yaml;
+  for (const key of ['local_dir', 'pattern', 's3_prefix'] as const) {
+    if (watch[key] !== undefined)
+      notes.push(
+        `eval config watch.${key} (${String(watch[key])}) replaced: the watcher evaluates this job's checkpoints`,
+      );
+    delete watch[key];
+  }
+  watch.enable = true;
+  watch.local_dir = options.viewDir;
+  watch.pattern = '*';
+  // `watch.poll_interval_s` for their script: a section and a key.
+  const [section, key] = contract.pollKey.split('.');
+  const holder =
+    key === undefined ? evalConfig : section === 'watch' ? watch : ((evalConfig[section] ??= {}) as Yaml);
+  const pollKey = key ?? section;
+  const poll = Number(holder[pollKey] ?? contract.pollDefault);
+  if (!(poll <= pollMax)) {
+    holder[pollKey] = pollMax;
+    notes.push(
+      `eval config ${contract.pollKey} ${poll} s → ${pollMax} s, so the job ends soon after its last checkpoint is evaluated`,
+    );
+  }
+  if (evalConfig.output_dir !== undefined && evalConfig.output_dir !== options.outputDir)
+    notes.push(
+      `eval config output_dir (${String(evalConfig.output_dir)}) replaced by the run folder's evals/`,
+    );
+  evalConfig.output_dir = options.outputDir;
+  return notes;
+}
+
+/** The result keys each checkpoint has in the watcher's summaries so far. */
+export function evaluatedResults(
+  outputDir: string,
+  contract: NonNullable<JobContract['eval']>,
+): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>();
+  if (!fs.existsSync(outputDir)) return found;
+  const pattern = globToRegExp(contract.summaries);
+  for (const f of fs.readdirSync(outputDir)) {
+    if (!pattern.test(f)) continue;
+    let summary: { results?: Record<string, Record<string, unknown>> };
+    try {
+      summary = JSON.parse(fs.readFileSync(path.join(outputDir, f), 'utf8'));
+    } catch {
+      continue; // being written
+    }
+    for (const [ckpt, results] of Object.entries(summary.results ?? {})) {
+      const keys = found.get(ckpt) ?? new Set<string>();
+      for (const k of Object.keys(results ?? {})) keys.add(k);
+      found.set(ckpt, keys);
+    }
+  }
+  return found;
+}
+
+/** Checkpoints of `names` that do not yet have every result key. */
+export function awaitingResults(
+  names: readonly string[],
+  outputDir: string,
+  contract: NonNullable<JobContract['eval']>,
+): string[] {
+  const found = evaluatedResults(outputDir, contract);
+  return names.filter((n) => {
+    const keys = found.get(n);
+    return !keys || !contract.resultKeys.every((k) => keys.has(k));
+  });
+}
+
+function globToRegExp(glob: string): RegExp {
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replaceAll('*', '.*')
+    .replaceAll('?', '.');
+  return new RegExp(`^${body}$`);
+}
+
+/** Shows a complete checkpoint to the eval watcher: a symlink in its watch folder. */
+export function exposeCheckpoint(viewDir: string, folder: string, name: string): void {
+  fs.mkdirSync(viewDir, { recursive: true });
+  const link = path.join(viewDir, name);
+  if (!fs.existsSync(link)) fs.symlinkSync(folder, link);
+}
