@@ -4,8 +4,9 @@
  * marker (their model.py `export_to_hf`): `model.safetensors` exists long before it is whole.
  *
  * Complete means both:
- * - **weights whole**: every file the index names (or, without an index, the weights files) is
- *   present, and a safetensors file has the size its own header gives (8 + header + last offset);
+ * - **weights whole**: every file the index names (or, without an index, the weights files, every shard
+ *   of a `-of-N` set) is present, a safetensors file has the size its own header gives (8 + header +
+ *   last offset), and `config.json` is there (their export copies it after the weights);
  * - **writer finished**: a later checkpoint of the same run, or `_final`, exists; or training has
  *   ended; or nothing in the folder changed for a grace period.
  */
@@ -14,6 +15,20 @@ import * as path from 'node:path';
 import { MODEL_INDEX_FILE, parseCheckpointFolder } from '../layout';
 
 const WEIGHTS = /\.(safetensors|bin|pt)$/;
+const CONFIG_FILE = 'config.json';
+
+/** `model-00002-of-00003.safetensors` → all three names; any other name → itself. */
+function allShards(name: string): string[] {
+  const m = /^(.*-)(\d+)-of-(\d+)(\.[a-z]+)$/.exec(name);
+  if (!m) return [name];
+  const [, head, k, n, ext] = m;
+  const total = Number(n);
+  if (total > 10_000) return [name];
+  return Array.from(
+    { length: total },
+    (_, i) => `${head}${String(i + 1).padStart(k.length, '0')}-of-${n}${ext}`,
+  );
+}
 
 /** What is known of a folder's files: sizes, the index's weight files, safetensors' expected sizes. */
 export interface CheckpointFiles {
@@ -38,6 +53,8 @@ export function weightsVerdict(files: CheckpointFiles): Verdict {
   } else {
     needed = [...files.sizes.keys()].filter((f) => WEIGHTS.test(f));
     if (needed.length === 0) return { complete: false, why: 'no weights file yet' };
+    // Shards named `-0000k-of-0000N` without their index yet: all N must be there.
+    needed = [...new Set(needed.flatMap(allShards))];
   }
   const missing = needed.filter((f) => !files.sizes.has(f));
   if (missing.length > 0) return { complete: false, why: `missing ${missing.join(', ')}` };
@@ -48,6 +65,8 @@ export function weightsVerdict(files: CheckpointFiles): Verdict {
     if (expected !== undefined && size !== expected)
       return { complete: false, why: `${f} has ${size} of its ${expected} bytes` };
   }
+  // Loadable means a config too; their export copies it after the weights (model.py:476-486).
+  if (!files.sizes.has(CONFIG_FILE)) return { complete: false, why: `no ${CONFIG_FILE} yet` };
   return { complete: true };
 }
 

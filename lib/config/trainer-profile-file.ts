@@ -7,6 +7,7 @@ import {
   keyTree,
   LAUNCHER_RUNTIME,
   mergeKeyTrees,
+  RLVR_EVAL_SCRIPT,
   type TrainerProfile,
   type TrainerRuntime,
 } from '../trainers';
@@ -114,6 +115,7 @@ const profileEntry = z.strictObject({
           ends: z.enum(['never', 'done-file']),
           summaries: z.string().min(1).default('summary_*.json'),
           result_key: z.string().includes('{task}').default('{task}_{shots}shot'),
+          accepts: z.array(z.string().min(1)).min(1).optional(),
           poll_key: dotted.default('watch.poll_interval_s'),
           poll_default: z.number().positive().default(300),
         })
@@ -163,6 +165,7 @@ function toRuntime(entry: ProfileEntry['runtime'], base: TrainerRuntime, fromFil
           ends: ev.ends,
           summaries: ev.summaries,
           resultKey: ev.result_key,
+          accepts: ev.accepts,
           pollKey: ev.poll_key,
           pollDefault: ev.poll_default,
           cite: fromFile,
@@ -215,7 +218,12 @@ function toProfile(
         }
       : base?.ends,
     resume: entry.resume ?? base?.resume ?? 'none',
-    runtime: toRuntime(entry.runtime, base?.runtime ?? LAUNCHER_RUNTIME, fromFile),
+    // A new trainer of the repository: it writes where the launcher says; the eval script is the repository's.
+    runtime: toRuntime(
+      entry.runtime,
+      base?.runtime ?? { ...LAUNCHER_RUNTIME, evalScript: RLVR_EVAL_SCRIPT },
+      fromFile,
+    ),
     keys: mergeKeyTrees(base?.keys ?? {}, keyTree(entry.keys ?? [])),
     recognisedBy: entry.recognised_by ?? base?.recognisedBy,
     cite: base ? `${base.cite}, changed by ${fromFile}` : fromFile,

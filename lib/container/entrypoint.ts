@@ -25,7 +25,7 @@ import { CheckpointTracker } from '../checkpoints';
 import { RLVR_EVAL_SCRIPT } from '../trainers/rlvr-experiments';
 import { LAUNCHER_RUNTIME } from '../trainers/profile';
 import type { JobContract } from '../trainers/job-contract';
-import { awaitingResults, exposeCheckpoint, rewriteEvalConfig } from './eval-watcher';
+import { awaitingResults, exposeCheckpoint, rewriteEvalConfig, scriptAccepts } from './eval-watcher';
 import { applyWeightsResume, findResumePoint } from './resume';
 import {
   checkpointDirs,
@@ -464,7 +464,13 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     const expose = (found: { name: string; path: string }[]) => {
       for (const c of found) {
         say(`checkpoint ${c.name} is complete`);
-        if (evaluator) {
+        if (evaluator && evalContract) {
+          if (!scriptAccepts(evalContract, c.path)) {
+            say(
+              `checkpoint ${c.name} is not shown to the eval watcher: it takes only folders with ${evalContract.accepts!.join(' or ')}`,
+            );
+            continue;
+          }
           exposeCheckpoint(viewDir, c.path, c.name);
           exposed.push(c);
         }

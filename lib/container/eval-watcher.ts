@@ -96,9 +96,27 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`);
 }
 
-/** Shows a complete checkpoint to the eval watcher: a symlink in its watch folder. */
+/**
+ * Shows a complete checkpoint to the eval watcher: a folder of its own in the watch folder, with a link
+ * to each file. Whatever the script adds (theirs links `model-00001-of-00001.safetensors` beside
+ * `model.safetensors`, E/eval_benchmarks.py:196-203) stays out of the streamed checkpoint.
+ */
 export function exposeCheckpoint(viewDir: string, folder: string, name: string): void {
-  fs.mkdirSync(viewDir, { recursive: true });
-  const link = path.join(viewDir, name);
-  if (!fs.existsSync(link)) fs.symlinkSync(folder, link);
+  const shown = path.join(viewDir, name);
+  if (fs.existsSync(shown)) return;
+  const staging = path.join(viewDir, `.${name}.partial`);
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.mkdirSync(staging, { recursive: true });
+  for (const entry of fs.readdirSync(folder))
+    fs.symlinkSync(path.join(folder, entry), path.join(staging, entry));
+  // Appears whole: the watcher never lists a half-made view.
+  fs.renameSync(staging, shown);
+}
+
+/** Whether the script takes the checkpoint at all (their script needs one of `accepts`). */
+export function scriptAccepts(
+  contract: Pick<NonNullable<JobContract['eval']>, 'accepts'>,
+  folder: string,
+): boolean {
+  return !contract.accepts || contract.accepts.some((f) => fs.existsSync(path.join(folder, f)));
 }

@@ -167,6 +167,15 @@ export function planTrainerRuntime(input: {
     );
   }
 
+  if (evalConfig && !contract.eval) {
+    problems.push(
+      evalConfig.file.problem(
+        [],
+        `${profile.id} states no eval script, so nothing would read this eval config (its GPUs would sit idle)`,
+        'Add runtime.eval_script to its profile in rlvr-trainers.yaml, or submit without an eval config.',
+      ),
+    );
+  }
   if (evalConfig && contract.eval) {
     const watch = (evalConfig.value as unknown as YamlMap).watch;
     if (watch && typeof watch === 'object') {

@@ -10,7 +10,13 @@ import { isTerminal } from '../jobs/inspect';
 import { LOCAL, MODEL_INDEX_FILE, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
-import { checkpointOfKey, readJobRunInfo, resolveRunFolders, type RunFolder } from './run-folders';
+import {
+  checkpointOfKey,
+  isSafeRelative,
+  readJobRunInfo,
+  resolveRunFolders,
+  type RunFolder,
+} from './run-folders';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
 export type CheckpointSelection = 'all' | 'final' | 'none' | readonly string[];
@@ -357,6 +363,11 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   }
   const wanted = objects.filter((o) => {
     if (o.key.endsWith('/')) return false;
+    // Keys come from the job: one that would land outside results/<job>/ is never written.
+    if (!isSafeRelative(relativeOf(o.key))) {
+      warnings.push(`${o.key}: not a plain relative path (empty, "." or ".." segments): not downloaded`);
+      return false;
+    }
     const ck = checkpointOfKey(relativeOf(o.key), checkpointDirs);
     return ck ? selected(ck.name, selection) && !leftOut.has(ck.path) : true;
   });

@@ -32,12 +32,19 @@ export const TOP_RUN_FOLDER: RunFolder = {
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const cleanFolder = (f: string) => f.replace(/^\/+|\/+$/g, '');
+/** A relative path that stays inside the job's folder (run.json comes from the job: never trusted). */
+export function isSafeRelative(p: string): boolean {
+  return p !== '' && !p.includes('\\') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+}
+const cleanFolder = (f: string) => {
+  const c = f.replace(/^\/+|\/+$/g, '');
+  return isSafeRelative(c) ? c : '';
+};
 
 function folderOf(name: string, recorded?: Json): RunFolder {
   const folder = cleanFolder(name);
   const rel = (v: unknown, fallback: string) =>
-    typeof v === 'string' && v.trim() ? cleanFolder(v) : `${folder}/${fallback}`;
+    typeof v === 'string' && cleanFolder(v) ? cleanFolder(v) : `${folder}/${fallback}`;
   return {
     folder,
     checkpoints: rel(recorded?.checkpoints, RUN_FOLDER.checkpoints),
@@ -54,7 +61,7 @@ export function runFoldersFromRunInfo(runInfo: unknown): RunFolder[] {
   const recorded = new Map<string, Json>();
   for (const key of ['earlierTrainerRun', 'trainerRun']) {
     const t = runInfo[key];
-    if (isObject(t) && typeof t.folder === 'string' && t.folder.trim())
+    if (isObject(t) && typeof t.folder === 'string' && cleanFolder(t.folder))
       recorded.set(cleanFolder(t.folder), t);
   }
   const names: string[] = [];

@@ -7,7 +7,13 @@ import { isTerminal } from '../jobs/inspect';
 import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
-import { readJobRunInfo, resolveRunFolders, runFoldersFromRunInfo, type RunFolder } from './run-folders';
+import {
+  isSafeRelative,
+  readJobRunInfo,
+  resolveRunFolders,
+  runFoldersFromRunInfo,
+  type RunFolder,
+} from './run-folders';
 
 /*
  * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its
@@ -105,7 +111,9 @@ async function syncTracesFolder(
   emit: (e: TransferEvent) => void,
 ): Promise<boolean> {
   const layout = requireLayout(context);
+  // run.json comes from the job: its folders were checked to be plain relative paths (run-folders.ts).
   const tracesDir = path.join(dir, folder.traces);
+  if (!isSafeRelative(folder.traces) || !tracesDir.startsWith(dir + path.sep)) return false;
   fs.mkdirSync(tracesDir, { recursive: true });
   const statePath = path.join(tracesDir, STATE);
   const state = readJsonFile<Record<string, FileState>>(statePath, {});

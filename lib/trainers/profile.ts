@@ -154,6 +154,8 @@ export interface EvalScriptContract {
   readonly summaries: string;
   /** The result key of a benchmark: `{task}` and `{shots}` (num_fewshot, 0 when unset). */
   readonly resultKey: string;
+  /** The weight files one of which it needs to take a checkpoint (undefined: any complete one). */
+  readonly accepts?: readonly string[];
   /** The watch loop's poll interval key and default (seconds). */
   readonly pollKey: DottedKey;
   readonly pollDefault: number;

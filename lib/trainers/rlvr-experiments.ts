@@ -392,6 +392,7 @@ export const RLVR_EVAL_SCRIPT: EvalScriptContract = {
   ends: 'never',
   summaries: 'summary_*.json',
   resultKey: '{task}_{shots}shot',
+  accepts: ['model.safetensors', 'model-00001-of-00001.safetensors'],
   pollKey: 'watch.poll_interval_s',
   pollDefault: 300,
   cite: 'E/eval_benchmarks.py:339-574',

@@ -49,7 +49,7 @@ function envFor(root: string, trainerCommand: string, extra: Record<string, stri
 
 // The smallest whole safetensors file: an 8-byte header length (2), then the header `{}`.
 const WRITE_FINAL =
-  'mkdir -p "$RLVR_CHECKPOINT_DIR/r_final" && printf \'\\002\\000\\000\\000\\000\\000\\000\\000{}\' > "$RLVR_CHECKPOINT_DIR/r_final/model.safetensors"';
+  'mkdir -p "$RLVR_CHECKPOINT_DIR/r_final" && printf \'\\002\\000\\000\\000\\000\\000\\000\\000{}\' > "$RLVR_CHECKPOINT_DIR/r_final/model.safetensors" && echo {} > "$RLVR_CHECKPOINT_DIR/r_final/config.json"';
 
 function withCode(root: string): void {
   fs.mkdirSync(path.join(root, 'code'), { recursive: true });
@@ -142,8 +142,11 @@ describe('container entrypoint (in process)', () => {
     expect(code).toBe(0);
     const summary = JSON.parse(fs.readFileSync(path.join(root, 'checkpoints', 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({ status: 'Completed', eval: { timedOut: true } });
-    expect(fs.readlinkSync(path.join(root, 'tmp', 'rlvr-eval-view', 'r_final'))).toBe(
-      path.join(root, 'checkpoints', 'checkpoints', 'r_final'),
+    // The watcher sees a folder of links: what it adds there stays out of the streamed checkpoint.
+    const view = path.join(root, 'tmp', 'rlvr-eval-view', 'r_final');
+    expect(fs.readdirSync(view).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(fs.readlinkSync(path.join(view, 'model.safetensors'))).toBe(
+      path.join(root, 'checkpoints', 'checkpoints', 'r_final', 'model.safetensors'),
     );
   });
 
@@ -195,6 +198,7 @@ describe('checkpoint completeness (one rule: weights whole, writer finished)', (
         weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors' },
       }),
     );
+    fs.writeFileSync(path.join(ckpt, 'config.json'), '{}');
     fs.writeFileSync(path.join(ckpt, 'model-00001-of-00002.safetensors'), safetensors(100));
     expect(tracker.scan()).toEqual([]); // a shard missing
     const shard2 = safetensors(200);
@@ -219,13 +223,25 @@ describe('checkpoint completeness (one rule: weights whole, writer finished)', (
     );
     fs.symlinkSync('model.safetensors', path.join(next, 'model-00001-of-00001.safetensors'));
     expect(tracker.scan()).toEqual([]);
+    fs.mkdirSync(path.join(dir, 'run_step30'));
+    expect(tracker.scan()).toEqual([]); // weights whole, but their export copies config.json after them
+    fs.writeFileSync(path.join(next, 'config.json'), '{}');
     // A later checkpoint says the writer moved on: complete without waiting.
     fs.mkdirSync(path.join(dir, 'run_final'));
     expect(tracker.scan().map((c) => c.name)).toEqual(['run_step20']);
+    // Shards without their index yet: every one of the set must be there.
+    const sharded = path.join(dir, 'other_step5');
+    fs.mkdirSync(sharded);
+    fs.writeFileSync(path.join(sharded, 'config.json'), '{}');
+    fs.writeFileSync(path.join(sharded, 'model-00001-of-00002.safetensors'), safetensors(10));
+    expect(tracker.scan(true)).toEqual([]);
+    fs.writeFileSync(path.join(sharded, 'model-00002-of-00002.safetensors'), safetensors(10));
+    expect(tracker.scan(true).map((c) => c.name)).toEqual(['other_step5']);
     fs.mkdirSync(path.join(dir, 'not-a-checkpoint'));
     fs.writeFileSync(path.join(dir, 'not-a-checkpoint', 'model.safetensors'), safetensors(1));
     now += 5000;
     tracker.scan(true);
-    expect(names()).toEqual(['run_step10', 'run_step20']); // run_final has no weights
+    // run_final and run_step30 have no weights.
+    expect(names()).toEqual(['other_step5', 'run_step10', 'run_step20']);
   });
 });

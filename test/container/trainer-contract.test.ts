@@ -225,6 +225,13 @@ describe("their trainer's contract, through the entrypoint", () => {
     expect(ended - Math.max(...results.map((r) => r.mtime))).toBeLessThan(5000);
     const summary = readJson(path.join(j.root, 'checkpoints', 'summary.json'));
     expect(summary.eval).toMatchObject({ evaluated: names, missing: [], timedOut: false });
+    // The watcher never ends by itself: it was stopped (SIGTERM), not left running past the job.
+    expect(summary.eval.exitCode).not.toBe(0);
+    expect(j.text()).toMatch(/eval watcher stopped: evaluated .*_final/);
+    // Their script links model-00001-of-00001.safetensors beside model.safetensors: in the view only.
+    expect(
+      fs.readdirSync(path.join(j.root, 'checkpoints', folder, 'checkpoints', `${folder}_final`)).sort(),
+    ).toEqual(['config.json', 'model.safetensors', 'tokenizer.json']);
     expect(j.text()).toContain('watch.pattern (old_step*) replaced');
   });
 
@@ -237,6 +244,9 @@ describe("their trainer's contract, through the entrypoint", () => {
     fs.mkdirSync(path.join(ckpts, `${earlier}_step20`), { recursive: true });
     fs.writeFileSync(path.join(ckpts, `${earlier}_step20`, 'model.safetensors'), safetensors(1024));
     fs.writeFileSync(path.join(ckpts, `${earlier}_step20`, 'config.json'), '{"model_type": "qwen3"}');
+    // Cut off between its weights and the config files their export copies after them.
+    fs.mkdirSync(path.join(ckpts, `${earlier}_step30`));
+    fs.writeFileSync(path.join(ckpts, `${earlier}_step30`, 'model.safetensors'), safetensors(1024));
     fs.mkdirSync(path.join(ckpts, `${earlier}_step40`));
     fs.writeFileSync(
       path.join(ckpts, `${earlier}_step40`, 'model.safetensors'),
@@ -277,6 +287,9 @@ describe("their trainer's contract, through the entrypoint", () => {
       new RegExp(
         `restart: ${earlier}_step40 is not complete \\(model.safetensors has 900 of its \\d+ bytes\\)`,
       ),
+    );
+    expect(j.text()).toContain(
+      `restart: ${earlier}_step30 is not complete (no config.json yet): passed over`,
     );
   });
 

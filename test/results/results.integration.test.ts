@@ -73,6 +73,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     }
     // The known trap: one file saved as model.safetensors, the index naming another.
     await put(`${ck}r_final/model.safetensors`, weights);
+    await put(`${ck}r_final/config.json`, '{}');
     await put(
       `${ck}r_final/model.safetensors.index.json`,
       JSON.stringify({ weight_map: { a: 'model-00001-of-00001.safetensors' } }),
@@ -107,6 +108,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
         .sort(),
     ).toEqual([
       'RESULTS.md',
+      'checkpoints/r_final/config.json',
       'checkpoints/r_final/model-00001-of-00001.safetensors',
       'checkpoints/r_final/model.safetensors.index.json',
       'config.yaml',
@@ -133,7 +135,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const all = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'all', '--fsync'], {
       env: cliEnv(),
     });
-    expect(all.stdout).toMatch(/2 downloaded .* 7 already complete/); // step40 only; the renamed final stays done
+    expect(all.stdout).toMatch(/2 downloaded .* 8 already complete/); // step40 only; the renamed final stays done
     expect(all.stderr).not.toMatch(/renamed/);
     expect(fileSha(path.join(dir, 'checkpoints/r_step40/model.safetensors'))).toBe(sha256(weights));
 

@@ -130,6 +130,23 @@ describe("a job's trainer run folders", () => {
     expect(runFoldersFromRunInfo(undefined)).toEqual([]);
   });
 
+  it('run.json comes from the job: a folder that would leave results/<job>/ is never followed', () => {
+    const hostile = {
+      trainerRun: { folder: A, traces: '../../../home/u/.ssh', checkpoints: `${A}/./x` },
+      attempts: [
+        { trainerRun: '../outside' },
+        { trainerRun: '/etc' },
+        { trainerRun: 'a\\..\\b' },
+        { trainerRun: A },
+      ],
+    };
+    // '/etc' loses its slashes and is a plain folder name; the others are dropped.
+    expect(runFoldersFromRunInfo(hostile)).toEqual([
+      { folder: 'etc', checkpoints: 'etc/checkpoints', traces: 'etc/traces' },
+      { folder: A, checkpoints: `${A}/checkpoints`, traces: `${A}/traces` },
+    ]);
+  });
+
   it('without run.json they are found in the listing: X/run.json with checkpoints/ or traces/ beside it; else the top', () => {
     const keys = [
       'run.json',
@@ -185,7 +202,9 @@ describe('the completeness rule on a listing', () => {
     listedCheckpoints(Object.entries(relative).map(([k, size]) => ({ relative: k, size })));
   const objects = listed({
     'R/checkpoints/R_step20/model.safetensors': 100,
+    'R/checkpoints/R_step20/config.json': 2,
     'R/checkpoints/R_step40/model.safetensors': 100,
+    'R/checkpoints/R_step40/config.json': 2,
     'R/checkpoints/R_step60/model.safetensors.index.json': 50,
     'R/checkpoints/R_step60/model-00001-of-00002.safetensors': 100,
     'R/checkpoints/R_step80/model.safetensors': 0,
@@ -220,6 +239,7 @@ describe('the completeness rule on a listing', () => {
     const trap = listed({
       'checkpoints/r_final/model.safetensors.index.json': 50,
       'checkpoints/r_final/model.safetensors': 100,
+      'checkpoints/r_final/config.json': 2,
     })[0];
     const indexed = ['model-00001-of-00001.safetensors'];
     expect(
@@ -235,13 +255,25 @@ describe('the completeness rule on a listing', () => {
 
   it('writer finished: a later checkpoint beside it, a later attempt, or the job ended', () => {
     expect(verdict('R_step20')).toEqual({ complete: true }); // R_step40 is beside it
-    const newest = listed({ 'R/checkpoints/R_step20/model.safetensors': 100 })[0];
+    const newest = listed({
+      'R/checkpoints/R_step20/model.safetensors': 100,
+      'R/checkpoints/R_step20/config.json': 2,
+    })[0];
     const alone = (o: { laterAttempt?: boolean; jobEnded?: boolean }) =>
       listedCheckpointVerdict(newest, { siblings: ['R_step20'], laterAttempt: false, jobEnded: false, ...o });
     expect(alone({})).toEqual({ complete: false, why: 'the trainer may still be writing it' });
     expect(alone({ laterAttempt: true })).toEqual({ complete: true });
     expect(alone({ jobEnded: true })).toEqual({ complete: true });
-    const final = listed({ 'R/checkpoints/R_final/model.safetensors': 100 })[0];
+    const final = listed({
+      'R/checkpoints/R_final/model.safetensors': 100,
+      'R/checkpoints/R_final/config.json': 2,
+    })[0];
+    // Whole weights without the config their export copies after them: not loadable yet.
+    const noConfig = listed({ 'R/checkpoints/R_final/model.safetensors': 100 })[0];
+    expect(listedCheckpointVerdict(noConfig, { siblings: [], laterAttempt: false, jobEnded: true })).toEqual({
+      complete: false,
+      why: 'no config.json yet',
+    });
     expect(listedCheckpointVerdict(final, { siblings: [], laterAttempt: false, jobEnded: false })).toEqual({
       complete: true,
     });

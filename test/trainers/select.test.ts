@@ -114,6 +114,8 @@ describe("a trainer repository's own profile file", () => {
     expect(sft.runtime.runFolder).toEqual(builtIn.runtime.runFolder);
     expect(sft.runtime.evalScript).toBe(builtIn.runtime.evalScript);
     expect(plain.runtime.runFolder).toEqual({ kind: 'launcher' });
+    // A new trainer of the repository is evaluated by the repository's eval script.
+    expect(plain.runtime.evalScript).toBe(builtIn.runtime.evalScript);
     expect(plain.resume).toBe('full');
   });
 
