@@ -2,6 +2,10 @@
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
+/** Strings only lib/layout may spell (an esquery regex: container paths, the default root prefix, our env names). */
+const LAYOUT_STRING = String.raw`/\/opt\/ml|rlvr-experiments\/|RLVR_/`;
+const LAYOUT_MESSAGE = 'Spell container paths, S3 prefixes and RLVR_ names in lib/layout (import them).';
+
 module.exports = tseslint.config(
   { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'dist/', 'results/'] },
   js.configs.recommended,
@@ -28,4 +32,27 @@ module.exports = tseslint.config(
   },
   // Only the CLI entry points print; the library reports through listeners.
   { files: ['bin/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
+  // lib/layout is the one module that spells container paths, S3 prefixes and RLVR_ variable names:
+  // everything else imports them (tests and docs are exempt). String literals, template literal parts
+  // and `env.RLVR_X` / `{ RLVR_X: … }` names are checked; comments may mention them.
+  {
+    files: ['lib/**/*.ts', 'bin/**/*.ts'],
+    ignores: ['lib/layout/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: `Literal[value=${LAYOUT_STRING}]`, message: LAYOUT_MESSAGE },
+        { selector: `TemplateElement[value.raw=${LAYOUT_STRING}]`, message: LAYOUT_MESSAGE },
+        // The same names as `env.RLVR_X` or `{ RLVR_X: … }`.
+        {
+          selector: 'MemberExpression[computed=false] > Identifier.property[name=/^RLVR_/]',
+          message: LAYOUT_MESSAGE,
+        },
+        { selector: 'Property[computed=false] > Identifier.key[name=/^RLVR_/]', message: LAYOUT_MESSAGE },
+      ],
+    },
+  },
+  // The team's trainer repository, described as it is: its own RLVR_TITAN_CONFIG_DIR and its
+  // /efs/rlvr-experiments/results fallback are its names, not our layout.
+  { files: ['lib/trainers/rlvr-experiments.ts'], rules: { 'no-restricted-syntax': 'off' } },
 );

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DEFAULT_ROOT_PREFIX, SETTINGS_ENV } from '../../lib/layout';
 import type { SettingFlags } from '../../lib/settings';
 
 /** The settings flags every AWS command takes (flags > RLVR_* environment > the stack's parameter). */
@@ -15,14 +16,23 @@ export interface SettingsFlagValues {
 
 export function addSettingsOptions(command: Command): Command {
   return command
-    .option('--bucket <name>', 'S3 bucket (else RLVR_BUCKET or the deployed settings)')
-    .option('--prefix <prefix>', 'root prefix in the bucket (default rlvr-experiments/)')
-    .option('--role-arn <arn>', 'SageMaker execution role (else RLVR_ROLE_ARN or the deployed settings)')
-    .option('--repository-uri <uri>', 'image repository (else RLVR_REPOSITORY_URI or the deployed settings)')
+    .option('--bucket <name>', `S3 bucket (else ${SETTINGS_ENV.bucket} or the deployed settings)`)
+    .option('--prefix <prefix>', `root prefix in the bucket (default ${DEFAULT_ROOT_PREFIX})`)
+    .option(
+      '--role-arn <arn>',
+      `SageMaker execution role (else ${SETTINGS_ENV.roleArn} or the deployed settings)`,
+    )
+    .option(
+      '--repository-uri <uri>',
+      `image repository (else ${SETTINGS_ENV.repositoryUri} or the deployed settings)`,
+    )
     .option('--region <region>', 'AWS region (else AWS_REGION)')
-    .option('--subnets <ids>', 'comma-separated subnet ids (else RLVR_SUBNETS)')
-    .option('--security-groups <ids>', 'comma-separated security group ids (else RLVR_SECURITY_GROUPS)')
-    .option('--kms-key <id>', 'KMS key for volumes and output (else RLVR_KMS_KEY)')
+    .option('--subnets <ids>', `comma-separated subnet ids (else ${SETTINGS_ENV.subnets})`)
+    .option(
+      '--security-groups <ids>',
+      `comma-separated security group ids (else ${SETTINGS_ENV.securityGroups})`,
+    )
+    .option('--kms-key <id>', `KMS key for volumes and output (else ${SETTINGS_ENV.kmsKeyId})`)
     .option('--debug', 'show stack traces');
 }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { ecrCredentials, ensureImage, type ImageEvent } from '../../lib/image';
 import { openJobContext } from '../../lib/jobs/context';
+import { SETTINGS_ENV } from '../../lib/layout';
 import { formatBytes } from '../output';
 import { addSettingsOptions, settingsOf, type SettingsFlagValues } from './common';
 
@@ -98,7 +99,7 @@ export function registerImage(program: Command): void {
           const repositoryUri = context.settings.values.repositoryUri;
           if (!repositoryUri) {
             throw new UserError(
-              'No image repository: pass --repository-uri, set RLVR_REPOSITORY_URI, or deploy the infrastructure stack.',
+              `No image repository: pass --repository-uri, set ${SETTINGS_ENV.repositoryUri}, or deploy the infrastructure stack.`,
               'NoRepository',
             );
           }

@@ -22,7 +22,7 @@ import {
   type SubmitInput,
   type SubmitPlan,
 } from '../../lib/jobs';
-import { jobNameTimestamp, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import { jobNameTimestamp, SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import { renderWatchEvent } from './watch-output';
 import type { SettingName } from '../../lib/settings';
 import { formatBytes, progressListener } from '../output';
@@ -288,17 +288,24 @@ function imageResolver(flags: SubmitFlags): ImageResolver {
     });
 }
 
+const PROVISIONAL_NAMES =
+  'Names are claimed when submitting, in this order; one taken by then moves on to the next free -N suffix';
+
 /** Validates every combination first (one bad one stops all), then submits them one by one. */
 async function submitSweep(configPath: string, input: SubmitInput, flags: SubmitFlags): Promise<void> {
   const variants = expandSweep(YamlFile.read(configPath), flags.sweep!.map(parseSweepFlag));
-  const sweepId = `sweep-${jobNameTimestamp(new Date())}`;
+  // One second for the whole sweep: job n is the n-th name candidate of it, claimed in order at submit.
+  const now = new Date();
+  const sweepId = `sweep-${jobNameTimestamp(now)}`;
   const plans: SubmitPlan[] = [];
   const cache = newPlanCache();
   try {
-    for (const variant of variants) {
+    for (const [i, variant] of variants.entries()) {
       plans.push(
         await planSubmit({
           ...input,
+          now: () => now,
+          nameIndex: i + 1,
           configText: { text: variant.text, label: variant.label },
           cache,
           extraTags: { 'rlvr:sweep': sweepId, 'rlvr:overrides': variant.label },
@@ -314,18 +321,19 @@ async function submitSweep(configPath: string, input: SubmitInput, flags: Submit
     if (flags.json) {
       const sweep = plans.map((p, i) => ({ overrides: variants[i].label, ...planJson(p) }));
       process.stdout.write(
-        `${JSON.stringify({ ok: true, dryRun: true, sweepId, jobs: sweep, totalEstimatedCost: total }, null, 2)}\n`,
+        `${JSON.stringify({ ok: true, dryRun: true, sweepId, namesProvisional: PROVISIONAL_NAMES, jobs: sweep, totalEstimatedCost: total }, null, 2)}\n`,
       );
     } else {
       const rows = plans.map((p, i) => [
+        p.jobName,
         variants[i].label,
         formatUsd(p.estimate?.maxRuntimeCost),
         p.description,
       ]);
       process.stdout.write(
         `Sweep ${sweepId}: ${plans.length} jobs (dry run: nothing was created)\n\n` +
-          table(['OVERRIDES', 'MAX COST', 'DESCRIPTION'], rows) +
-          `\nEstimated at most ${formatUsd(total)} in all (on-demand price × max runtime; ${PRICES_SOURCE}, ${PRICES_AS_OF}).\n`,
+          table(['JOB (PROVISIONAL)', 'OVERRIDES', 'MAX COST', 'DESCRIPTION'], rows) +
+          `\n${PROVISIONAL_NAMES}.\nEstimated at most ${formatUsd(total)} in all (on-demand price × max runtime; ${PRICES_SOURCE}, ${PRICES_AS_OF}).\n`,
       );
     }
     return;
@@ -488,7 +496,7 @@ export function renderPlan(plan: SubmitPlan): string {
     out += row(name, shown, plan.settings.sources[name]);
   }
   if (plan.placeholders.length > 0) {
-    out += `  Unresolved settings are placeholders: pass flags, set RLVR_* variables, or deploy the stack (it publishes ${SETTINGS_PARAMETER_NAME}).\n`;
+    out += `  Unresolved settings are placeholders: pass flags, set ${SETTINGS_ENV_PATTERN} variables, or deploy the stack (it publishes ${SETTINGS_PARAMETER_NAME}).\n`;
   }
   out += '\nHow the job runs\n';
   out += row(

@@ -42,32 +42,70 @@ export interface CheckpointFiles {
 
 export type Verdict = { readonly complete: true } | { readonly complete: false; readonly why: string };
 
-/** The weights half of the rule. */
-export function weightsVerdict(files: CheckpointFiles): Verdict {
+/**
+ * Whether a folder is a loadable Hugging Face model, on what is known of its files (a local folder, an
+ * S3 listing): the one rule the pre-flight, `rlvr upload`, download, the eval watcher and the restart
+ * apply. `fix` is the known trap (BRIEF §1): one weights file under another name than the index gives it.
+ */
+export type FolderVerdict =
+  | { readonly loadable: true }
+  | {
+      readonly loadable: false;
+      readonly why: string;
+      readonly fix?: { readonly rename: { readonly from: string; readonly to: string } };
+    };
+
+export function folderVerdict(files: CheckpointFiles): FolderVerdict {
+  const no = (why: string) => ({ loadable: false as const, why });
+  const top = [...files.sizes.keys()].filter((f) => !f.includes('/'));
+  const weights = top.filter((f) => WEIGHTS.test(f));
+  if (files.indexed === 'unreadable') return no(`${MODEL_INDEX_FILE} is not valid JSON (yet)`);
   let needed: readonly string[];
-  if (files.indexed === 'unreadable')
-    return { complete: false, why: `${MODEL_INDEX_FILE} is not valid JSON yet` };
   if (files.indexed) {
-    if (files.indexed.length === 0) return { complete: false, why: `${MODEL_INDEX_FILE} names no file` };
+    if (files.indexed.length === 0) return no(`${MODEL_INDEX_FILE} names no file`);
     needed = files.indexed;
+    const missing = needed.filter((f) => !files.sizes.has(f));
+    const strays = weights.filter((w) => w.endsWith('.safetensors') && !needed.includes(w));
+    if (missing.length === 1 && strays.length === 1) {
+      return {
+        loadable: false,
+        why: `${MODEL_INDEX_FILE} names ${missing[0]}, and the folder holds ${strays[0]} instead`,
+        fix: { rename: { from: strays[0], to: missing[0] } },
+      };
+    }
+    if (missing.length > 0)
+      return no(`${MODEL_INDEX_FILE} names ${missing.join(', ')}, which the folder does not have`);
   } else {
-    needed = [...files.sizes.keys()].filter((f) => WEIGHTS.test(f));
-    if (needed.length === 0) return { complete: false, why: 'no weights file yet' };
-    // Shards named `-0000k-of-0000N` without their index yet: all N must be there.
-    needed = [...new Set(needed.flatMap(allShards))];
+    if (weights.length === 0) {
+      return top.some((f) => f.endsWith('.distcp'))
+        ? no('a torchtitan DCP checkpoint (.distcp): neither vLLM nor Hugging Face loads it')
+        : no('no weights file (yet)');
+    }
+    // Shards named `-0000k-of-0000N`: all N, and (written last) their index.
+    const set = [...new Set(weights.flatMap(allShards))];
+    const missing = set.filter((f) => !files.sizes.has(f));
+    if (missing.length > 0) return no(`missing ${missing.join(', ')}`);
+    if (weights.filter((w) => w.endsWith('.safetensors')).length > 1)
+      return no(`${weights.length} weights files but no ${MODEL_INDEX_FILE}`);
+    needed = weights;
   }
-  const missing = needed.filter((f) => !files.sizes.has(f));
-  if (missing.length > 0) return { complete: false, why: `missing ${missing.join(', ')}` };
   for (const f of needed) {
     const size = files.sizes.get(f)!;
     const expected = files.expectedSizes?.get(f);
-    if (size === 0) return { complete: false, why: `${f} is empty` };
-    if (expected !== undefined && size !== expected)
-      return { complete: false, why: `${f} has ${size} of its ${expected} bytes` };
+    if (size === 0) return no(`${f} is empty`);
+    if (expected !== undefined && Number.isNaN(expected))
+      return no(`${f} has no whole safetensors header (yet)`);
+    if (expected !== undefined && size !== expected) return no(`${f} has ${size} of its ${expected} bytes`);
   }
-  // Loadable means a config too; their export copies it after the weights (model.py:476-486).
-  if (!files.sizes.has(CONFIG_FILE)) return { complete: false, why: `no ${CONFIG_FILE} yet` };
-  return { complete: true };
+  // Their export copies the config after the weights (model.py:476-486).
+  if (!files.sizes.has(CONFIG_FILE)) return no(`no ${CONFIG_FILE} (yet)`);
+  return { loadable: true };
+}
+
+/** The weights half of "complete": loadable as it is (a folder needing the rename fix is not). */
+export function weightsVerdict(files: CheckpointFiles): Verdict {
+  const v = folderVerdict(files);
+  return v.loadable ? { complete: true } : { complete: false, why: v.why };
 }
 
 /** The size a safetensors file must have, from its first bytes (8-byte length, then the JSON header). */

@@ -56,7 +56,7 @@ export interface EntrypointOptions {
 }
 
 /** Tests only: replaces the contract's eval command. */
-export const EVAL_COMMAND_ENV = 'RLVR_EVAL_COMMAND';
+export const EVAL_COMMAND_ENV = JOB_ENV.evalCommand;
 const EVAL_DONE_FILE = '.training-done';
 
 class JobFailure extends Error {
@@ -195,7 +195,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     host,
     hostname: os.hostname(),
     hosts,
-    instanceType: resource.current_instance_type ?? env.RLVR_INSTANCE_TYPE ?? 'local',
+    instanceType: resource.current_instance_type ?? env[JOB_ENV.instanceType] ?? 'local',
     channels,
     image: env[JOB_ENV.image] ?? null,
     submitId: env[JOB_ENV.submitId] ?? null,
@@ -379,7 +379,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
         );
       }
       if (!evalGpus)
-        throw new JobFailure('an eval config was given but no eval GPUs (RLVR_EVAL_GPUS is empty)');
+        throw new JobFailure(`an eval config was given but no eval GPUs (${JOB_ENV.evalGpus} is empty)`);
       for (const note of rewriteEvalConfig(evalConfig, evalContract, {
         viewDir,
         outputDir: evalDir,

@@ -4,7 +4,7 @@ import { describeAwsError } from '../aws';
 import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../jobs/templates';
 import { openJobContext, type JobContextInput } from '../jobs/context';
-import { SETTINGS_PARAMETER_NAME } from '../layout';
+import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../layout';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
@@ -98,7 +98,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
             name: 'settings parameter',
             level: context.settings.missing.length === 0 ? 'warn' : 'fail',
             detail: `${SETTINGS_PARAMETER_NAME} not found in ${context.region}`,
-            fix: 'Deploy the infrastructure stack (`npx cdk deploy --all`), or keep passing settings as flags/RLVR_* variables.',
+            fix: `Deploy the infrastructure stack (\`npx cdk deploy --all\`), or keep passing settings as flags/${SETTINGS_ENV_PATTERN} variables.`,
           },
     );
     if (context.layout) {

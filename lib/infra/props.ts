@@ -65,7 +65,7 @@ const schema = z.strictObject({
     .optional(),
   rootPrefix: z
     .string()
-    .regex(/^([a-z0-9._-]+\/)+$/i, 'a prefix like rlvr-experiments/')
+    .regex(/^([a-z0-9._-]+\/)+$/i, `a prefix like ${DEFAULT_ROOT_PREFIX}`)
     .default(DEFAULT_ROOT_PREFIX),
   repositoryName: z
     .string()

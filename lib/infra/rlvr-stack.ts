@@ -15,7 +15,13 @@ import type { Construct } from 'constructs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BUILT_IN_TEMPLATES } from '../jobs/templates';
-import { S3Layout, SETTINGS_PARAMETER_NAME, TEMPLATE_PARAMETER_PREFIX, TRAINING_LOG_GROUP } from '../layout';
+import {
+  keyPattern,
+  S3Layout,
+  SETTINGS_PARAMETER_NAME,
+  TEMPLATE_PARAMETER_PREFIX,
+  TRAINING_LOG_GROUP,
+} from '../layout';
 import { TrainingJobTemplate } from './job-template';
 import { acknowledge } from './nag';
 import {
@@ -177,7 +183,7 @@ export class RlvrInfraStack extends Stack {
       );
     }
 
-    if (props.checkpointExpiryDays > 0) this.addCheckpointExpiry(root, props.checkpointExpiryDays);
+    if (props.checkpointExpiryDays > 0) this.addCheckpointExpiry(keys, props.checkpointExpiryDays);
 
     // ---- Image repository ------------------------------------------------------------------------
     this.repository = new ecr.Repository(this, 'Repository', {
@@ -313,22 +319,16 @@ export class RlvrInfraStack extends Stack {
       maxSessionDuration: Duration.hours(12),
     });
     const bucketArn = this.bucket.bucketArn;
-    const objects = (prefix: string) => `${bucketArn}/${prefix}*`;
-    const readPrefixes = [
-      keys.datasetsPrefix(),
-      keys.curriculaPrefix(),
-      keys.modelsPrefix(),
-      `${root}jobs/`,
-      `${root}source/`,
-    ];
-    const writePrefixes = [`${root}checkpoints/`, `${root}output/`];
+    const objects = (prefix: string) => `${bucketArn}/${keyPattern(prefix)}`;
+    const readPrefixes = keys.jobInputPrefixes();
+    const writePrefixes = keys.jobOutputPrefixes();
     const logGroupArn = `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:log-group:${TRAINING_LOG_GROUP}`;
     const executionStatements = [
       new iam.PolicyStatement({
         sid: 'ListJobPrefixes',
         actions: ['s3:ListBucket'],
         resources: [bucketArn],
-        conditions: { StringLike: { 's3:prefix': [...readPrefixes, ...writePrefixes].map((p) => `${p}*`) } },
+        conditions: { StringLike: { 's3:prefix': keys.topLevelPrefixes().map(keyPattern) } },
       }),
       new iam.PolicyStatement({
         sid: 'LocateBucket',
@@ -402,13 +402,8 @@ export class RlvrInfraStack extends Stack {
 
     // ---- Submitter policy (and role) -------------------------------------------------------------
     const jobArn = `arn:${Aws.PARTITION}:sagemaker:${Aws.REGION}:${Aws.ACCOUNT_ID}:training-job/${props.jobNamePrefix}-*`;
-    const uploadPrefixes = [
-      keys.datasetsPrefix(),
-      keys.curriculaPrefix(),
-      keys.modelsPrefix(),
-      `${root}jobs/`,
-      `${root}source/`,
-    ];
+    // The submitter uploads what the jobs read.
+    const uploadPrefixes = keys.jobInputPrefixes();
     const parameterArn = `arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter`;
     const submitterStatements = [
       new iam.PolicyStatement({
@@ -459,7 +454,7 @@ export class RlvrInfraStack extends Stack {
         sid: 'ListExperimentData',
         actions: ['s3:ListBucket'],
         resources: [bucketArn],
-        conditions: { StringLike: { 's3:prefix': [`${root}*`] } },
+        conditions: { StringLike: { 's3:prefix': [keyPattern(root)] } },
       }),
       new iam.PolicyStatement({
         sid: 'LocateBucket',
@@ -479,7 +474,7 @@ export class RlvrInfraStack extends Stack {
       new iam.PolicyStatement({
         sid: 'RemoveFilesOfFailedSubmits',
         actions: ['s3:DeleteObject'],
-        resources: [objects(`${root}jobs/`)],
+        resources: [objects(keys.jobsPrefix())],
       }),
       new iam.PolicyStatement({
         sid: 'ReadLauncherSettings',
@@ -657,8 +652,8 @@ export class RlvrInfraStack extends Stack {
    * `_final` and each job's newest step. S3 lifecycle filters match key prefixes only, so a daily
    * function does it; its code is inlined (no asset to upload).
    */
-  private addCheckpointExpiry(root: string, days: number): void {
-    const checkpoints = `${root}checkpoints/`;
+  private addCheckpointExpiry(keys: S3Layout, days: number): void {
+    const checkpoints = keys.checkpointsRootPrefix();
     const logGroup = new logs.LogGroup(this, 'CheckpointExpiryLogs', {
       retention: logs.RetentionDays.THREE_MONTHS,
       encryptionKey: this.key,
@@ -675,11 +670,11 @@ export class RlvrInfraStack extends Stack {
         new iam.PolicyStatement({
           actions: ['s3:ListBucket'],
           resources: [this.bucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': [`${checkpoints}*`] } },
+          conditions: { StringLike: { 's3:prefix': [keyPattern(checkpoints)] } },
         }),
         new iam.PolicyStatement({
           actions: ['s3:DeleteObject'],
-          resources: [`${this.bucket.bucketArn}/${checkpoints}*`],
+          resources: [`${this.bucket.bucketArn}/${keyPattern(checkpoints)}`],
         }),
         new iam.PolicyStatement({
           actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],

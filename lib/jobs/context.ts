@@ -7,7 +7,7 @@ import {
   type AwsClients,
 } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError } from '../errors';
-import { S3Layout, SETTINGS_PARAMETER_NAME } from '../layout';
+import { S3Layout, SETTINGS_ENV, SETTINGS_PARAMETER_NAME } from '../layout';
 import {
   mergeSettings,
   resolveSettings,
@@ -76,7 +76,7 @@ export async function openJobContext(input: JobContextInput): Promise<JobContext
 export function requireLayout(context: JobContext): S3Layout {
   if (!context.layout) {
     throw new UserError(
-      `No bucket: pass --bucket, set RLVR_BUCKET, or deploy the infrastructure stack (it publishes ${SETTINGS_PARAMETER_NAME}).`,
+      `No bucket: pass --bucket, set ${SETTINGS_ENV.bucket}, or deploy the infrastructure stack (it publishes ${SETTINGS_PARAMETER_NAME}).`,
       'NoBucket',
     );
   }

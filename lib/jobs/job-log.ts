@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { LOCAL } from '../layout';
+import { CLI_ENV, LOCAL } from '../layout';
 
 /**
  * The job log (`docs/job_log.md`): one Markdown table row per submitted job. Appends hold a lock, so
@@ -106,6 +106,6 @@ export function resolveJobLogPath(options: {
   readonly cwd: string;
   readonly repoRoot: string;
 }): string {
-  const given = options.explicit ?? options.env.RLVR_JOB_LOG;
+  const given = options.explicit ?? options.env[CLI_ENV.jobLog];
   return given ? path.resolve(options.cwd, given) : path.join(options.repoRoot, LOCAL.defaultJobLog);
 }

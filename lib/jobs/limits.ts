@@ -1,6 +1,6 @@
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import type { Problem } from '../errors';
-import { isValidTrainingJobName } from '../layout';
+import { isValidTrainingJobName, SETTINGS_ENV } from '../layout';
 import { MAX_KEEP_ALIVE_SECONDS, MAX_RUNTIME_SECONDS } from './options';
 
 /** CreateTrainingJob's limits (BRIEF §4), checked before sending so the user gets a clear error. */
@@ -129,14 +129,14 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
       add(
         'VpcConfig.SecurityGroupIds',
         `${sg.length} security groups (SageMaker takes 1–${LIMITS.securityGroups})`,
-        'Set RLVR_SECURITY_GROUPS with the subnets.',
+        `Set ${SETTINGS_ENV.securityGroups} with the subnets.`,
       );
     }
     if (sn.length < 1 || sn.length > LIMITS.subnets) {
       add(
         'VpcConfig.Subnets',
         `${sn.length} subnets (SageMaker takes 1–${LIMITS.subnets})`,
-        'Set RLVR_SUBNETS with the security groups.',
+        `Set ${SETTINGS_ENV.subnets} with the security groups.`,
       );
     }
   }

@@ -26,7 +26,14 @@ import {
   type AwsClientOptions,
 } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
-import { JOB_FILES, PATCH_FILES, S3Layout, SETTINGS_PARAMETER_NAME, templateParameterName } from '../layout';
+import {
+  JOB_FILES,
+  jobNameCandidate,
+  PATCH_FILES,
+  S3Layout,
+  SETTINGS_PARAMETER_NAME,
+  templateParameterName,
+} from '../layout';
 import {
   mergeSettings,
   requireSettings,
@@ -117,6 +124,11 @@ export interface SubmitInput {
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly now?: () => Date;
+  /**
+   * A sweep's n-th job (1-based): its provisional name is the n-th candidate of the sweep's second, as
+   * the submit claims them in order (a name taken by then moves on to the next free `-N`).
+   */
+  readonly nameIndex?: number;
   /** Test hook: configure the SDK clients (fault injection). */
   readonly configureClients?: AwsClientOptions['configure'];
   readonly listener?: SubmitListener;
@@ -504,7 +516,8 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   // 8. The request.
   const jobNamePrefix = settings.values.jobNamePrefix!;
   const runName = config.value.run?.name ?? path.basename(configAbs).replace(/\.ya?ml$/i, '');
-  const jobName = firstJobName(jobNamePrefix, submittedAt);
+  firstJobName(jobNamePrefix, submittedAt); // the prefix makes valid names, with any suffix
+  const jobName = jobNameCandidate(jobNamePrefix, submittedAt, input.nameIndex ?? 1);
   const submitId = randomUUID();
   const configRepoRoot = configGitRoot ?? sourceRoot;
   const configDisplayPath = path.relative(configRepoRoot, configAbs) || path.basename(configAbs);

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { YamlFile } from '../config';
 import type { IS3 } from '../aws';
 import type { Problem } from '../errors';
+import { folderVerdict, safetensorsHeadLength, safetensorsSize, type CheckpointFiles } from '../checkpoints';
 import { DATASET_MARKERS, MODEL_INDEX_FILE } from '../layout';
 import { s3Uri, type InputPlan, type ModelInput } from './inputs';
 
@@ -23,7 +24,39 @@ export interface PreflightResult {
   readonly warnings: readonly Problem[];
 }
 
-/** A model folder: config, weights, and an index that names only files that exist. */
+/**
+ * The size each top-level safetensors file's header gives (two small range reads each; NaN when the
+ * header is not whole). At most 64 files: beyond that the sizes are left unchecked.
+ */
+async function safetensorsSizesInS3(
+  s3: IS3,
+  bucket: string,
+  prefix: string,
+  sizes: ReadonlyMap<string, number>,
+): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const files = [...sizes.keys()].filter((f) => f.endsWith('.safetensors') && !f.includes('/'));
+  if (files.length > 64) return out;
+  for (const f of files) {
+    const size = sizes.get(f)!;
+    if (size < 8) {
+      out.set(f, Number.NaN);
+      continue;
+    }
+    const length = safetensorsHeadLength(await s3.getObjectRange(bucket, `${prefix}${f}`, 0, 7));
+    if (length === undefined || length > size) {
+      out.set(f, Number.NaN);
+      continue;
+    }
+    out.set(
+      f,
+      safetensorsSize(await s3.getObjectRange(bucket, `${prefix}${f}`, 0, length - 1)) ?? Number.NaN,
+    );
+  }
+  return out;
+}
+
+/** A model folder: loadable by the one rule (lib/checkpoints), with a tokenizer. */
 async function checkModel(
   s3: IS3,
   input: ModelInput,
@@ -53,37 +86,30 @@ async function checkModel(
     checks.push({ what, target: modelUri, ok: false, detail: 'no objects' });
     return;
   }
-  const weights = [...names].filter((n) => n.endsWith('.safetensors') || n.endsWith('.bin'));
-  const missing: string[] = [];
-  if (!names.has('config.json')) missing.push('config.json');
-  if (weights.length === 0) missing.push('weights (*.safetensors)');
+  // The one rule (lib/checkpoints), on the listing, the index and each safetensors header.
+  const sizes = new Map(objects.map((o) => [o.key.slice(model.key.length), o.size]));
+  let indexed: CheckpointFiles['indexed'];
   if (names.has(MODEL_INDEX_FILE)) {
-    const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`)) as {
-      weight_map?: Record<string, string>;
-    };
-    const named = [...new Set(Object.values(index.weight_map ?? {}))];
-    const absent = named.filter((n) => !names.has(n));
-    if (absent.length > 0) {
-      const fix =
-        absent.length === 1 && weights.length === 1
-          ? ` The folder holds ${weights[0]}: rename it to ${absent[0]} (aws s3 mv ${modelUri}${weights[0]} ${modelUri}${absent[0]}).`
-          : '';
-      problems.push(
-        file.problem(
-          at,
-          `${modelUri}${MODEL_INDEX_FILE} names ${absent.join(', ')}, which the folder does not have: vLLM cannot load it`,
-          `Make the weight files match the index.${fix}`,
-        ),
-      );
+    try {
+      const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`)) as {
+        weight_map?: Record<string, string>;
+      };
+      indexed = [...new Set(Object.values(index.weight_map ?? {}))];
+    } catch {
+      indexed = 'unreadable';
     }
-  } else if (weights.length > 1 && weights.every((w) => w.endsWith('.safetensors'))) {
-    missing.push(MODEL_INDEX_FILE);
   }
-  if (missing.length > 0) {
+  const expectedSizes = await safetensorsSizesInS3(s3, model.bucket, model.key, sizes);
+  const verdict = folderVerdict({ sizes, indexed, expectedSizes });
+  if (!verdict.loadable) {
+    const fix = verdict.fix
+      ? ` Rename it: aws s3 mv ${modelUri}${verdict.fix.rename.from} ${modelUri}${verdict.fix.rename.to}`
+      : ' Upload the whole model folder again (rlvr upload model <folder>).';
     problems.push(
       file.problem(
         at,
-        `${modelUri} is not a complete Hugging Face model folder: missing ${missing.join(', ')}`,
+        `${modelUri} is not a loadable model folder: ${verdict.why}: vLLM cannot load it`,
+        fix.trim(),
       ),
     );
   }
@@ -96,7 +122,7 @@ async function checkModel(
   checks.push({
     what,
     target: modelUri,
-    ok: missing.length === 0,
+    ok: verdict.loadable,
     detail: `${objects.length} files, ${(bytes / 1e9).toFixed(2)} GB`,
   });
 }

@@ -18,6 +18,7 @@ import {
   type YamlMap,
 } from '../trainers';
 import type { InputPlan } from './inputs';
+import { RUNTIME_ENV } from '../layout';
 import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from './options';
 
 /*
@@ -132,7 +133,7 @@ export function planTrainerRuntime(input: {
   notes.push(
     rf.kind === 'own'
       ? `${profile.id} makes its own run folder ${contract.configName.replace(/\.ya?ml$/i, '')}_<timestamp>/ under $${rf.rootEnv}, which the job points into the streamed folder (${rf.cite})`
-      : 'the trainer writes into $RLVR_RUN_DIR (checkpoints in $RLVR_CHECKPOINT_DIR), streamed to S3',
+      : `the trainer writes into $${RUNTIME_ENV.runDir} (checkpoints in $${RUNTIME_ENV.checkpointDir}), streamed to S3`,
   );
   for (const d of contract.datasetCaches)
     notes.push(`dataset channel ${d.channel} → ${d.path} (where its loader looks)`);

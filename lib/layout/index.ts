@@ -76,8 +76,12 @@ export class S3Layout {
   modelPrefix(name: string): string {
     return `${this.modelsPrefix()}${name}/`;
   }
+  /** Every job's run folder (what the jobs stream), `checkpoints/`. */
+  checkpointsRootPrefix(): string {
+    return `${this.root}checkpoints/`;
+  }
   checkpointsPrefix(job: string): string {
-    return `${this.root}checkpoints/${job}/`;
+    return `${this.checkpointsRootPrefix()}${job}/`;
   }
   /** The run folder's traces, streamed with the checkpoints. */
   tracesPrefix(job: string): string {
@@ -89,10 +93,17 @@ export class S3Layout {
   }
   /** The trainer's source, content-addressed: `source/<sha256 of the .tar.gz>.tar.gz`. */
   sourceKey(sha256: string): string {
-    return `${this.root}source/${sha256}.tar.gz`;
+    return `${this.sourcePrefix()}${sha256}.tar.gz`;
+  }
+  sourcePrefix(): string {
+    return `${this.root}source/`;
+  }
+  /** The files the launcher uploads for every job, `jobs/`. */
+  jobsPrefix(): string {
+    return `${this.root}jobs/`;
   }
   jobPrefix(job: string): string {
-    return `${this.root}jobs/${job}/`;
+    return `${this.jobsPrefix()}${job}/`;
   }
   /** Files the launcher uploads for a job, relative to `jobPrefix(job)`. */
   jobKey(job: string, file: JobFile | string): string {
@@ -102,9 +113,36 @@ export class S3Layout {
   outputPath(): string {
     return `${this.root}output`;
   }
+  /** `outputPath()` as a prefix (`output/`): every job's model artifact is under it. */
+  outputPrefix(): string {
+    return `${this.outputPath()}/`;
+  }
   modelArtifactKey(job: string): string {
     return `${this.outputPath()}/${job}/output/model.tar.gz`;
   }
+  /** The prefixes a job reads: the launcher's uploads (datasets, curricula, models, job files, source). */
+  jobInputPrefixes(): readonly string[] {
+    return [
+      this.datasetsPrefix(),
+      this.curriculaPrefix(),
+      this.modelsPrefix(),
+      this.jobsPrefix(),
+      this.sourcePrefix(),
+    ];
+  }
+  /** The prefixes a job writes: its run folder and SageMaker's model artifact. */
+  jobOutputPrefixes(): readonly string[] {
+    return [this.checkpointsRootPrefix(), this.outputPrefix()];
+  }
+  /** Every top-level prefix under the root, the job's inputs first. */
+  topLevelPrefixes(): readonly string[] {
+    return [...this.jobInputPrefixes(), ...this.jobOutputPrefixes()];
+  }
+}
+
+/** An S3 key pattern (IAM `s3:prefix` conditions, object ARNs): every key under `prefix`. */
+export function keyPattern(prefix: string): string {
+  return `${prefix}*`;
 }
 
 /** Names of the files the launcher uploads under `jobs/<job>/` (and the entrypoint reads). */
@@ -164,6 +202,33 @@ export const JOB_ENV = {
   submitId: 'RLVR_SUBMIT_ID',
   /** The image the job runs (repository@sha256:…), recorded in run.json. */
   image: 'RLVR_IMAGE',
+  /** Local runs: the instance type recorded in run.json (SageMaker jobs have it in resourceconfig.json). */
+  instanceType: 'RLVR_INSTANCE_TYPE',
+  /** Tests only: replaces the trainer contract's eval command. */
+  evalCommand: 'RLVR_EVAL_COMMAND',
+} as const;
+
+/**
+ * The environment variables the CLI reads settings from (flags > these > the stack's parameter);
+ * the region comes from AWS_REGION / AWS_DEFAULT_REGION.
+ */
+export const SETTINGS_ENV = {
+  bucket: 'RLVR_BUCKET',
+  prefix: 'RLVR_PREFIX',
+  roleArn: 'RLVR_ROLE_ARN',
+  repositoryUri: 'RLVR_REPOSITORY_URI',
+  subnets: 'RLVR_SUBNETS',
+  securityGroups: 'RLVR_SECURITY_GROUPS',
+  kmsKeyId: 'RLVR_KMS_KEY',
+  jobNamePrefix: 'RLVR_JOB_NAME_PREFIX',
+} as const;
+/** How help texts and messages name the settings variables together. */
+export const SETTINGS_ENV_PATTERN = 'RLVR_*';
+
+/** Other variables the CLI reads. */
+export const CLI_ENV = {
+  /** The job log's path (default LOCAL.defaultJobLog in the repository). */
+  jobLog: 'RLVR_JOB_LOG',
 } as const;
 
 /** Set by the entrypoint for the processes it starts. */

@@ -212,7 +212,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       ...(plan.request.Environment ?? {}),
       [JOB_ENV.image]: options.image,
       TRAINING_JOB_NAME: name,
-      RLVR_INSTANCE_TYPE: 'local',
+      [JOB_ENV.instanceType]: 'local',
     };
     const allBinds = [
       `${mlRoot}:${CONTAINER.root}`,

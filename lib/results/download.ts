@@ -5,7 +5,7 @@ import { createGunzip } from 'node:zlib';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { describeJob, requireLayout, type JobContext } from '../jobs/context';
-import { laterCheckpointExists, weightsVerdict, type CheckpointFiles, type Verdict } from '../checkpoints';
+import { folderVerdict, laterCheckpointExists, type CheckpointFiles, type Verdict } from '../checkpoints';
 import { isTerminal } from '../jobs/inspect';
 import { LOCAL, MODEL_INDEX_FILE, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
@@ -144,24 +144,10 @@ export function listedCheckpointVerdict(
     readonly jobEnded: boolean;
   },
 ): Verdict {
-  // The known trap the local check fixes by renaming (checkpoint-check.ts): one weights file saved
-  // under another name than the one the index gives it counts as that file.
-  let sizes: ReadonlyMap<string, number> = checkpoint.sizes;
-  if (Array.isArray(context.indexed)) {
-    const named: readonly string[] = context.indexed;
-    const missing = named.filter((f) => !sizes.has(f));
-    const strays = [...sizes.keys()].filter(
-      (f) => f.endsWith('.safetensors') && !f.includes('/') && !named.includes(f),
-    );
-    if (missing.length === 1 && strays.length === 1) {
-      const renamed = new Map(sizes);
-      renamed.set(missing[0], sizes.get(strays[0])!);
-      renamed.delete(strays[0]);
-      sizes = renamed;
-    }
-  }
-  const weights = weightsVerdict({ sizes, indexed: context.indexed });
-  if (!weights.complete) return weights;
+  // The known trap the local check fixes by renaming (checkpoint-check.ts) is worth downloading.
+  const verdict = folderVerdict({ sizes: checkpoint.sizes, indexed: context.indexed });
+  if (!verdict.loadable && !verdict.fix) return { complete: false, why: verdict.why };
+  const weights: Verdict = { complete: true };
   const finished =
     parseCheckpointFolder(checkpoint.folder)?.final === true ||
     laterCheckpointExists(checkpoint.folder, context.siblings) ||

@@ -1,3 +1,4 @@
+import { folderVerdict, localCheckpointFiles } from '../checkpoints';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -61,12 +62,13 @@ function walk(dir: string): string[] {
 function checkShape(kind: UploadKind, local: string, files: string[]): void {
   const names = new Set(files.map((f) => path.relative(local, f)));
   if (kind === 'model') {
-    const weights = [...names].some((n) => n.endsWith('.safetensors') || n.endsWith('.bin'));
-    if (!names.has('config.json') || !weights) {
-      throw new UserError(
-        `${local} is not a Hugging Face model folder (needs config.json and weights). Download it with \`huggingface-cli download <id> --local-dir <folder>\`.`,
-        'NotAModel',
-      );
+    // The rule the pre-flight will apply to the uploaded copy (lib/checkpoints).
+    const verdict = folderVerdict(localCheckpointFiles(local));
+    if (!verdict.loadable) {
+      const fix = verdict.fix
+        ? `Rename ${verdict.fix.rename.from} to ${verdict.fix.rename.to} first.`
+        : 'Download it whole with `huggingface-cli download <id> --local-dir <folder>`.';
+      throw new UserError(`${local} is not a loadable model folder: ${verdict.why}. ${fix}`, 'NotAModel');
     }
   }
   if (kind === 'dataset' && !DATASET_MARKERS.some((m) => [...names].some((n) => n.endsWith(m)))) {

@@ -4,6 +4,7 @@ import {
   DEFAULT_JOB_NAME_PREFIX,
   DEFAULT_ROOT_PREFIX,
   normalisePrefix,
+  SETTINGS_ENV,
   SETTINGS_PARAMETER_NAME,
 } from '../layout';
 
@@ -58,15 +59,15 @@ interface SettingSpec {
 }
 
 const SPECS: Record<SettingName, SettingSpec> = {
-  bucket: { flag: 'bucket', env: ['RLVR_BUCKET'] },
-  prefix: { flag: 'prefix', env: ['RLVR_PREFIX'] },
-  roleArn: { flag: 'role-arn', env: ['RLVR_ROLE_ARN'] },
-  repositoryUri: { flag: 'repository-uri', env: ['RLVR_REPOSITORY_URI'] },
+  bucket: { flag: 'bucket', env: [SETTINGS_ENV.bucket] },
+  prefix: { flag: 'prefix', env: [SETTINGS_ENV.prefix] },
+  roleArn: { flag: 'role-arn', env: [SETTINGS_ENV.roleArn] },
+  repositoryUri: { flag: 'repository-uri', env: [SETTINGS_ENV.repositoryUri] },
   region: { flag: 'region', env: ['AWS_REGION', 'AWS_DEFAULT_REGION'] },
-  subnets: { flag: 'subnets', env: ['RLVR_SUBNETS'], list: true },
-  securityGroups: { flag: 'security-groups', env: ['RLVR_SECURITY_GROUPS'], list: true },
-  kmsKeyId: { flag: 'kms-key', env: ['RLVR_KMS_KEY'] },
-  jobNamePrefix: { flag: 'job-name-prefix', env: ['RLVR_JOB_NAME_PREFIX'] },
+  subnets: { flag: 'subnets', env: [SETTINGS_ENV.subnets], list: true },
+  securityGroups: { flag: 'security-groups', env: [SETTINGS_ENV.securityGroups], list: true },
+  kmsKeyId: { flag: 'kms-key', env: [SETTINGS_ENV.kmsKeyId] },
+  jobNamePrefix: { flag: 'job-name-prefix', env: [SETTINGS_ENV.jobNamePrefix] },
 };
 
 const FLAG_KEYS: Partial<Record<SettingName, keyof SettingFlags>> = {

@@ -229,13 +229,20 @@ describe('checkpoint completeness (one rule: weights whole, writer finished)', (
     // A later checkpoint says the writer moved on: complete without waiting.
     fs.mkdirSync(path.join(dir, 'run_final'));
     expect(tracker.scan().map((c) => c.name)).toEqual(['run_step20']);
-    // Shards without their index yet: every one of the set must be there.
+    // Shards without their index yet (save_pretrained writes it last): every one of the set, then the index.
     const sharded = path.join(dir, 'other_step5');
     fs.mkdirSync(sharded);
     fs.writeFileSync(path.join(sharded, 'config.json'), '{}');
     fs.writeFileSync(path.join(sharded, 'model-00001-of-00002.safetensors'), safetensors(10));
     expect(tracker.scan(true)).toEqual([]);
     fs.writeFileSync(path.join(sharded, 'model-00002-of-00002.safetensors'), safetensors(10));
+    expect(tracker.scan(true)).toEqual([]);
+    fs.writeFileSync(
+      path.join(sharded, 'model.safetensors.index.json'),
+      JSON.stringify({
+        weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors' },
+      }),
+    );
     expect(tracker.scan(true).map((c) => c.name)).toEqual(['other_step5']);
     fs.mkdirSync(path.join(dir, 'not-a-checkpoint'));
     fs.writeFileSync(path.join(dir, 'not-a-checkpoint', 'model.safetensors'), safetensors(1));

@@ -289,7 +289,7 @@ describe("their trainer's contract, through the entrypoint", () => {
       ),
     );
     expect(j.text()).toContain(
-      `restart: ${earlier}_step30 is not complete (no config.json yet): passed over`,
+      `restart: ${earlier}_step30 is not complete (no config.json (yet)): passed over`,
     );
   });
 

@@ -59,6 +59,9 @@ export const SEEDED_KEYS = [
   'rlvr-experiments/curricula/math_curriculum.txt',
 ];
 
+/** The smallest whole safetensors file: header length 2, header `{}` (the pre-flight reads headers). */
+export const SAFETENSORS = Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{}')]);
+
 export async function seed(endpoint: string): Promise<void> {
   const { s3 } = clients(endpoint);
   await s3.send(
@@ -68,9 +71,8 @@ export async function seed(endpoint: string): Promise<void> {
     }),
   );
   for (const key of SEEDED_KEYS) {
-    await s3.send(
-      new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: key.endsWith('.txt') ? '1\n2\n3\n' : '{}' }),
-    );
+    const body = key.endsWith('.txt') ? '1\n2\n3\n' : key.endsWith('.safetensors') ? SAFETENSORS : '{}';
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
   }
 }
 

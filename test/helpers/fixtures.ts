@@ -98,3 +98,12 @@ export function lineOf(text: string, needle: string): number {
   if (index < 0) throw new Error(`not in text: ${needle}`);
   return index + 1;
 }
+
+/** A whole safetensors file holding `data` as one U8 tensor (the one completeness rule reads the header). */
+export function safetensorsWith(data: Buffer): Buffer {
+  let header = JSON.stringify({ w: { dtype: 'U8', shape: [data.length], data_offsets: [0, data.length] } });
+  header = header.padEnd(Math.ceil(header.length / 8) * 8, ' ');
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(header.length));
+  return Buffer.concat([length, Buffer.from(header), data]);
+}

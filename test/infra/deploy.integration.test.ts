@@ -8,7 +8,7 @@ import {
 import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { bareEnv, runCli } from '../helpers/cli';
-import { IMAGE, SEEDED_KEYS } from '../helpers/emulator-data';
+import { IMAGE, SAFETENSORS, SEEDED_KEYS } from '../helpers/emulator-data';
 import { makeTrainerRepo } from '../helpers/fixtures';
 import { describeWithPeer, motoAvailable, startMoto, TEST_REGION, type MotoServer } from '../helpers/moto';
 import { FULL_CONTEXT, synth } from './synth';
@@ -70,7 +70,13 @@ describeWithPeer('moto_server', motoAvailable())('the stack in moto CloudFormati
 
   async function seedInputs(bucket: string) {
     for (const key of SEEDED_KEYS)
-      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '{}' }));
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: key.endsWith('.safetensors') ? SAFETENSORS : '{}',
+        }),
+      );
   }
 
   it.each([

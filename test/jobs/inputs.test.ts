@@ -1,9 +1,8 @@
 import { loadTrainingConfig } from '../../lib/config';
-import { ProblemsError } from '../../lib/errors';
 import { planInputs, resolveConfigForJob } from '../../lib/jobs';
 import { S3Layout } from '../../lib/layout';
 import type { TrainerSelection } from '../../lib/trainers';
-import { EXAMPLES_DIR, gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
+import { EXAMPLES_DIR, exampleConfigs, gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
 import * as path from 'node:path';
 
 const layout = new S3Layout('bkt');
@@ -129,7 +128,18 @@ describe('input planning', () => {
     );
   });
 
-  it('is a ProblemsError-free path for every example', () => {
-    expect(() => plan(gsm8kWith())).not.toThrow(ProblemsError);
-  });
+  it.each(exampleConfigs().map((f) => [path.basename(f), f]))(
+    '%s: every input maps to S3 with no problem, and the resolved config points at the channels',
+    (_name, file) => {
+      const loaded = loadTrainingConfig(file);
+      const planned = planInputs(loaded.value, loaded.file, layout, path.dirname(file), loadersOf(loaded));
+      expect(planned.problems).toEqual([]);
+      const inputs = planned.inputs!;
+      expect(inputs.model.location.key).toMatch(/^rlvr-experiments\/models\/[^/]+\/$/);
+      expect(inputs.datasets.length + inputs.notCarried.length).toBeGreaterThan(0);
+      const resolved = JSON.stringify(resolveConfigForJob(loaded.value, inputs));
+      expect(resolved).toContain('/opt/ml/input/data/model');
+      expect(resolved).not.toContain('"launcher"');
+    },
+  );
 });

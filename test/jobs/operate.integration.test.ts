@@ -152,6 +152,15 @@ describeWithPeer('moto_server', hasMoto)('operating jobs (moto: jobs complete at
       'optimizer.lr=1.0e-5',
     ]);
     expect(json.totalEstimatedCost).toBeCloseTo(2 * json.jobs[0].estimate.perHour * 10, 5);
+    // Each job shows the name the submit would claim for it: distinct, in order, and said to be provisional.
+    const names = json.jobs.map(
+      (j: { createTrainingJobRequest: { TrainingJobName: string } }) =>
+        j.createTrainingJobRequest.TrainingJobName,
+    );
+    expect(names[0]).toMatch(/^annotations-adhoc-\d{8}-\d{6}$/);
+    expect(names[1]).toBe(`${names[0]}-2`);
+    expect(json.jobs.map((j: { jobName: string }) => j.jobName)).toEqual(names);
+    expect(json.namesProvisional).toMatch(/claimed when submitting/);
     expect(await jobNames(moto.endpoint)).toEqual([]);
   });
 

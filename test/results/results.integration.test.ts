@@ -19,7 +19,7 @@ import { runCli, runCommand } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';
 import { RecordingProxy } from '../helpers/recording-proxy';
-import { makeTrainerRepo, REPO_ROOT, tempDir } from '../helpers/fixtures';
+import { makeTrainerRepo, REPO_ROOT, safetensorsWith, tempDir } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
 
@@ -412,7 +412,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const report = JSON.parse(all.stdout);
     const whole = weights[`${B}_final`].length;
     expect(report.warnings).toEqual([
-      `${B}_step80: still being written or cut off (missing model-00001-of-00001.safetensors): not downloaded`,
+      `${B}_step80: still being written or cut off (model.safetensors.index.json names model-00001-of-00001.safetensors, which the folder does not have): not downloaded`,
       `${B}_step60 is not loadable: model.safetensors has 5000 of its ${whole} bytes`,
     ]);
     expect(report.checkpointFolders).toEqual([
@@ -488,7 +488,10 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const model = path.join(tempDir(), 'Qwen3-0.6B-Base');
     fs.mkdirSync(model);
     fs.writeFileSync(path.join(model, 'config.json'), '{}');
-    fs.writeFileSync(path.join(model, 'model.safetensors'), randomBytes(9 * 1024 * 1024 + 5)); // > one part: multipart
+    fs.writeFileSync(
+      path.join(model, 'model.safetensors'),
+      safetensorsWith(randomBytes(9 * 1024 * 1024 + 5)),
+    ); // > one part: multipart
     fs.writeFileSync(path.join(model, 'tokenizer.json'), '{}');
     const first = await runCli(['upload', 'model', model], { env: cliEnv() });
     expect(first.code).toBe(0);
@@ -563,7 +566,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const dir = path.join(tempDir(), 'weights');
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, 'config.json'), '{}');
-    const body = randomBytes(20 * 1024 * 1024 + 3); // three 8 MiB parts
+    const body = safetensorsWith(randomBytes(20 * 1024 * 1024 + 3)); // three 8 MiB parts
     fs.writeFileSync(path.join(dir, 'model.safetensors'), body);
     const key = 'rlvr-experiments/models/weights/model.safetensors';
 
@@ -581,7 +584,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     const stored = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     expect(sha256(Buffer.from(await stored.Body!.transformToByteArray()))).toBe(sha256(body));
 
-    fs.writeFileSync(path.join(dir, 'model.safetensors'), randomBytes(body.length)); // changed: uploads again
+    fs.writeFileSync(path.join(dir, 'model.safetensors'), safetensorsWith(randomBytes(body.length - 64))); // changed: uploads again
     const failing = await openJobContext({
       settings: {},
       configureClients: failPart(3, 'AccessDenied', 99, []),

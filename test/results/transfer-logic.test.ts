@@ -232,7 +232,7 @@ describe('the completeness rule on a listing', () => {
       }),
     ).toEqual({
       complete: false,
-      why: 'missing model-00002-of-00002.safetensors',
+      why: 'model.safetensors.index.json names model-00002-of-00002.safetensors, which the folder does not have',
     });
     expect(verdict('R_step60', { indexed: 'unreadable' }).complete).toBe(false);
     // One weights file under another name than the index gives it: the local check renames it.
@@ -272,7 +272,7 @@ describe('the completeness rule on a listing', () => {
     const noConfig = listed({ 'R/checkpoints/R_final/model.safetensors': 100 })[0];
     expect(listedCheckpointVerdict(noConfig, { siblings: [], laterAttempt: false, jobEnded: true })).toEqual({
       complete: false,
-      why: 'no config.json yet',
+      why: 'no config.json (yet)',
     });
     expect(listedCheckpointVerdict(final, { siblings: [], laterAttempt: false, jobEnded: false })).toEqual({
       complete: true,
