@@ -1,6 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parse } from 'yaml';
+import { EVAL_STANDARDS } from '../config/checks';
+import { stringifyForTrainer } from '../config/yaml-write';
+import { CONTAINER, JOB_ENV, JOB_FILES, RUN_FOLDER } from '../layout';
 import type { JobContract } from '../trainers/job-contract';
+import { shellQuote, stopProcess, type Started } from './process';
 
 type Yaml = Record<string, unknown>;
 
@@ -119,4 +124,99 @@ export function scriptAccepts(
   folder: string,
 ): boolean {
   return !contract.accepts || contract.accepts.some((f) => fs.existsSync(path.join(folder, f)));
+}
+
+/** The eval watcher of a job: its command, the view it watches, where its results go. */
+export interface EvalWatcherPlan {
+  readonly command: string;
+  readonly viewDir: string;
+  readonly outputDir: string;
+  readonly contract: NonNullable<JobContract['eval']>;
+}
+
+/**
+ * The watcher's config rewritten (its own view of complete checkpoints, results in the run folder) and
+ * its command as the script takes it. Throws on an eval config it must not run.
+ */
+export function prepareEvalWatcher(input: {
+  readonly evalConfigPath: string;
+  readonly contract: NonNullable<JobContract['eval']>;
+  readonly runDir: string;
+  readonly tmpRoot: string;
+  readonly evalGpus: string;
+  /** Tests only: another command. */
+  readonly commandOverride?: string;
+  readonly pollMaxS?: number;
+  readonly say: (line: string) => void;
+  readonly fail: (message: string) => Error;
+}): EvalWatcherPlan {
+  const evalConfig = (parse(fs.readFileSync(input.evalConfigPath, 'utf8')) ?? {}) as Yaml;
+  const tp = Number(((evalConfig.vllm ?? {}) as Yaml).tensor_parallel_size ?? 1);
+  if (tp !== EVAL_STANDARDS.tensorParallelSize) {
+    throw input.fail(
+      `the eval config asks for tensor_parallel_size ${tp}; an eval watcher runs one model copy per GPU with tensor_parallel_size 1 (set vllm.tensor_parallel_size: 1)`,
+    );
+  }
+  if (!input.evalGpus)
+    throw input.fail(`an eval config was given but no eval GPUs (${JOB_ENV.evalGpus} is empty)`);
+  const viewDir = path.join(input.tmpRoot, 'rlvr-eval-view');
+  const outputDir = path.join(input.runDir, RUN_FOLDER.evals);
+  const notes = rewriteEvalConfig(evalConfig, input.contract, {
+    viewDir,
+    outputDir,
+    pollMaxS: input.pollMaxS,
+  });
+  for (const note of notes) input.say(note);
+  fs.mkdirSync(outputDir, { recursive: true });
+  fs.mkdirSync(viewDir, { recursive: true });
+  const rewritten = path.join(outputDir, JOB_FILES.evalConfig);
+  fs.writeFileSync(rewritten, stringifyForTrainer(evalConfig));
+  const python = evalConfig.harness === 'olmes' ? CONTAINER.olmesPython : 'python';
+  const command = (input.commandOverride || input.contract.command)
+    .replaceAll('{python}', python)
+    .replaceAll('{config}', shellQuote(rewritten))
+    .replaceAll('{watch}', shellQuote(path.join(viewDir, '*')));
+  return { command, viewDir, outputDir, contract: input.contract };
+}
+
+export interface EvalOutcome {
+  readonly code: number | null;
+  readonly timedOut: boolean;
+  readonly evaluated: readonly string[];
+  readonly missing: readonly string[];
+}
+
+/**
+ * Training has ended: the watcher gets until `timeoutMs` to have results for every one of `names` (their
+ * script never ends by itself), then SIGTERM, and SIGKILL `termGraceMs` later (at once when 0).
+ */
+export async function finishEvalWatcher(input: {
+  readonly watcher: Started;
+  readonly plan: EvalWatcherPlan;
+  readonly names: readonly string[];
+  readonly timeoutMs: number;
+  readonly termGraceMs: number;
+  readonly pollMs: number;
+  readonly doneFile: string;
+  readonly say: (line: string) => void;
+}): Promise<EvalOutcome> {
+  const { watcher, plan, names } = input;
+  fs.writeFileSync(input.doneFile, `${new Date().toISOString()}\n`);
+  input.say(
+    `training ended: the eval watcher has ${Math.round(input.timeoutMs / 1000)} s to evaluate ${names.length} checkpoint(s)`,
+  );
+  const waiting = () =>
+    plan.contract.ends === 'never' ? awaitingResults(names, plan.outputDir, plan.contract).length > 0 : true;
+  const running = () => watcher.child.exitCode === null && watcher.child.signalCode === null;
+  const deadline = Date.now() + input.timeoutMs;
+  while (waiting() && Date.now() < deadline && running())
+    await Promise.race([watcher.exited, new Promise((r) => setTimeout(r, Math.min(input.pollMs, 1000)))]);
+  const missing = awaitingResults(names, plan.outputDir, plan.contract);
+  const timedOut = missing.length > 0 && Date.now() >= deadline;
+  const { code } = await stopProcess(watcher, input.termGraceMs);
+  const evaluated = names.filter((n) => !missing.includes(n));
+  input.say(
+    `eval watcher stopped: evaluated ${evaluated.join(', ') || 'nothing'}${missing.length ? `; no results for ${missing.join(', ')}${timedOut ? ' (time ran out)' : ''}` : ''}`,
+  );
+  return { code, timedOut, evaluated, missing };
 }

@@ -90,3 +90,52 @@ export async function runToEnd(
 export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
+
+/** A signal to the process group: sh and everything it started (no-op once it has exited). */
+export function signalGroup(p: Started | undefined, signal: NodeJS.Signals): void {
+  if (!p?.child.pid || p.child.exitCode !== null || p.child.signalCode !== null) return;
+  try {
+    process.kill(-p.child.pid, signal);
+  } catch {
+    try {
+      p.child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** SIGTERM, and SIGKILL `termGraceMs` later (at once when 0); resolves when it has exited. */
+export async function stopProcess(p: Started, termGraceMs: number): Promise<{ code: number | null }> {
+  signalGroup(p, termGraceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+  const killTimer = setTimeout(() => signalGroup(p, 'SIGKILL'), termGraceMs);
+  const { code } = await p.exited;
+  clearTimeout(killTimer);
+  return { code };
+}
+
+/**
+ * Waits for `p`; once `stopping()` turns true, at most `graceMs` more, then SIGKILL (`onKill` says so).
+ */
+export async function waitWithGrace(
+  p: Started,
+  stopping: () => boolean,
+  graceMs: number,
+  onKill: () => void,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; killedAfterGrace: boolean }> {
+  let killedAfterGrace = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = setInterval(() => {
+    if (stopping() && !timer) {
+      timer = setTimeout(() => {
+        killedAfterGrace = true;
+        onKill();
+        signalGroup(p, 'SIGKILL');
+      }, graceMs);
+    }
+  }, 100);
+  const result = await p.exited;
+  clearInterval(arm);
+  clearTimeout(timer);
+  return { ...result, killedAfterGrace };
+}

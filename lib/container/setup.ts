@@ -1,0 +1,368 @@
+/**
+ * Preparing a job inside the container, before anything starts: where things are (the container
+ * contract, BRIEF §4), the trainer's source, the config and the job's trainer contract, our files in the
+ * run folder, a restart's resume, the config the trainer reads, and the datasets where its loaders look.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { extract } from 'tar-stream';
+import { parse } from 'yaml';
+import { stringifyForTrainer } from '../config/yaml-write';
+import {
+  CHANNELS,
+  CONTAINER,
+  CONTAINER_CONFIG_FILES,
+  containerPathUnder,
+  JOB_ENV,
+  JOB_FILES,
+  PATCH_FILES,
+  RUN_FOLDER,
+  RUNTIME_ENV,
+} from '../layout';
+import type { JobContract } from '../trainers/job-contract';
+import { LAUNCHER_RUNTIME } from '../trainers/profile';
+import { RLVR_EVAL_SCRIPT } from '../trainers/rlvr-experiments';
+import { applyWeightsResume, findResumePoint } from './resume';
+import { checkpointDirs } from './run-folder';
+
+export type Yaml = Record<string, unknown>;
+
+/** A failure of the job itself: its message goes into /opt/ml/output/failure with the log's last lines. */
+export class JobFailure extends Error {
+  constructor(
+    message: string,
+    readonly tail: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export function readJson(file: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where everything is for this job, on this host; `runInfo` becomes our run.json. */
+export interface ContainerJob {
+  readonly env: NodeJS.ProcessEnv;
+  readonly say: (line: string) => void;
+  /** Where the processes' prefixed output goes (SageMaker sends stdout to CloudWatch). */
+  readonly out: NodeJS.WritableStream;
+  readonly tmpRoot: string;
+  readonly runDir: string;
+  readonly dataDir: string;
+  readonly modelDir: string;
+  readonly logsDir: string;
+  readonly codeDir: string;
+  readonly configChannel: string;
+  readonly failureFile: string;
+  readonly host: string;
+  readonly primary: boolean;
+  /** A file of this host's own: hosts share one checkpoint prefix, so each one's files carry its name. */
+  readonly own: (name: string) => string;
+  readonly runInfoFile: string;
+  readonly runInfo: Record<string, unknown>;
+  readonly trainGpus: string;
+  readonly evalGpus: string;
+}
+
+export function describeContainer(options: {
+  readonly root: string;
+  readonly tmpRoot: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: NodeJS.WritableStream;
+}): ContainerJob {
+  const { root, env } = options;
+  const runDir = containerPathUnder(root, CONTAINER.checkpointsDir);
+  const dataDir = containerPathUnder(root, CONTAINER.dataDir);
+  const inputConfig = containerPathUnder(root, CONTAINER.inputConfigDir);
+  const resource = readJson(path.join(inputConfig, CONTAINER_CONFIG_FILES.resources)) ?? {};
+  // The channels SageMaker mounted, recorded in run.json (the launcher's inputs as the job saw them).
+  const channels = Object.keys(
+    readJson(path.join(inputConfig, CONTAINER_CONFIG_FILES.inputData)) ?? {},
+  ).sort();
+  const hosts = Array.isArray(resource.hosts) ? (resource.hosts as string[]) : [];
+  const host = typeof resource.current_host === 'string' ? resource.current_host : os.hostname();
+  const multi = hosts.length > 1;
+  const own = (name: string) => {
+    if (!multi) return name;
+    const ext = path.extname(name);
+    return `${name.slice(0, name.length - ext.length)}-${host}${ext}`;
+  };
+  const trainGpus = (env[JOB_ENV.trainGpus] ?? '').trim();
+  const evalGpus = (env[JOB_ENV.evalGpus] ?? '').trim();
+  return {
+    env,
+    say: (line) => options.out.write(`[rlvr] ${line}\n`),
+    out: options.out,
+    tmpRoot: options.tmpRoot,
+    runDir,
+    dataDir,
+    modelDir: containerPathUnder(root, CONTAINER.modelDir),
+    logsDir: path.join(runDir, RUN_FOLDER.logs),
+    codeDir: containerPathUnder(root, CONTAINER.codeDir),
+    configChannel: path.join(dataDir, CHANNELS.config),
+    failureFile: containerPathUnder(root, CONTAINER.failureFile),
+    host,
+    primary: !multi || host === [...hosts].sort()[0],
+    own,
+    runInfoFile: path.join(runDir, own(RUN_FOLDER.runInfo)),
+    trainGpus,
+    evalGpus,
+    runInfo: {
+      job: env.TRAINING_JOB_NAME ?? env[JOB_ENV.runName] ?? 'local',
+      run: env[JOB_ENV.runName],
+      host,
+      hostname: os.hostname(),
+      hosts,
+      instanceType: resource.current_instance_type ?? env[JOB_ENV.instanceType] ?? 'local',
+      channels,
+      image: env[JOB_ENV.image] ?? null,
+      submitId: env[JOB_ENV.submitId] ?? null,
+      sourceSha256: env[JOB_ENV.sourceSha256] ?? null,
+      gitCommit: null as string | null,
+      trainGpus,
+      evalGpus,
+      startedAt: new Date().toISOString(),
+    },
+  };
+}
+
+/** The trainer's source: the `code` channel's archive, or a folder mounted at /opt/ml/code (local runs). */
+export async function prepareCode(job: ContainerJob): Promise<void> {
+  const codeChannel = path.join(job.dataDir, CHANNELS.code);
+  if (fs.existsSync(codeChannel)) {
+    const archive = fs.readdirSync(codeChannel).find((f) => f.endsWith('.tar.gz'));
+    if (!archive) throw new JobFailure(`the code channel ${codeChannel} holds no .tar.gz`);
+    const n = await unpackSource(path.join(codeChannel, archive), job.codeDir);
+    job.say(`unpacked the trainer's source (${n} files, ${archive}) into ${job.codeDir}`);
+  } else if (!fs.existsSync(job.codeDir) || fs.readdirSync(job.codeDir).length === 0) {
+    throw new JobFailure(`no trainer source: neither a code channel nor files in ${job.codeDir}`);
+  }
+}
+
+async function unpackSource(archive: string, dest: string): Promise<number> {
+  fs.mkdirSync(dest, { recursive: true });
+  let count = 0;
+  await new Promise<void>((resolve, reject) => {
+    const ex = extract();
+    ex.on('entry', (header, stream, next) => {
+      const target = path.join(dest, header.name);
+      if (!target.startsWith(dest + path.sep)) {
+        reject(new Error(`unsafe path in the source archive: ${header.name}`));
+        return;
+      }
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      if (header.type === 'symlink') {
+        fs.symlinkSync(header.linkname!, target);
+        stream.resume();
+        stream.on('end', next);
+      } else if (header.type === 'file') {
+        const ws = fs.createWriteStream(target, { mode: header.mode ?? 0o644 });
+        stream.pipe(ws);
+        ws.on('finish', () => {
+          count++;
+          next();
+        });
+        ws.on('error', reject);
+      } else {
+        stream.resume();
+        stream.on('end', next);
+      }
+    });
+    ex.on('finish', resolve);
+    ex.on('error', reject);
+    fs.createReadStream(archive).on('error', reject).pipe(createGunzip()).on('error', reject).pipe(ex);
+  });
+  return count;
+}
+
+/** Does the config ask for checkpoints? (Jobs submitted without a contract: an interval, not switched off.) */
+export function expectsCheckpoints(config: Yaml): boolean {
+  const training = (config.training ?? {}) as Yaml;
+  const roles = Array.isArray(config.roles) ? (config.roles as Yaml[]) : [];
+  const trainer = roles.find((r) => r.kind === 'titan') ?? roles.find((r) => r.name === 'trainer');
+  const ckpt = ((trainer?.config as Yaml | undefined)?.checkpoint ?? {}) as Yaml;
+  if (ckpt.enable === false) return false;
+  return Number(training.checkpoint_interval ?? 0) > 0 || Number(ckpt.interval ?? 0) > 0;
+}
+
+/** The resolved config, the job's trainer contract (or, without one, a trainer writing where it is told). */
+export function readJobInputs(job: ContainerJob): {
+  config: Yaml;
+  contract: JobContract;
+  evalConfigPath: string | undefined;
+} {
+  const configPath = job.env[JOB_ENV.config];
+  if (!configPath || !fs.existsSync(configPath)) {
+    throw new JobFailure(
+      `${JOB_ENV.config} (${configPath ?? 'unset'}) names no file: was this job started by rlvr submit?`,
+    );
+  }
+  const config = (parse(fs.readFileSync(configPath, 'utf8')) ?? {}) as Yaml;
+  const evalConfigPath = job.primary ? job.env[JOB_ENV.evalConfig] : undefined;
+  const shipped = readJson(path.join(job.configChannel, JOB_FILES.contract)) as JobContract | undefined;
+  const contract: JobContract = shipped ?? {
+    trainer: 'custom',
+    configName: RUN_FOLDER.config,
+    runFolder: LAUNCHER_RUNTIME.runFolder,
+    expectCheckpoints: expectsCheckpoints(config),
+    resume: { kind: 'none' },
+    datasetCaches: [],
+    ...(evalConfigPath ? { eval: { ...RLVR_EVAL_SCRIPT, resultKeys: [] } } : {}),
+  };
+  job.runInfo.trainer = contract.trainer;
+  return { config, contract, evalConfigPath };
+}
+
+function copyTree(src: string, dest: string): void {
+  if (!fs.existsSync(src)) return;
+  fs.mkdirSync(dest, { recursive: true });
+  for (const e of fs.readdirSync(src, { withFileTypes: true })) {
+    const s = path.join(src, e.name);
+    const d = path.join(dest, e.name);
+    if (e.isDirectory()) copyTree(s, d);
+    else if (e.isFile()) fs.copyFileSync(s, d);
+  }
+}
+
+/** Our files in the run folder: its folders, the source state (patches/), RESULTS.md. */
+export function writeOurFiles(job: ContainerJob, contract: JobContract): void {
+  for (const d of [job.runDir, job.logsDir, job.modelDir]) fs.mkdirSync(d, { recursive: true });
+  if (contract.runFolder.kind === 'launcher') {
+    for (const d of [RUN_FOLDER.checkpoints, RUN_FOLDER.traces])
+      fs.mkdirSync(path.join(job.runDir, d), { recursive: true });
+  }
+  const commitFile = path.join(job.configChannel, JOB_FILES.patchesDir, PATCH_FILES.commit);
+  if (fs.existsSync(commitFile)) job.runInfo.gitCommit = fs.readFileSync(commitFile, 'utf8').trim() || null;
+  if (!job.primary) return;
+  copyTree(path.join(job.configChannel, JOB_FILES.patchesDir), path.join(job.runDir, RUN_FOLDER.patches));
+  const results = path.join(job.runDir, RUN_FOLDER.results);
+  if (!fs.existsSync(results)) {
+    fs.writeFileSync(
+      results,
+      `# ${String(job.env[JOB_ENV.runName] ?? 'run')} — ${String(job.runInfo.job)}\n\nNotes on this run: what it tests, what happened, what the evals say.\n`,
+    );
+  }
+}
+
+/** This attempt and the earlier ones (a restarted job finds its run.json copied back from S3). */
+export interface Attempts {
+  readonly earlier: readonly Yaml[];
+  readonly current: Yaml;
+}
+
+/**
+ * A restart continues from the newest complete checkpoint as far as the trainer can (`weights`: the
+ * policy's load paths and the step counter in `config`), and says so in run.json.
+ */
+export function planRestart(job: ContainerJob, contract: JobContract, config: Yaml): Attempts {
+  const previous = readJson(job.runInfoFile);
+  const earlier = Array.isArray(previous?.attempts) ? (previous!.attempts as Yaml[]) : [];
+  const current: Yaml = { startedAt: job.runInfo.startedAt, host: job.host };
+  if (!previous) return { earlier, current };
+  if (typeof previous.trainerRun === 'object') job.runInfo.earlierTrainerRun = previous.trainerRun;
+  const fromBase = 'training starts again from the base model';
+  let resume: Yaml;
+  if (contract.resume.kind === 'weights') {
+    const point = findResumePoint(checkpointDirs(job.runDir, contract));
+    if (point) {
+      for (const s of point.skipped) job.say(`restart: ${s.name} is not complete (${s.why}): passed over`);
+      const resumed = applyWeightsResume(config, contract.resume, point);
+      job.say(`restart: ${resumed.note}, from ${point.checkpoint} (step ${point.step})`);
+      for (const [k, v] of Object.entries(resumed.rewritten)) job.say(`restart: ${k} → ${v.now}`);
+      resume = resumed;
+    } else {
+      resume = { kind: 'weights', from: null, note: `no complete checkpoint: ${fromBase}` };
+      job.say(`restart: no complete checkpoint from the earlier attempts: ${fromBase}`);
+    }
+  } else if (contract.resume.kind === 'none') {
+    resume = { kind: 'none', note: `${contract.trainer} cannot resume: ${fromBase}` };
+    job.say(`restart: ${String(resume.note)}`);
+  } else {
+    resume = { kind: 'full', note: 'the trainer continues through its own resume mechanism' };
+  }
+  job.runInfo.resume = resume;
+  current.resume = resume;
+  return { earlier, current };
+}
+
+/** run.json: this host's record of the job, with every attempt. */
+export function writeRunInfo(job: ContainerJob, attempts: Attempts, extra: Yaml = {}): void {
+  fs.writeFileSync(
+    job.runInfoFile,
+    `${JSON.stringify({ ...job.runInfo, ...extra, attempts: [...attempts.earlier, attempts.current] }, null, 2)}\n`,
+  );
+}
+
+/**
+ * The config the trainer reads, under the file name the user gave it (their runtime names the run after
+ * it), outside the streamed folder (the trainer copies it into its own); our copy in the run folder.
+ */
+export function writeTrainerConfig(job: ContainerJob, contract: JobContract, config: Yaml): string {
+  const configText = `# The config this run used (resolved by rlvr submit${job.runInfo.resume ? '; restart: see run.json resume' : ''}).\n${stringifyForTrainer(config)}`;
+  const trainerConfig = path.join(job.tmpRoot, 'rlvr-trainer-config', contract.configName);
+  fs.mkdirSync(path.dirname(trainerConfig), { recursive: true });
+  fs.writeFileSync(trainerConfig, configText);
+  const ours = path.join(job.runDir, RUN_FOLDER.config);
+  if (job.primary && !fs.existsSync(ours)) fs.writeFileSync(ours, configText);
+  return trainerConfig;
+}
+
+/** A contract path under `/tmp`, moved under the folder standing in for it. */
+function underTmp(tmpRoot: string, p: string): string {
+  return p === '/tmp' || p.startsWith('/tmp/') ? path.join(tmpRoot, p.slice('/tmp'.length)) : p;
+}
+
+/** Datasets where the trainer's loaders look for a local copy (their /tmp/<name>_<split>_cache). */
+export function placeDatasets(job: ContainerJob, contract: JobContract): void {
+  const placed: Yaml[] = [];
+  for (const d of contract.datasetCaches) {
+    const channel = path.join(job.dataDir, d.channel);
+    const target = underTmp(job.tmpRoot, d.path);
+    if (!fs.existsSync(channel)) {
+      job.say(`dataset channel ${d.channel} is not mounted: the trainer will not find ${d.path}`);
+      continue;
+    }
+    if (!fs.existsSync(path.join(channel, d.marker)))
+      job.say(
+        `dataset channel ${d.channel} has no ${d.marker}: the trainer's loader will not take ${d.path}`,
+      );
+    let existing: string | undefined;
+    try {
+      existing = fs.readlinkSync(target);
+    } catch {
+      existing = fs.existsSync(target) ? '(a folder)' : undefined;
+    }
+    if (existing === undefined) {
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.symlinkSync(channel, target);
+    } else if (existing !== channel) {
+      job.say(`${d.path} exists already (${existing}): left as it is`);
+    }
+    placed.push({ channel: d.channel, at: d.path });
+    job.say(`dataset ${d.channel} → ${d.path}`);
+  }
+  if (placed.length) job.runInfo.datasets = placed;
+}
+
+/** What every process gets: a trainer with its own run folder makes it under the streamed folder. */
+export function processEnvironment(job: ContainerJob, contract: JobContract): NodeJS.ProcessEnv {
+  const rf = contract.runFolder;
+  return {
+    ...job.env,
+    [RUNTIME_ENV.host]: job.host,
+    PYTHONUNBUFFERED: '1',
+    ...(rf.kind === 'own'
+      ? { [rf.rootEnv]: job.runDir }
+      : {
+          [RUNTIME_ENV.runDir]: job.runDir,
+          [RUNTIME_ENV.checkpointDir]: path.join(job.runDir, RUN_FOLDER.checkpoints),
+        }),
+  };
+}
