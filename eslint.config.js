@@ -5,6 +5,16 @@ const tseslint = require('typescript-eslint');
 /** Strings only lib/layout may spell (an esquery regex: container paths, the default root prefix, our env names). */
 const LAYOUT_STRING = String.raw`/\/opt\/ml|rlvr-experiments\/|RLVR_/`;
 const LAYOUT_MESSAGE = 'Spell container paths, S3 prefixes and RLVR_ names in lib/layout (import them).';
+const LAYOUT_SELECTORS = [
+  { selector: `Literal[value=${LAYOUT_STRING}]`, message: LAYOUT_MESSAGE },
+  { selector: `TemplateElement[value.raw=${LAYOUT_STRING}]`, message: LAYOUT_MESSAGE },
+  // The same names as `env.RLVR_X` or `{ RLVR_X: … }`.
+  {
+    selector: 'MemberExpression[computed=false] > Identifier.property[name=/^RLVR_/]',
+    message: LAYOUT_MESSAGE,
+  },
+  { selector: 'Property[computed=false] > Identifier.key[name=/^RLVR_/]', message: LAYOUT_MESSAGE },
+];
 
 module.exports = tseslint.config(
   { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'dist/', 'results/'] },
@@ -35,20 +45,26 @@ module.exports = tseslint.config(
   // lib/layout is the one module that spells container paths, S3 prefixes and RLVR_ variable names:
   // everything else imports them (tests and docs are exempt). String literals, template literal parts
   // and `env.RLVR_X` / `{ RLVR_X: … }` names are checked; comments may mention them.
+  { files: ['bin/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...LAYOUT_SELECTORS] } },
+  // The library also never writes to the process's output nor installs signal handlers: it takes
+  // streams, listeners and an AbortSignal from its caller (bin/, or the container's main.ts).
   {
-    files: ['lib/**/*.ts', 'bin/**/*.ts'],
-    ignores: ['lib/layout/**'],
+    files: ['lib/**/*.ts'],
+    ignores: ['lib/layout/**', 'lib/container/main.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: `Literal[value=${LAYOUT_STRING}]`, message: LAYOUT_MESSAGE },
-        { selector: `TemplateElement[value.raw=${LAYOUT_STRING}]`, message: LAYOUT_MESSAGE },
-        // The same names as `env.RLVR_X` or `{ RLVR_X: … }`.
+        ...LAYOUT_SELECTORS,
         {
-          selector: 'MemberExpression[computed=false] > Identifier.property[name=/^RLVR_/]',
-          message: LAYOUT_MESSAGE,
+          selector: "MemberExpression[object.name='process'][property.name=/^(stdout|stderr)$/]",
+          message:
+            "The library never writes to the process's output: take a stream or a listener from the caller.",
         },
-        { selector: 'Property[computed=false] > Identifier.key[name=/^RLVR_/]', message: LAYOUT_MESSAGE },
+        {
+          selector:
+            "CallExpression[callee.object.name='process'][callee.property.name=/^(on|once|addListener)$/]",
+          message: 'Signal handlers belong to the CLI (bin/) or lib/container/main.ts: take an AbortSignal.',
+        },
       ],
     },
   },

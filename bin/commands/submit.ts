@@ -28,7 +28,7 @@ import type { SettingName } from '../../lib/settings';
 import { formatBytes, progressListener } from '../output';
 import { addSettingsOptions, settingsOf, table, type SettingsFlagValues } from './common';
 import { ensureImage, resolveJobImage } from '../../lib/image';
-import { runLocal } from '../../lib/local/run';
+import { runLocal, type LocalRunEvent } from '../../lib/local/run';
 import { parseGpuList } from '../../lib/config';
 import { UserError } from '../../lib/errors';
 import { addImageOptions, imageReporter, parseBuildArgs, type ImageFlagValues } from './image';
@@ -247,15 +247,29 @@ async function submitLocal(input: SubmitInput, flags: SubmitFlags): Promise<numb
       });
       image = built.ref;
     }
-    const result = await runLocal({
-      plan,
-      image,
-      gpus,
-      dockerHost: flags.dockerHost,
-      aws: plan.aws,
-      // With --json, stdout carries only the result.
-      out: flags.json ? process.stderr : process.stdout,
-    });
+    // Ctrl-C (or SIGTERM) stops the job as SageMaker would: the library gets an AbortSignal.
+    const interrupt = new AbortController();
+    const onSignal = () => interrupt.abort();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    let result: Awaited<ReturnType<typeof runLocal>>;
+    try {
+      result = await runLocal({
+        plan,
+        image,
+        gpus,
+        dockerHost: flags.dockerHost,
+        aws: plan.aws,
+        // With --json, stdout carries only the result.
+        out: flags.json ? process.stderr : process.stdout,
+        err: process.stderr,
+        signal: interrupt.signal,
+        listener: renderLocalRunEvent,
+      });
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
     if (flags.json) {
       process.stdout.write(`${JSON.stringify({ ok: result.exitCode === 0, ...result, image }, null, 2)}\n`);
     } else {
@@ -264,6 +278,19 @@ async function submitLocal(input: SubmitInput, flags: SubmitFlags): Promise<numb
     return result.exitCode;
   } finally {
     plan.aws?.close();
+  }
+}
+
+function renderLocalRunEvent(e: LocalRunEvent): void {
+  if (e.type === 'started') {
+    process.stderr.write(`• local run ${e.name}: ${e.image}\n`);
+    for (const b of e.binds) process.stderr.write(`  ${b.what}: ${b.host}\n`);
+    process.stderr.write(`  run folder: ${e.runDir}\n`);
+    if (!e.gpus) process.stderr.write('  no GPUs: pass --gpus 0,1,… to give the container host GPUs\n');
+  } else if (e.type === 'stopping') {
+    process.stderr.write(`\n• stopping: SIGTERM to the job, SIGKILL after ${e.graceSeconds} s\n`);
+  } else {
+    process.stderr.write(`• the job failed: ${e.reason}\n`);
   }
 }
 

@@ -41,7 +41,8 @@ export interface EntrypointOptions {
   /** `/tmp`, or a folder standing in for it (the trainer's dataset copies, the watcher's view). */
   readonly tmpRoot?: string;
   readonly env?: NodeJS.ProcessEnv;
-  readonly out?: NodeJS.WritableStream;
+  /** The entrypoint's own output (main.ts: stdout, which SageMaker sends to CloudWatch). */
+  readonly out: NodeJS.WritableStream;
   /** After SIGTERM, how long the trainer gets to finish its checkpoint (SageMaker kills at 120 s). */
   readonly graceMs?: number;
   readonly pollMs?: number;
@@ -53,6 +54,8 @@ export interface EntrypointOptions {
   readonly evalTermGraceMs?: number;
   /** The longest poll interval the watcher is given (seconds; default 10). */
   readonly evalPollMaxS?: number;
+  /** Aborted on SIGTERM (stop, spot): the trainer is asked to stop after its current checkpoint. */
+  readonly signal?: AbortSignal;
 }
 
 /** Tests only: replaces the contract's eval command. */
@@ -60,8 +63,8 @@ export const EVAL_COMMAND_ENV = JOB_ENV.evalCommand;
 const EVAL_DONE_FILE = '.training-done';
 const DEFAULT_EVAL_WAIT_MS = 30 * 60_000;
 
-export async function runEntrypoint(options: EntrypointOptions = {}): Promise<number> {
-  const out = options.out ?? process.stdout;
+export async function runEntrypoint(options: EntrypointOptions): Promise<number> {
+  const { out } = options;
   const job = describeContainer({
     root: options.root ?? CONTAINER.root,
     tmpRoot: options.tmpRoot ?? '/tmp',
@@ -79,8 +82,8 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     say('SIGTERM: asking the trainer to stop after its current checkpoint');
     for (const p of [trainer, watcher]) signalGroup(p, 'SIGTERM');
   };
-  process.on('SIGTERM', onTerm);
-  process.on('SIGINT', onTerm);
+  if (options.signal?.aborted) onTerm();
+  options.signal?.addEventListener('abort', onTerm);
 
   try {
     // 1. Prepare: source, config and contract, our files, a restart's resume, datasets.
@@ -163,6 +166,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
         env: rayEnv,
         logFile: path.join(job.logsDir, job.own('ray.log')),
         name: 'ray',
+        out: job.out,
       });
     }
 
@@ -185,8 +189,7 @@ export async function runEntrypoint(options: EntrypointOptions = {}): Promise<nu
     say(`FAILED: ${failure.message}`);
     return 1;
   } finally {
-    process.off('SIGTERM', onTerm);
-    process.off('SIGINT', onTerm);
+    options.signal?.removeEventListener('abort', onTerm);
   }
 }
 
@@ -194,7 +197,13 @@ async function startRay(job: ContainerJob, rayEnv: NodeJS.ProcessEnv): Promise<v
   const gpus = job.trainGpus ? job.trainGpus.split(',').length : 0;
   const r = await runToEnd(
     `ray start --head --port=6379 --num-gpus=${gpus} --disable-usage-stats --include-dashboard=false`,
-    { cwd: job.codeDir, env: rayEnv, logFile: path.join(job.logsDir, job.own('ray.log')), name: 'ray' },
+    {
+      cwd: job.codeDir,
+      env: rayEnv,
+      logFile: path.join(job.logsDir, job.own('ray.log')),
+      name: 'ray',
+      out: job.out,
+    },
   );
   if (r.code !== 0) throw new JobFailure(`ray start exited with code ${r.code}`, r.tail);
 }

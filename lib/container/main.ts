@@ -1,7 +1,11 @@
 /** The image's `train` command (docker/train runs this file, bundled as /opt/rlvr/entrypoint.js). */
 import { runEntrypoint } from './entrypoint';
 
-runEntrypoint().then(
+// SIGTERM (stop, spot) and SIGINT reach the entrypoint as an AbortSignal.
+const stop = new AbortController();
+for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => stop.abort());
+
+runEntrypoint({ signal: stop.signal, out: process.stdout }).then(
   (code) => {
     process.exitCode = code;
     // Ray's daemons and other detached helpers must not keep the container alive.

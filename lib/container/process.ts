@@ -30,9 +30,10 @@ export function startProcess(options: {
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
   readonly logFile: string;
-  readonly out?: NodeJS.WritableStream;
+  /** Where each line goes with the process's name in front (the entrypoint's stdout: CloudWatch). */
+  readonly out: NodeJS.WritableStream;
 }): Started {
-  const out = options.out ?? process.stdout;
+  const { out } = options;
   const log = fs.createWriteStream(options.logFile, { flags: 'a' });
   const tail = new LineTail(40);
   const child = spawn('sh', ['-c', options.command], {
@@ -79,7 +80,13 @@ export function startProcess(options: {
 /** Runs a command to its end (Ray's start and stop). */
 export async function runToEnd(
   command: string,
-  options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; name: string },
+  options: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    logFile: string;
+    name: string;
+    out: NodeJS.WritableStream;
+  },
 ): Promise<{ code: number | null; tail: string[] }> {
   const p = startProcess({ ...options, command });
   const { code } = await p.exited;

@@ -34,9 +34,26 @@ export interface LocalRunOptions {
   readonly gpus?: readonly number[];
   /** AWS clients, for inputs that are only in S3. */
   readonly aws?: AwsClients;
-  /** Where the job's output goes (stderr with --json). */
-  readonly out?: NodeJS.WritableStream;
+  /** Where the job's stdout and stderr go: the caller's streams (the library never writes to the process's). */
+  readonly out: NodeJS.WritableStream;
+  readonly err: NodeJS.WritableStream;
+  /** Aborted (Ctrl-C): the job gets SIGTERM, and SIGKILL after SageMaker's grace. */
+  readonly signal?: AbortSignal;
+  readonly listener?: (event: LocalRunEvent) => void;
 }
+
+/** What a local run reports as it goes; the CLI decides how to show it. */
+export type LocalRunEvent =
+  | {
+      readonly type: 'started';
+      readonly name: string;
+      readonly image: string;
+      readonly binds: readonly { readonly what: string; readonly host: string }[];
+      readonly runDir: string;
+      readonly gpus: number;
+    }
+  | { readonly type: 'stopping'; readonly graceSeconds: number }
+  | { readonly type: 'failed'; readonly reason: string };
 
 /** Seconds between SIGTERM and SIGKILL when a run is interrupted, as SageMaker gives. */
 const STOP_GRACE_SECONDS = 120;
@@ -158,8 +175,8 @@ export function localRunName(configFile: string, now: Date): string {
 export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult> {
   const { plan } = options;
   const now = new Date();
-  const out = options.out ?? process.stdout;
-  const err = process.stderr;
+  const { out, err } = options;
+  const emit = options.listener ?? (() => undefined);
   const engine = await connectEngine(options.dockerHost);
   if (!(await inspectLocalImage(engine, options.image))) {
     throw new UserError(
@@ -220,10 +237,14 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       `${plan.source.root}:${CONTAINER.codeDir}:ro`,
       ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
     ];
-    err.write(`• local run ${name}: ${options.image}\n`);
-    for (const b of binds) err.write(`  ${b.what}: ${b.host}\n`);
-    err.write(`  run folder: ${runDir}\n`);
-    if (!gpuCount) err.write('  no GPUs: pass --gpus 0,1,… to give the container host GPUs\n');
+    emit({
+      type: 'started',
+      name,
+      image: options.image,
+      binds: binds.map((b) => ({ what: b.what, host: b.host })),
+      runDir,
+      gpus: gpuCount ?? 0,
+    });
 
     const container = await engine.docker.createContainer({
       Image: options.image,
@@ -264,17 +285,16 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     const stop = () => {
       if (interrupted) return;
       interrupted = true;
-      err.write(`\n• stopping: SIGTERM to the job, SIGKILL after ${STOP_GRACE_SECONDS} s\n`);
+      emit({ type: 'stopping', graceSeconds: STOP_GRACE_SECONDS });
       container.stop({ t: STOP_GRACE_SECONDS }).catch(() => undefined);
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener('abort', stop);
     let status: { StatusCode: number };
     try {
       status = (await container.wait()) as { StatusCode: number };
     } finally {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      options.signal?.removeEventListener('abort', stop);
     }
     await new Promise<void>((r) => {
       stream.on('end', r);
@@ -284,7 +304,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     const failure = containerPathUnder(mlRoot, CONTAINER.failureFile);
     if (fs.existsSync(failure)) {
       fs.copyFileSync(failure, path.join(runDir, RUN_FOLDER.failure));
-      err.write(`• the job failed: ${fs.readFileSync(failure, 'utf8').split('\n')[0]}\n`);
+      emit({ type: 'failed', reason: fs.readFileSync(failure, 'utf8').split('\n')[0] });
     }
     return { exitCode: status.StatusCode, runDir, interrupted };
   } catch (e) {

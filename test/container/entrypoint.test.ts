@@ -154,15 +154,17 @@ describe('container entrypoint (in process)', () => {
     const root = mlRoot();
     withCode(root);
     const started = Date.now();
+    const stop = new AbortController();
     const run = runEntrypoint({
       root,
       env: envFor(root, `trap "" TERM; ${WRITE_FINAL}; while true; do sleep 0.1; done`),
       out: new PassThrough(),
       graceMs: 700,
       pollMs: 50,
+      signal: stop.signal,
     });
     await new Promise((r) => setTimeout(r, 500));
-    process.emit('SIGTERM', 'SIGTERM');
+    stop.abort(); // main.ts does this on SIGTERM
     await run;
     expect(Date.now() - started).toBeLessThan(10_000);
     const summary = JSON.parse(fs.readFileSync(path.join(root, 'checkpoints', 'summary.json'), 'utf8'));

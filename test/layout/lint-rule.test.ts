@@ -86,3 +86,18 @@ describe('the layout lint rule', () => {
     expect(run('lib/layout/planted.ts').status).toBe(0);
   });
 });
+
+describe('the library never prints nor handles signals', () => {
+  const PRINTS = 'export const say = (line: string) => process.stderr.write(line);\n';
+  const HANDLES = "process.on('SIGINT', () => undefined);\n";
+
+  it('reports process.stdout/stderr and process.on in lib/, not in bin/ or the container main', async () => {
+    for (const code of [PRINTS, HANDLES]) {
+      const found = await layoutFindings(code, 'lib/local/planted.ts');
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatch(/never writes to the process's output|Signal handlers belong to the CLI/);
+      expect(await layoutFindings(code, 'bin/commands/planted.ts')).toEqual([]);
+      expect(await layoutFindings(code, 'lib/container/main.ts')).toEqual([]);
+    }
+  });
+});
