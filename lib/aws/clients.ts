@@ -10,6 +10,7 @@ import type {
   TrainingJobSummary,
 } from '@aws-sdk/client-sagemaker';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import { mapLimited } from '../util/pool';
 
 /*
  * AWS through one narrow factory: an interface per service listing only the calls we use, one real
@@ -361,9 +362,7 @@ class SdkS3 implements IS3 {
       uploadId = created.UploadId!;
       const etags: string[] = new Array(parts);
       const digests: Buffer[] = new Array(parts);
-      let next = 0;
       let reading = Promise.resolve();
-      let failed = false;
       // Reads are chained: the file is read front to back, as read-ahead expects.
       const read = (index: number, buffer: Buffer): Promise<number> => {
         const start = index * options.partSize;
@@ -379,39 +378,42 @@ class SdkS3 implements IS3 {
         reading = done.then(() => undefined);
         return done;
       };
-      const worker = async () => {
-        const buffer = Buffer.allocUnsafe(options.partSize);
-        for (let index = next++; index < parts && !failed; index = next++) {
-          try {
-            const length = await read(index, buffer);
-            const body = buffer.subarray(0, length);
-            digests[index] = createHash('sha256').update(body).digest();
-            const command = new sdk.UploadPartCommand({
-              Bucket: bucket,
-              Key: key,
-              UploadId: uploadId,
-              PartNumber: index + 1,
-              Body: body,
-              ContentLength: length,
-            });
-            // SigV4 takes a payload hash already in the request instead of hashing the body again.
-            command.middlewareStack.add(
-              (handler) => (args) => {
-                (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] =
-                  digests[index].toString('hex');
-                return handler(args);
-              },
-              { step: 'build', name: 'rlvrPartSha256' },
-            );
-            const out = await client.send(command);
-            etags[index] = out.ETag!;
-          } catch (err) {
-            failed = true;
-            throw err;
-          }
+      // One buffer per part in flight, reused: at most `queueSize` are ever allocated.
+      const buffers: Buffer[] = [];
+      const uploadPart = async (index: number) => {
+        const buffer = buffers.pop() ?? Buffer.allocUnsafe(options.partSize);
+        try {
+          const length = await read(index, buffer);
+          const body = buffer.subarray(0, length);
+          digests[index] = createHash('sha256').update(body).digest();
+          const command = new sdk.UploadPartCommand({
+            Bucket: bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber: index + 1,
+            Body: body,
+            ContentLength: length,
+          });
+          // SigV4 takes a payload hash already in the request instead of hashing the body again.
+          command.middlewareStack.add(
+            (handler) => (args) => {
+              (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] =
+                digests[index].toString('hex');
+              return handler(args);
+            },
+            { step: 'build', name: 'rlvrPartSha256' },
+          );
+          const out = await client.send(command);
+          etags[index] = out.ETag!;
+        } finally {
+          buffers.push(buffer);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(options.queueSize, parts) }, worker));
+      await mapLimited(
+        Array.from({ length: parts }, (_, i) => i),
+        options.queueSize,
+        uploadPart,
+      );
       await client.send(
         new sdk.CompleteMultipartUploadCommand({
           Bucket: bucket,

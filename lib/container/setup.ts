@@ -6,8 +6,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createGunzip } from 'node:zlib';
-import { extract } from 'tar-stream';
 import { parse } from 'yaml';
 import { stringifyForTrainer } from '../config/yaml-write';
 import {
@@ -26,6 +24,7 @@ import { LAUNCHER_RUNTIME } from '../trainers/profile';
 import { RLVR_EVAL_SCRIPT } from '../trainers/rlvr-experiments';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
+import { extractTarGz } from '../util/extract-tar';
 
 export type Yaml = Record<string, unknown>;
 
@@ -146,40 +145,10 @@ export async function prepareCode(job: ContainerJob): Promise<void> {
   }
 }
 
+/** The source archive into `dest`: files and symlinks; an entry or symlink reaching outside fails the job. */
 async function unpackSource(archive: string, dest: string): Promise<number> {
-  fs.mkdirSync(dest, { recursive: true });
-  let count = 0;
-  await new Promise<void>((resolve, reject) => {
-    const ex = extract();
-    ex.on('entry', (header, stream, next) => {
-      const target = path.join(dest, header.name);
-      if (!target.startsWith(dest + path.sep)) {
-        reject(new Error(`unsafe path in the source archive: ${header.name}`));
-        return;
-      }
-      fs.mkdirSync(path.dirname(target), { recursive: true });
-      if (header.type === 'symlink') {
-        fs.symlinkSync(header.linkname!, target);
-        stream.resume();
-        stream.on('end', next);
-      } else if (header.type === 'file') {
-        const ws = fs.createWriteStream(target, { mode: header.mode ?? 0o644 });
-        stream.pipe(ws);
-        ws.on('finish', () => {
-          count++;
-          next();
-        });
-        ws.on('error', reject);
-      } else {
-        stream.resume();
-        stream.on('end', next);
-      }
-    });
-    ex.on('finish', resolve);
-    ex.on('error', reject);
-    fs.createReadStream(archive).on('error', reject).pipe(createGunzip()).on('error', reject).pipe(ex);
-  });
-  return count;
+  const files = await extractTarGz(fs.createReadStream(archive), dest, { symlinks: true, unsafe: 'fail' });
+  return files.length;
 }
 
 /** Does the config ask for checkpoints? (Jobs submitted without a contract: an interval, not switched off.) */

@@ -11,6 +11,7 @@ import {
 import { describeJob, requireLayout, type JobContext } from './context';
 import { readJobLogDescriptions } from './job-log';
 import { costOf } from './prices';
+import { mapLimited } from '../util/pool';
 
 /**
  * The checkpoints a job has in S3, across every trainer run folder of its attempts
@@ -196,24 +197,6 @@ export interface JobRow {
   readonly description: string | undefined;
   /** The post-job check, for Completed jobs. */
   readonly problem: string | undefined;
-}
-
-async function mapLimited<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return out;
 }
 
 /** Our jobs (by the job-name prefix), newest first, with cost, config, description and the post-job check. */

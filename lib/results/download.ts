@@ -1,7 +1,5 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { describeJob, requireLayout, type JobContext } from '../jobs/context';
@@ -9,6 +7,8 @@ import { folderVerdict, laterCheckpointExists, type CheckpointFiles, type Verdic
 import { isTerminal } from '../jobs/inspect';
 import { LOCAL, MODEL_INDEX_FILE, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
+import { extractTarGz } from '../util/extract-tar';
+import { mapLimited } from '../util/pool';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 import {
   checkpointOfKey,
@@ -207,44 +207,30 @@ function readManifest(dir: string): Record<string, ManifestEntry> {
   }
 }
 
-/** Streams a .tar.gz into `dir`, each entry to a temporary name renamed when complete; strips one common top folder. */
-async function extractTarGz(body: NodeJS.ReadableStream, dir: string): Promise<string[]> {
-  const written: string[] = [];
-  // Loaded here: a download with nothing new to fetch needs no tar reader.
-  const { extract } = await import('tar-stream');
-  const ex = extract();
-  ex.on('entry', (header, stream, next) => {
-    const name = header.name.replace(/^\.\//, '');
-    if (header.type !== 'file' || name === '' || name.split('/').includes('..') || path.isAbsolute(name)) {
-      stream.resume();
-      stream.on('end', next);
-      return;
+/**
+ * Streams a .tar.gz into `dir`: each file to a temporary name renamed when complete, in a staging
+ * folder moved into place once the archive is whole (nothing partial is left when it is not); unsafe
+ * entries and everything but regular files are left out; one common top folder is stripped.
+ */
+async function unpackArtifact(body: NodeJS.ReadableStream, dir: string): Promise<string[]> {
+  const staging = path.join(dir, '.rlvr-extract');
+  try {
+    const written = await extractTarGz(body, staging, { unsafe: 'skip', partialSuffix: PARTIAL_SUFFIX });
+    // Flatten: when everything sits under one folder, its contents go straight into `dir`.
+    const tops = new Set(written.map((n) => n.split('/')[0]));
+    const strip = tops.size === 1 && written.every((n) => n.includes('/')) ? `${[...tops][0]}/` : '';
+    const placed: string[] = [];
+    for (const name of written) {
+      const rel = name.slice(strip.length);
+      const to = path.join(dir, rel);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.renameSync(path.join(staging, name), to);
+      placed.push(rel);
     }
-    const target = path.join(dir, '.rlvr-extract', name);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    const out = fs.createWriteStream(target + PARTIAL_SUFFIX);
-    stream.pipe(out);
-    out.on('finish', () => {
-      fs.renameSync(target + PARTIAL_SUFFIX, target);
-      written.push(name);
-      next();
-    });
-    out.on('error', next);
-  });
-  await pipeline(body as NodeJS.ReadableStream, createGunzip(), ex);
-  // Flatten: when everything sits under one folder, its contents go straight into `dir`.
-  const tops = new Set(written.map((n) => n.split('/')[0]));
-  const strip = tops.size === 1 && written.every((n) => n.includes('/')) ? `${[...tops][0]}/` : '';
-  const placed: string[] = [];
-  for (const name of written) {
-    const rel = name.slice(strip.length);
-    const to = path.join(dir, rel);
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.renameSync(path.join(dir, '.rlvr-extract', name), to);
-    placed.push(rel);
+    return placed;
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
   }
-  fs.rmSync(path.join(dir, '.rlvr-extract'), { recursive: true, force: true });
-  return placed;
 }
 
 /**
@@ -282,7 +268,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
       const body = await context.aws.s3.getObjectStream(artifact.bucket, artifact.key, {
         ifMatch: head.etag,
       });
-      const files = await extractTarGz(body, dir);
+      const files = await unpackArtifact(body, dir);
       manifest[`artifact:${artifact.key}`] = { etag: head.etag, size: head.size };
       saveManifest();
       downloaded++;
@@ -371,29 +357,27 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
       queue.push(o);
     }
   }
-  const worker = async () => {
-    for (let o = queue.shift(); o; o = queue.shift()) {
-      const local = path.join(dir, localPathFor(o.key.slice(prefix.length)));
-      let last = 0;
-      const result = await fetchObject(context.aws.s3, layout.bucket, o, local, {
-        partSize: options.partSize,
-        concurrency: options.concurrency ?? 8,
-        fsync: options.fsync,
-        onBytes: (n) => {
-          progressBytes += n - last;
-          last = n;
-          emit({ type: 'progress', bytes: progressBytes, totalBytes });
-        },
-      });
-      manifest[o.key] = { etag: o.etag, size: o.size };
-      saveManifest();
-      downloaded++;
-      bytes += result.bytesDownloaded;
-      emit({ type: 'file', key: o.key, bytes: o.size, skipped: false, resumed: result.resumed });
-    }
+  const fetchOne = async (o: S3ObjectInfo) => {
+    const local = path.join(dir, localPathFor(o.key.slice(prefix.length)));
+    let last = 0;
+    const result = await fetchObject(context.aws.s3, layout.bucket, o, local, {
+      partSize: options.partSize,
+      concurrency: options.concurrency ?? 8,
+      fsync: options.fsync,
+      onBytes: (n) => {
+        progressBytes += n - last;
+        last = n;
+        emit({ type: 'progress', bytes: progressBytes, totalBytes });
+      },
+    });
+    manifest[o.key] = { etag: o.etag, size: o.size };
+    saveManifest();
+    downloaded++;
+    bytes += result.bytesDownloaded;
+    emit({ type: 'file', key: o.key, bytes: o.size, skipped: false, resumed: result.resumed });
   };
   // Large files fetch their own ranges in parallel; small files go several at a time.
-  await Promise.all(Array.from({ length: Math.min(4, Math.max(1, queue.length)) }, worker));
+  await mapLimited(queue, 4, fetchOne);
 
   // Every checkpoint folder must be loadable and its weights whole, nested ones included.
   const localFolders = localCheckpointFolders(dir, checkpointDirs);

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IS3, S3ObjectInfo } from '../aws';
 import { RuntimeFailure } from '../errors';
+import { mapLimited } from '../util/pool';
 import { sha256OfFile } from './hash';
 
 /*
@@ -125,7 +126,6 @@ export async function fetchObject(
     };
     await saveState();
     const queue = Array.from({ length: parts }, (_, i) => i).filter((i) => !done.has(i));
-    let failure: unknown;
     const fetchPart = async (i: number) => {
       const start = i * partSize;
       const end = Math.min(size, start + partSize) - 1;
@@ -144,20 +144,9 @@ export async function fetchObject(
       done.add(i);
       void saveState();
     };
-    // On the first failure the other workers finish their range and stop; nothing runs after we return.
-    const worker = async () => {
-      for (let i = queue.shift(); i !== undefined && failure === undefined && size > 0; i = queue.shift()) {
-        try {
-          await fetchPart(i);
-        } catch (err) {
-          failure ??= err;
-        }
-      }
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(options.concurrency ?? 8, Math.max(1, queue.length)) }, worker),
-    );
-    if (failure !== undefined) throw failure;
+    // On the first failure the other ranges in flight finish and no new one starts; nothing runs after
+    // this returns. An empty object has no range to fetch.
+    await mapLimited(size > 0 ? queue : [], options.concurrency ?? 8, fetchPart);
     if (options.fsync) {
       await flushing;
       await fd.sync();

@@ -6,6 +6,7 @@ import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../jobs/context';
 import { DATASET_MARKERS } from '../layout';
 import type { TransferEvent } from './download';
+import { mapLimited } from '../util/pool';
 import { matchesTag, partsTag } from './hash';
 
 /*
@@ -111,41 +112,38 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
   let uploaded = 0;
   let skipped = 0;
   let bytes = 0;
-  const queue = [...files];
-  const worker = async () => {
-    for (let file = queue.shift(); file; file = queue.shift()) {
-      const rel = isDir
-        ? path.relative(local, file).split(path.sep).join('/')
-        : (options.name ?? path.basename(file));
-      const key = `${prefix}${rel}`;
-      const size = fs.statSync(file).size;
-      if (existingSizes.get(key) === size) {
-        const remote = (await context.aws.s3.getObjectTags(layout.bucket, key))[SHA256_TAG];
-        if (remote && (await matchesTag(file, remote))) {
-          skipped++;
-          emit({ type: 'file', key, bytes: size, skipped: true });
-          continue;
-        }
+  const uploadOne = async (file: string) => {
+    const rel = isDir
+      ? path.relative(local, file).split(path.sep).join('/')
+      : (options.name ?? path.basename(file));
+    const key = `${prefix}${rel}`;
+    const size = fs.statSync(file).size;
+    if (existingSizes.get(key) === size) {
+      const remote = (await context.aws.s3.getObjectTags(layout.bucket, key))[SHA256_TAG];
+      if (remote && (await matchesTag(file, remote))) {
+        skipped++;
+        emit({ type: 'file', key, bytes: size, skipped: true });
+        return;
       }
-      const partSize = partSizeFor(size);
-      if (size <= partSize) {
-        const body = fs.readFileSync(file);
-        const sha256 = createHash('sha256').update(body).digest('hex');
-        await context.aws.s3.putObjectTagged(layout.bucket, key, body, { [SHA256_TAG]: sha256 });
-      } else {
-        const digests = await context.aws.s3.uploadFile(layout.bucket, key, file, {
-          partSize,
-          queueSize: options.concurrency ?? partsInFlight(partSize),
-        });
-        await context.aws.s3.putObjectTags(layout.bucket, key, { [SHA256_TAG]: partsTag(digests, partSize) });
-      }
-      uploaded++;
-      bytes += size;
-      emit({ type: 'file', key, bytes: size, skipped: false });
     }
+    const partSize = partSizeFor(size);
+    if (size <= partSize) {
+      const body = fs.readFileSync(file);
+      const sha256 = createHash('sha256').update(body).digest('hex');
+      await context.aws.s3.putObjectTagged(layout.bucket, key, body, { [SHA256_TAG]: sha256 });
+    } else {
+      const digests = await context.aws.s3.uploadFile(layout.bucket, key, file, {
+        partSize,
+        queueSize: options.concurrency ?? partsInFlight(partSize),
+      });
+      await context.aws.s3.putObjectTags(layout.bucket, key, { [SHA256_TAG]: partsTag(digests, partSize) });
+    }
+    uploaded++;
+    bytes += size;
+    emit({ type: 'file', key, bytes: size, skipped: false });
   };
   // Big files parallelise by parts; small ones several at a time.
-  await Promise.all(Array.from({ length: Math.min(16, files.length) }, worker));
+  await mapLimited(files, 16, uploadOne);
   const uri = layout.uri(isDir || options.kind !== 'curricula' ? prefix : `${prefix}${name}`);
   const configLine =
     options.kind === 'model'
