@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { ecrCredentials, ensureImage, type ImageEvent } from '../../lib/image';
-import { openJobContext } from '../../lib/jobs/context';
+import { openJobContext } from '../../lib/aws/session';
 import { SETTINGS_ENV } from '../../lib/layout';
 import { formatBytes } from '../output';
 import { addSettingsOptions, settingsOf, type SettingsFlagValues } from './common';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { openJobContext } from '../../lib/jobs/context';
+import { openJobContext } from '../../lib/aws/session';
 import {
   downloadJob,
   parseCheckpointSelection,

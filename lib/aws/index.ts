@@ -20,3 +20,4 @@ export {
   describeAwsError,
   type AwsFailureKind,
 } from './environment';
+export { describeJob, openJobContext, requireLayout, type JobContext, type JobContextInput } from './session';

@@ -3,7 +3,7 @@ import { connectEngine } from '../image/engine';
 import { describeAwsError } from '../aws';
 import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../jobs/templates';
-import { openJobContext, type JobContextInput } from '../jobs/context';
+import { openJobContext, type JobContextInput } from '../aws/session';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../layout';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';

@@ -30,12 +30,18 @@ export { reserveJobName, firstJobName } from './job-name';
 export { appendJobLogRow, formatJobLogRow, JOB_LOG_COLUMNS } from './job-log';
 export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS } from './templates';
 export { gpuCount, isTrainingInstanceType } from './instance-types';
-export { openJobContext, requireLayout, describeJob, type JobContext, type JobContextInput } from './context';
+export {
+  openJobContext,
+  requireLayout,
+  describeJob,
+  isTerminal,
+  type JobContext,
+  type JobContextInput,
+} from '../aws/session';
 export {
   listJobs,
   jobStatus,
   jobCost,
-  isTerminal,
   summarizeCheckpoints,
   readTraceTail,
   postJobProblem,

@@ -8,7 +8,7 @@ import {
   resumeFromRunInfo,
   type ResumeInfo,
 } from '../results/run-folders';
-import { describeJob, requireLayout, type JobContext } from './context';
+import { describeJob, isTerminal, requireLayout, type JobContext } from '../aws/session';
 import { readJobLogDescriptions } from './job-log';
 import { costOf } from './prices';
 import { mapLimited } from '../util/pool';
@@ -156,12 +156,6 @@ export interface JobCost {
   /** 0–1, for spot jobs with billable and training time known. */
   readonly spotSavings: number | undefined;
   readonly final: boolean;
-}
-
-const TERMINAL: readonly string[] = ['Completed', 'Failed', 'Stopped'];
-
-export function isTerminal(status: string | undefined): boolean {
-  return TERMINAL.includes(status ?? '');
 }
 
 export function jobCost(job: DescribeTrainingJobResponse, region: string, now: Date): JobCost {

@@ -2,8 +2,8 @@ import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import type { ILogs, LogEvent } from '../aws';
 import { UserError } from '../errors';
 import { TRAINING_LOG_GROUP } from '../layout';
-import { describeJob, type JobContext } from './context';
-import { isTerminal } from './inspect';
+import { describeJob, type JobContext } from '../aws/session';
+import { isTerminal } from '../aws/session';
 
 export type WatchEvent =
   | { readonly type: 'line'; readonly timestamp: number; readonly host: string; readonly message: string }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UserError } from '../errors';
-import { requireLayout, type JobContext } from '../jobs/context';
+import { requireLayout, type JobContext } from '../aws/session';
 import { DATASET_MARKERS } from '../layout';
 import type { TransferEvent } from './download';
 import { mapLimited } from '../util/pool';

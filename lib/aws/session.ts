@@ -1,11 +1,6 @@
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
-import {
-  createAwsClients,
-  describeAwsError,
-  sdkDefaultRegion,
-  type AwsClientOptions,
-  type AwsClients,
-} from '../aws';
+import { createAwsClients, type AwsClientOptions, type AwsClients } from './clients';
+import { describeAwsError, sdkDefaultRegion } from './environment';
 import { ProblemsError, RuntimeFailure, UserError } from '../errors';
 import { S3Layout, SETTINGS_ENV, SETTINGS_PARAMETER_NAME } from '../layout';
 import {
@@ -93,4 +88,11 @@ export async function describeJob(context: JobContext, name: string): Promise<De
     );
   }
   return job;
+}
+
+/** A job that will not change any more. */
+const TERMINAL: readonly string[] = ['Completed', 'Failed', 'Stopped'];
+
+export function isTerminal(status: string | undefined): boolean {
+  return TERMINAL.includes(status ?? '');
 }
