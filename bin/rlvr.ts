@@ -15,6 +15,7 @@ const MODULES: Record<string, () => Register> = {
   operate: () => (require('./commands/operate') as typeof import('./commands/operate')).registerOperate,
   results: () => (require('./commands/results') as typeof import('./commands/results')).registerResults,
   image: () => (require('./commands/image') as typeof import('./commands/image')).registerImage,
+  lint: () => (require('./commands/lint') as typeof import('./commands/lint')).registerLint,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 const OWNERS: Record<string, string> = {
@@ -28,6 +29,7 @@ const OWNERS: Record<string, string> = {
   'sync-traces': 'results',
   upload: 'results',
   image: 'image',
+  lint: 'lint',
 };
 
 const program = new Command()

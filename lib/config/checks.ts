@@ -54,6 +54,16 @@ export const RULE_IDS = {
 } as const;
 export type RuleId = (typeof RULE_IDS)[keyof typeof RULE_IDS];
 
+/** What each rule a config can acknowledge guards against (`rlvr lint --rules`). */
+export const RULE_DOCS: Readonly<Record<RuleId, string>> = {
+  'base-chat-template':
+    "a Base model with the chat template (skip_chat_template false, by the trainer's own default): it never learned the template",
+  'sampling-seed': 'rollouts sampled with a fixed seed: every completion of a prompt comes out the same',
+  'gsm8k-stop': "GSM8K prompts without the prompt format's next-question marker in sampling.stop",
+  'no-checkpoints':
+    'a trainer or config that saves no checkpoint: the job would end "Completed" with none in S3',
+};
+
 export interface TrainingCheckOptions {
   readonly selection: TrainerSelection;
   /** Every profile in play: a key any of them reads is never called a typo. */

@@ -6,6 +6,7 @@ export {
   type TrainingLoadOptions,
 } from './load';
 export { loadTrainerProfiles, mergeProfiles, TRAINER_PROFILE_FILE } from './trainer-profile-file';
+export { lintConfigFile, type LintReport } from './lint';
 export { findLikelyTypos } from './typos';
 export { loaderUses, type LoaderUse } from './loader-uses';
 export { trainingConfigSchema, type TrainingConfig, type Role } from './training-schema';
@@ -17,7 +18,7 @@ export {
   type LauncherSection,
   type JobOptionName,
 } from './launcher-schema';
-export { EVAL_STANDARDS, evalTasks, roleGpuNeeds, RULE_IDS, type RuleId } from './checks';
+export { EVAL_STANDARDS, evalTasks, roleGpuNeeds, RULE_DOCS, RULE_IDS, type RuleId } from './checks';
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';
