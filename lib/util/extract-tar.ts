@@ -104,7 +104,11 @@ export async function extractTarGz(
   const { extract } = await import('tar-stream');
   fs.mkdirSync(dest, { recursive: true });
   const ex = extract();
-  const feeding = pipeline(source, createGunzip(), ex);
+  // Handled at once (a rejection met only later, in the catch below, is "unhandled" to Node 24 and jest).
+  let feedError: unknown;
+  const feeding = pipeline(source, createGunzip(), ex).catch((err: unknown) => {
+    feedError = err;
+  });
   const written: string[] = [];
   let partial: string | undefined;
   try {
@@ -139,8 +143,9 @@ export async function extractTarGz(
       written.push(name);
     }
     await feeding;
+    if (feedError !== undefined) throw feedError;
   } catch (err) {
-    await feeding.catch(() => undefined);
+    await feeding;
     if (partial && options.partialSuffix) fs.rmSync(partial, { force: true });
     throw err;
   }
