@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { formatDuration, formatKeyPath } from '../../lib/config';
 import { formatProblem } from '../../lib/errors';
 import { YamlFile } from '../../lib/config';
 import {
-  describeSource,
   expandSweep,
   formatUsd,
   jobStatus,
@@ -14,7 +12,6 @@ import {
   PRICES_AS_OF,
   PRICES_SOURCE,
   submit,
-  s3Uri,
   submitPlanned,
   watchJob,
   type ImageResolver,
@@ -22,10 +19,10 @@ import {
   type SubmitInput,
   type SubmitPlan,
 } from '../../lib/jobs';
-import { jobNameTimestamp, SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
+import { jobNameTimestamp } from '../../lib/layout';
 import { renderWatchEvent } from './watch-output';
-import type { SettingName } from '../../lib/settings';
-import { formatBytes, progressListener } from '../output';
+import { progressListener } from '../output';
+import { planJson, renderPlan } from '../plan-output';
 import { addSettingsOptions, settingsOf, table, type SettingsFlagValues } from './common';
 import { ensureImage, resolveJobImage } from '../../lib/image';
 import { runLocal, type LocalRunEvent } from '../../lib/local/run';
@@ -418,211 +415,4 @@ async function waitForJob(jobName: string, flags: SubmitFlags): Promise<number> 
   } finally {
     context.close();
   }
-}
-
-export function planJson(plan: SubmitPlan) {
-  return {
-    ok: true,
-    dryRun: true,
-    jobName: plan.jobName,
-    createTrainingJobRequest: plan.request,
-    uploads: plan.uploads,
-    preflight: plan.preflight,
-    placeholders: plan.placeholders,
-    settings: Object.fromEntries(
-      (Object.keys(plan.settings.sources) as SettingName[]).map((k) => [
-        k,
-        { value: plan.settings.values[k] ?? null, source: plan.settings.sources[k] },
-      ]),
-    ),
-    template: plan.template ?? null,
-    options: Object.fromEntries(
-      Object.entries(plan.options).map(([k, v]) => [k, { value: v.value, source: describeSource(v.source) }]),
-    ),
-    image: plan.image,
-    estimate: plan.estimate ?? null,
-    trainer: {
-      id: plan.trainer.profile.id,
-      script: plan.trainer.profile.script,
-      how: plan.trainer.how,
-      reason: plan.trainer.reason,
-      resume: plan.trainer.profile.resume,
-      runtime: plan.runtimeNotes,
-    },
-    model: {
-      uri: s3Uri(plan.inputs.model.location),
-      mappings: plan.inputs.model.mappings,
-    },
-    otherModels: plan.inputs.otherModels.map((m) => ({
-      channel: m.channel,
-      uri: s3Uri(m.location),
-      mappings: m.mappings,
-    })),
-    datasets: plan.inputs.datasets.map((d) => ({
-      folder: d.folder,
-      kind: d.kind,
-      channel: d.channel,
-      uri: s3Uri(d.location),
-      note: d.note,
-    })),
-    orderFiles: plan.inputs.orderFiles.map((o) => ({
-      channel: o.channel,
-      uri: s3Uri(o.location),
-      note: o.note,
-    })),
-    source: plan.source,
-    warnings: plan.warnings.map((w) => ({ ...w, text: formatProblem(w) })),
-  };
-}
-
-function row(label: string, value: string, source?: string): string {
-  const left = `  ${label.padEnd(16)}${value}`;
-  return source ? `${left.padEnd(64)}  ← ${source}\n` : `${left}\n`;
-}
-
-export function renderPlan(plan: SubmitPlan): string {
-  const o = plan.options;
-  const { layout } = plan;
-  const marked = (name: string, value: string) =>
-    plan.placeholders.includes(name as never) ? `<UNRESOLVED ${name}>` : value;
-  let out = `Plan for ${plan.jobName} (dry run: nothing was created)\n\n`;
-  out += row(
-    'config',
-    `${plan.config.displayPath}${plan.config.value.run?.name ? ` (run ${plan.config.value.run.name})` : ''}`,
-  );
-  out += row('trainer', `${plan.trainer.profile.id}: ${plan.trainer.profile.summary}`, plan.trainer.reason);
-  for (const note of plan.runtimeNotes) out += row('', note);
-  out += row('eval config', plan.evalConfig ? plan.evalConfig.displayPath : 'none');
-  out += row(
-    'template',
-    plan.template
-      ? `${plan.template.name} (${plan.template.from === 'built-in' ? 'built-in; the deployed stack publishes its own' : 'published by the stack'})`
-      : 'none',
-  );
-  out += row('description', plan.description || '(none: pass --description)');
-  out += '\nSettings\n';
-  for (const name of [
-    'bucket',
-    'prefix',
-    'roleArn',
-    'repositoryUri',
-    'region',
-    'subnets',
-    'securityGroups',
-    'kmsKeyId',
-  ] as SettingName[]) {
-    const v = plan.settings.values[name];
-    const shown =
-      v === undefined
-        ? plan.placeholders.includes(name as never)
-          ? `<UNRESOLVED ${name}>`
-          : '-'
-        : Array.isArray(v)
-          ? v.join(',')
-          : String(v);
-    out += row(name, shown, plan.settings.sources[name]);
-  }
-  if (plan.placeholders.length > 0) {
-    out += `  Unresolved settings are placeholders: pass flags, set ${SETTINGS_ENV_PATTERN} variables, or deploy the stack (it publishes ${SETTINGS_PARAMETER_NAME}).\n`;
-  }
-  out += '\nHow the job runs\n';
-  out += row(
-    'instance',
-    `${o.instanceCount.value} × ${o.instanceType.value}`,
-    describeSource(o.instanceType.source),
-  );
-  out += row('train GPUs', o.trainGpus.value.join(',') || 'none', describeSource(o.trainGpus.source));
-  out += row('eval GPUs', o.evalGpus.value.join(',') || 'none', describeSource(o.evalGpus.source));
-  out += row(
-    'max runtime',
-    formatDuration(o.maxRuntimeSeconds.value),
-    describeSource(o.maxRuntimeSeconds.source),
-  );
-  out += row(
-    'spot',
-    o.spot.value
-      ? `yes, max wait ${formatDuration(o.maxWaitSeconds.value ?? o.maxRuntimeSeconds.value)}`
-      : 'no',
-    describeSource(o.spot.source),
-  );
-  out += row(
-    'warm pool',
-    o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off',
-    describeSource(o.keepAliveSeconds.source),
-  );
-  if (plan.evalConfig)
-    out += row(
-      'eval wait',
-      formatDuration(o.evalWaitSeconds.value),
-      describeSource(o.evalWaitSeconds.source),
-    );
-  out += row('volume', `${o.volumeGb.value} GB`, describeSource(o.volumeGb.source));
-  out += row(
-    'network',
-    o.networkIsolation.value ? 'isolated' : 'not isolated',
-    describeSource(o.networkIsolation.source),
-  );
-  out += row('command', o.trainerCommand.value, describeSource(o.trainerCommand.source));
-  out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', describeSource(o.useRay.source));
-  out += row('image', marked('image', plan.image.uri), plan.image.source);
-  out += row(
-    'cost',
-    plan.estimate
-      ? `${formatUsd(plan.estimate.perHour)}/h, at most ${formatUsd(plan.estimate.maxRuntimeCost)} for the max runtime${plan.estimate.note ? ` (${plan.estimate.note})` : ''}`
-      : 'no price known for this instance type',
-    `${PRICES_SOURCE}, ${PRICES_AS_OF}`,
-  );
-  out += '\nInputs (jobs cannot reach the Hugging Face Hub: everything comes from S3)\n';
-  const model = plan.inputs.model;
-  for (const m of model.mappings) out += row('model', `${m.value} → ${s3Uri(model.location)}`, m.note);
-  out += row('', `channel model (${o.modelInputMode.value}) at ${model.containerPath}`);
-  for (const other of plan.inputs.otherModels) {
-    for (const m of other.mappings) out += row('model', `${m.value} → ${s3Uri(other.location)}`, m.note);
-    out += row('', `channel ${other.channel} (${o.modelInputMode.value}) at ${other.containerPath}`);
-  }
-  for (const d of plan.inputs.datasets)
-    out += row(d.kind === 'file' ? 'data file' : 'dataset', s3Uri(d.location), d.note);
-  for (const d of plan.inputs.notCarried) out += row('dataset', d.name, `no channel: ${d.why}`);
-  for (const f of plan.inputs.orderFiles)
-    out += row(
-      'order file',
-      s3Uri(f.location),
-      f.note ? `channel ${f.channel}; ${f.note}` : `channel ${f.channel}`,
-    );
-  for (const f of plan.inputs.localFiles)
-    out += row(
-      'local file',
-      `${f.value} (${formatKeyPath(f.referencedAt)})`,
-      "travels with the trainer's source",
-    );
-  out += '\nSource and outputs\n';
-  out += row(
-    'source',
-    `${plan.source.root} (${plan.source.isGit ? 'git' : 'folder'}, ${plan.source.fileCount} files, ${formatBytes(plan.source.bytes)})`,
-  );
-  out += row('', `→ ${layout.uri(plan.source.key)} (uploaded once per content hash)`);
-  if (plan.git?.commit)
-    out += row(
-      'commit',
-      `${plan.git.commit}${plan.git.dirty ? ' + uncommitted changes (captured in patches/)' : ''}`,
-    );
-  if (plan.source.excluded.length > 0) out += row('excluded', plan.source.excluded.slice(0, 10).join(', '));
-  out += row(
-    'checkpoints',
-    `${layout.uri(layout.checkpointsPrefix(plan.jobName))} (streamed while the job runs)`,
-  );
-  out += row('job log', plan.jobLogPath);
-  out += '\nUploads at submit\n';
-  for (const u of plan.uploads)
-    out += row('', layout.uri(u.key), `${u.what}${u.onlyIfAbsent ? ', if absent' : ''}`);
-  out += '\nPre-flight\n';
-  if (!plan.preflight.ran) out += `  not run: ${plan.preflight.reason}\n`;
-  for (const c of plan.preflight.checks)
-    out += row(c.ok ? 'ok' : 'FAILED', `${c.what}: ${c.target}`, c.detail);
-  if (plan.warnings.length > 0) {
-    out += '\nWarnings\n';
-    for (const w of plan.warnings) out += `  ${formatProblem(w)}\n`;
-  }
-  out += `\nRun without --dry-run to submit; --json prints the exact CreateTrainingJob request.\n`;
-  return out;
 }
