@@ -1,25 +1,22 @@
 import type { Command } from 'commander';
 import { formatProblem } from '../../lib/errors';
-import { YamlFile } from '../../lib/config';
 import {
-  expandSweep,
   formatUsd,
   jobStatus,
   openJobContext,
   parseSweepFlag,
-  newPlanCache,
   planSubmit,
+  planSweep,
   PRICES_AS_OF,
   PRICES_SOURCE,
+  PROVISIONAL_NAMES,
   submit,
-  submitPlanned,
+  submitSweep,
   watchJob,
   type ImageResolver,
   type JobOptionFlags,
   type SubmitInput,
-  type SubmitPlan,
 } from '../../lib/jobs';
-import { jobNameTimestamp } from '../../lib/layout';
 import { renderWatchEvent } from './watch-output';
 import { progressListener } from '../output';
 import { planJson, renderPlan } from '../plan-output';
@@ -172,7 +169,7 @@ export function registerSubmit(program: Command): void {
         return;
       }
       if (flags.sweep?.length) {
-        await submitSweep(configPath, input, flags);
+        await runSweep(configPath, input, flags);
         return;
       }
       if (flags.dryRun) {
@@ -312,41 +309,22 @@ function imageResolver(flags: SubmitFlags): ImageResolver {
     });
 }
 
-const PROVISIONAL_NAMES =
-  'Names are claimed when submitting, in this order; one taken by then moves on to the next free -N suffix';
-
-/** Validates every combination first (one bad one stops all), then submits them one by one. */
-async function submitSweep(configPath: string, input: SubmitInput, flags: SubmitFlags): Promise<void> {
-  const variants = expandSweep(YamlFile.read(configPath), flags.sweep!.map(parseSweepFlag));
-  // One second for the whole sweep: job n is the n-th name candidate of it, claimed in order at submit.
-  const now = new Date();
-  const sweepId = `sweep-${jobNameTimestamp(now)}`;
-  const plans: SubmitPlan[] = [];
-  const cache = newPlanCache();
-  try {
-    for (const [i, variant] of variants.entries()) {
-      plans.push(
-        await planSubmit({
-          ...input,
-          now: () => now,
-          nameIndex: i + 1,
-          configText: { text: variant.text, label: variant.label },
-          cache,
-          extraTags: { 'rlvr:sweep': sweepId, 'rlvr:overrides': variant.label },
-        }),
-      );
-    }
-  } catch (err) {
-    for (const p of plans) p.aws?.close();
-    throw err;
-  }
-  const total = plans.reduce((sum, p) => sum + (p.estimate?.maxRuntimeCost ?? 0), 0);
+/** Plans every combination, then prints the plans (dry-run) or submits them one by one. */
+async function runSweep(configPath: string, input: SubmitInput, flags: SubmitFlags): Promise<void> {
+  const sweep = await planSweep(configPath, input, flags.sweep!.map(parseSweepFlag));
+  const { sweepId, variants, plans, totalEstimatedCost } = sweep;
   if (flags.dryRun) {
     if (flags.json) {
-      const sweep = plans.map((p, i) => ({ overrides: variants[i].label, ...planJson(p) }));
-      process.stdout.write(
-        `${JSON.stringify({ ok: true, dryRun: true, sweepId, namesProvisional: PROVISIONAL_NAMES, jobs: sweep, totalEstimatedCost: total }, null, 2)}\n`,
-      );
+      const jobs = plans.map((p, i) => ({ overrides: variants[i].label, ...planJson(p) }));
+      const json = {
+        ok: true,
+        dryRun: true,
+        sweepId,
+        namesProvisional: PROVISIONAL_NAMES,
+        jobs,
+        totalEstimatedCost,
+      };
+      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
       const rows = plans.map((p, i) => [
         p.jobName,
@@ -357,13 +335,12 @@ async function submitSweep(configPath: string, input: SubmitInput, flags: Submit
       process.stdout.write(
         `Sweep ${sweepId}: ${plans.length} jobs (dry run: nothing was created)\n\n` +
           table(['JOB (PROVISIONAL)', 'OVERRIDES', 'MAX COST', 'DESCRIPTION'], rows) +
-          `\n${PROVISIONAL_NAMES}.\nEstimated at most ${formatUsd(total)} in all (on-demand price × max runtime; ${PRICES_SOURCE}, ${PRICES_AS_OF}).\n`,
+          `\n${PROVISIONAL_NAMES}.\nEstimated at most ${formatUsd(totalEstimatedCost)} in all (on-demand price × max runtime; ${PRICES_SOURCE}, ${PRICES_AS_OF}).\n`,
       );
     }
     return;
   }
-  const results = [];
-  for (const plan of plans) results.push(await submitPlanned(plan, input.listener));
+  const results = await submitSweep(sweep, input.listener);
   if (flags.json) {
     const jobs = results.map((r, i) => ({
       jobName: r.jobName,

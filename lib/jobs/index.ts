@@ -61,3 +61,4 @@ export {
 } from './sweep';
 export { hourlyPrice, costOf, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from './prices';
 export { readJobLogDescriptions, resolveJobLogPath } from './job-log';
+export { planSweep, submitSweep, PROVISIONAL_NAMES, type PlannedSweep } from './sweep-submit';
