@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { lintConfigFile, RULE_DOCS, type LintReport } from '../../lib/config';
+import { RULE_DOCS } from '../../lib/config';
+import { lintConfigFile, type LintReport } from '../../lib/jobs';
 import { formatProblem } from '../../lib/errors';
 
 interface LintFlags {
@@ -17,7 +18,7 @@ export function registerLint(program: Command): void {
     .option('--strict', "likely typos of the trainer's keys are errors, not warnings")
     .option('--rules', 'list the rules a config can acknowledge (launcher.acknowledge) and what each guards')
     .option('--json', 'print the findings as JSON')
-    .action((configs: string[], flags: LintFlags) => {
+    .action(async (configs: string[], flags: LintFlags) => {
       if (flags.rules) {
         const rules = Object.entries(RULE_DOCS).map(([id, doc]) => ({ id, doc }));
         if (flags.json) process.stdout.write(`${JSON.stringify({ rules }, null, 2)}\n`);
@@ -29,7 +30,8 @@ export function registerLint(program: Command): void {
         process.exitCode = 2;
         return;
       }
-      const reports = configs.map((c) => lintConfigFile(c, c, { strict: flags.strict }));
+      const reports: LintReport[] = [];
+      for (const c of configs) reports.push(await lintConfigFile(c, c, { strict: flags.strict }));
       if (flags.json)
         process.stdout.write(
           `${JSON.stringify({ ok: reports.every((r) => !r.errors.length), reports }, null, 2)}\n`,

@@ -6,7 +6,6 @@ export {
   type TrainingLoadOptions,
 } from './load';
 export { loadTrainerProfiles, mergeProfiles, TRAINER_PROFILE_FILE } from './trainer-profile-file';
-export { lintConfigFile, type LintReport } from './lint';
 export { findLikelyTypos } from './typos';
 export { loaderUses, type LoaderUse } from './loader-uses';
 export { trainingConfigSchema, type TrainingConfig, type Role } from './training-schema';

@@ -33,8 +33,6 @@ import {
   type ContainerJob,
 } from './setup';
 
-export { expectsCheckpoints } from './setup';
-
 export interface EntrypointOptions {
   /** `/opt/ml`, or a folder standing in for it. */
   readonly root?: string;

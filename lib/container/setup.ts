@@ -20,8 +20,6 @@ import {
   RUNTIME_ENV,
 } from '../layout';
 import type { JobContract } from '../trainers/job-contract';
-import { LAUNCHER_RUNTIME } from '../trainers/profile';
-import { RLVR_EVAL_SCRIPT } from '../trainers/rlvr-experiments';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
 import { extractTarGz } from '../util/extract-tar';
@@ -151,17 +149,7 @@ async function unpackSource(archive: string, dest: string): Promise<number> {
   return files.length;
 }
 
-/** Does the config ask for checkpoints? (Jobs submitted without a contract: an interval, not switched off.) */
-export function expectsCheckpoints(config: Yaml): boolean {
-  const training = (config.training ?? {}) as Yaml;
-  const roles = Array.isArray(config.roles) ? (config.roles as Yaml[]) : [];
-  const trainer = roles.find((r) => r.kind === 'titan') ?? roles.find((r) => r.name === 'trainer');
-  const ckpt = ((trainer?.config as Yaml | undefined)?.checkpoint ?? {}) as Yaml;
-  if (ckpt.enable === false) return false;
-  return Number(training.checkpoint_interval ?? 0) > 0 || Number(ckpt.interval ?? 0) > 0;
-}
-
-/** The resolved config, the job's trainer contract (or, without one, a trainer writing where it is told). */
+/** The resolved config and the job's trainer contract (both written by the launcher). */
 export function readJobInputs(job: ContainerJob): {
   config: Yaml;
   contract: JobContract;
@@ -175,16 +163,9 @@ export function readJobInputs(job: ContainerJob): {
   }
   const config = (parse(fs.readFileSync(configPath, 'utf8')) ?? {}) as Yaml;
   const evalConfigPath = job.primary ? job.env[JOB_ENV.evalConfig] : undefined;
-  const shipped = readJson(path.join(job.configChannel, JOB_FILES.contract)) as JobContract | undefined;
-  const contract: JobContract = shipped ?? {
-    trainer: 'custom',
-    configName: RUN_FOLDER.config,
-    runFolder: LAUNCHER_RUNTIME.runFolder,
-    expectCheckpoints: expectsCheckpoints(config),
-    resume: { kind: 'none' },
-    datasetCaches: [],
-    ...(evalConfigPath ? { eval: { ...RLVR_EVAL_SCRIPT, resultKeys: [] } } : {}),
-  };
+  const contractFile = path.join(job.configChannel, JOB_FILES.contract);
+  const contract = readJson(contractFile) as JobContract | undefined;
+  if (!contract) throw new JobFailure(`${contractFile} is missing: was this job started by rlvr submit?`);
   job.runInfo.trainer = contract.trainer;
   return { config, contract, evalConfigPath };
 }

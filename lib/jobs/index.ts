@@ -62,3 +62,4 @@ export {
 export { hourlyPrice, costOf, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from './prices';
 export { readJobLogDescriptions, resolveJobLogPath } from './job-log';
 export { planSweep, submitSweep, PROVISIONAL_NAMES, type PlannedSweep } from './sweep-submit';
+export { lintConfigFile, type LintReport } from './lint';

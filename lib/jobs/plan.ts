@@ -10,7 +10,6 @@ import {
   stringifyForTrainer,
   loadTrainingConfig,
   loadTrainingConfigText,
-  loadTrainerProfiles,
   type EvalConfig,
   type JobTemplate,
   type LoadedConfig,
@@ -44,7 +43,6 @@ import {
 } from '../settings';
 import {
   captureGitState,
-  gitRoot,
   packSource,
   stageSource,
   type GitState,
@@ -64,6 +62,7 @@ import {
 } from './options';
 import { runPreflight, type PreflightCheck, type PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
+import { trainerSourceOf } from './trainer-source';
 import { checkRoleGpus, checkTrainerScript, expectsCheckpoints, planTrainerRuntime } from './trainer-checks';
 import type { TrainerSelection } from '../trainers';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
@@ -277,19 +276,12 @@ export async function planSubmit(input: SubmitInput): Promise<SubmitPlan> {
   // trainer repository may describe its trainers in its own profile file).
   const configAbs = path.resolve(cwd, input.configPath);
   const configDir = path.dirname(configAbs);
-  const configGitRoot = await gitRoot(configDir);
-  // --trainer-src > launcher.trainer_src > the git repository holding the config.
-  const sourceRootFor = (launcherSrc: unknown): string | undefined =>
-    input.trainerSrc
-      ? path.resolve(cwd, input.trainerSrc)
-      : typeof launcherSrc === 'string'
-        ? path.resolve(configDir, launcherSrc)
-        : configGitRoot;
+  const { configGitRoot, sourceRootFor, profiles } = await trainerSourceOf(configAbs, {
+    cwd,
+    trainerSrc: input.trainerSrc,
+  });
   const loadOptions = {
-    profiles: (launcherSection: Record<string, unknown>) => {
-      const root = sourceRootFor(launcherSection.trainer_src);
-      return root ? loadTrainerProfiles(root, path.relative(cwd, root) || '.') : [];
-    },
+    profiles,
     trainerCommand:
       typeof input.options.trainer_command === 'string' ? input.options.trainer_command : undefined,
     strict: input.strict,

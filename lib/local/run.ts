@@ -12,6 +12,7 @@ import type { AwsClients } from '../aws';
 import { RuntimeFailure, UserError } from '../errors';
 import { connectEngine, inspectLocalImage } from '../image';
 import { jobUploads, type SubmitPlan } from '../jobs';
+import { valueAtPath } from '../trainers';
 import {
   channelPath,
   CHANNELS,
@@ -69,13 +70,6 @@ interface Bind {
   readonly container: string;
   readonly readOnly: boolean;
   readonly what: string;
-}
-
-function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown {
-  let v: unknown = root;
-  for (const k of keyPath)
-    v = v && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined;
-  return v;
 }
 
 /** A config value that names an existing local path (absolute, ~, or relative to the config or the source). */
@@ -148,7 +142,7 @@ async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined, mlRoo
     });
   }
   for (const d of datasets) {
-    const local = existingLocalPath(valueAt(plan.config.value, d.referencedAt), bases);
+    const local = existingLocalPath(valueAtPath(plan.config.value, d.referencedAt), bases);
     binds.push({
       host: local ?? (await cacheFromS3(aws, d.location.bucket, d.location.key, `Dataset ${d.folder}`)),
       // A local data file is bound as itself; one fetched from S3 sits in a folder of its own.

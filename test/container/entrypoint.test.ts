@@ -4,7 +4,9 @@ import { PassThrough } from 'node:stream';
 import { CheckpointTracker } from '../../lib/checkpoints';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { packSource, stageSource } from '../../lib/source';
-import { tempDir } from '../helpers/fixtures';
+import { parse } from 'yaml';
+import { buildJobContract, profileForCommand } from '../../lib/trainers';
+import { safetensorsWith, tempDir } from '../helpers/fixtures';
 
 jest.setTimeout(60_000);
 
@@ -31,6 +33,16 @@ function mlRoot(options: { hosts?: string[]; host?: string; config?: string; eva
       'run:\n  name: r\ntraining:\n  checkpoint_interval: 1\nroles:\n  - name: trainer\n    kind: titan\n    config:\n      optimizer:\n        lr: 1.0e-6\n',
   );
   if (options.evalConfig) fs.writeFileSync(path.join(configDir, 'eval-config.yaml'), options.evalConfig);
+  // What the launcher ships for a trainer without a profile (`sh train.sh`): it writes where it is told.
+  const contract = buildJobContract({
+    profile: profileForCommand('sh train.sh {config}'),
+    config: {},
+    configName: 'config.yaml',
+    expectCheckpoints: true,
+    cachedDatasets: [],
+    evalConfig: options.evalConfig ? (parse(options.evalConfig) as Record<string, unknown>) : undefined,
+  });
+  fs.writeFileSync(path.join(configDir, 'contract.json'), JSON.stringify(contract));
   return root;
 }
 
@@ -172,15 +184,8 @@ describe('container entrypoint (in process)', () => {
   });
 });
 
-/** A whole safetensors file of `elems` F16 values. */
-function safetensors(elems: number): Buffer {
-  const header = Buffer.from(
-    JSON.stringify({ w: { dtype: 'F16', shape: [elems], data_offsets: [0, 2 * elems] } }).padEnd(64, ' '),
-  );
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(header.length));
-  return Buffer.concat([len, header, Buffer.alloc(2 * elems, 1)]);
-}
+/** A whole safetensors file of `elems` 2-byte values (the shared fixture helper). */
+const safetensors = (elems: number): Buffer => safetensorsWith(Buffer.alloc(2 * elems, 1));
 
 describe('checkpoint completeness (one rule: weights whole, writer finished)', () => {
   it('needs every indexed shard at the size its header gives, then a later checkpoint or stableMs without change', () => {

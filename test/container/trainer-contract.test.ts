@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { stringify } from 'yaml';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { BUILT_IN_PROFILES, buildJobContract } from '../../lib/trainers';
-import { tempDir } from '../helpers/fixtures';
+import { safetensorsWith, tempDir } from '../helpers/fixtures';
 
 jest.setTimeout(120_000);
 
@@ -19,13 +19,8 @@ const FIXTURES = path.join(__dirname, '..', 'fixtures', 'their-trainer');
 const GRPO_SFT = BUILT_IN_PROFILES.find((p) => p.id === 'grpo-sft')!;
 const CONFIG_NAME = 'qwen3-1.7B-gsm8k.yaml';
 
-function safetensors(elems: number): Buffer {
-  let header = JSON.stringify({ w: { dtype: 'F16', shape: [elems], data_offsets: [0, 2 * elems] } });
-  header = header.padEnd(Math.ceil(header.length / 8) * 8, ' ');
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(header.length));
-  return Buffer.concat([len, Buffer.from(header), Buffer.alloc(2 * elems, 7)]);
-}
+/** A whole safetensors file of `elems` 2-byte values (the shared fixture helper). */
+const safetensors = (elems: number): Buffer => safetensorsWith(Buffer.alloc(2 * elems, 7));
 
 interface Job {
   root: string;

@@ -1,10 +1,8 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { loadEvalConfig, loadTrainingConfig, YamlFile } from '../config';
 import { ProblemsError, type Problem } from '../errors';
-import { isMap } from '../trainers/config-tree';
-import { loadEvalConfig, loadTrainingConfig } from './load';
-import { loadTrainerProfiles } from './trainer-profile-file';
-import { YamlFile } from './yaml-file';
+import { isMap } from '../trainers';
+import { trainerSourceOf } from './trainer-source';
 
 /** One config's findings (`rlvr lint`): the checks a submit runs on it, alone, without AWS or an image. */
 export interface LintReport {
@@ -16,23 +14,16 @@ export interface LintReport {
   readonly warnings: readonly Problem[];
 }
 
-function gitRoot(dir: string): string | undefined {
-  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
-    if (fs.existsSync(path.join(d, '.git'))) return d;
-    if (path.dirname(d) === d) return undefined;
-  }
-}
-
 /**
  * Lints one training or eval config (a config with `roles` is a training config). The trainer's
- * repository profile file is read as a submit would: from `launcher.trainer_src`, else the git
- * repository holding the config. Problems in the file are returned, not thrown.
+ * repository profile file is read as a submit reads it (trainer-source.ts). Problems in the file are
+ * returned, not thrown.
  */
-export function lintConfigFile(
+export async function lintConfigFile(
   file: string,
   displayPath = file,
-  options: { strict?: boolean } = {},
-): LintReport {
+  options: { strict?: boolean; cwd?: string } = {},
+): Promise<LintReport> {
   const raw = YamlFile.read(file, displayPath).toJS();
   const kind = isMap(raw) && 'roles' in raw ? 'training' : 'eval';
   try {
@@ -40,15 +31,8 @@ export function lintConfigFile(
       const loaded = loadEvalConfig(file, displayPath);
       return { file: displayPath, kind, errors: [], warnings: loaded.warnings };
     }
-    const loaded = loadTrainingConfig(file, displayPath, {
-      strict: options.strict,
-      profiles: (launcher) => {
-        const src = launcher.trainer_src;
-        const root =
-          typeof src === 'string' ? path.resolve(path.dirname(file), src) : gitRoot(path.dirname(file));
-        return root ? loadTrainerProfiles(root, path.relative(process.cwd(), root) || '.') : [];
-      },
-    });
+    const { profiles } = await trainerSourceOf(path.resolve(file), { cwd: options.cwd ?? process.cwd() });
+    const loaded = loadTrainingConfig(file, displayPath, { strict: options.strict, profiles });
     const trainer = loaded.trainer && { id: loaded.trainer.profile.id, reason: loaded.trainer.reason };
     return { file: displayPath, kind, trainer, errors: [], warnings: loaded.warnings };
   } catch (err) {
