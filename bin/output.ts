@@ -9,7 +9,7 @@ export function progressListener(options: { quiet: boolean }): (event: SubmitEve
       case 'step':
         process.stderr.write(`• ${event.message}\n`);
         break;
-      case 'upload':
+      case 'file':
         process.stderr.write(
           `• ${event.skipped ? 'already in S3' : 'uploaded'} ${event.key} (${formatBytes(event.bytes)})\n`,
         );

@@ -2,17 +2,9 @@ import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { RuntimeFailure } from '../errors';
 import { decodeBuildkitTrace } from './buildkit-trace';
+import type { ProgressOf } from '../progress';
 
-export type ImageEvent =
-  | { readonly type: 'step'; readonly message: string }
-  | { readonly type: 'build-step'; readonly name: string; readonly cached: boolean }
-  | {
-      readonly type: 'layer';
-      readonly id: string;
-      readonly status: 'pushed' | 'exists';
-      readonly bytes: number;
-    }
-  | { readonly type: 'retry'; readonly message: string };
+export type ImageEvent = ProgressOf<'step' | 'build-step' | 'layer' | 'retry'>;
 export type ImageListener = (event: ImageEvent) => void;
 
 export interface Engine {

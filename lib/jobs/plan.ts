@@ -68,12 +68,10 @@ import type { TrainerSelection } from '../trainers';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import { hourlyPrice } from './prices';
 import { BUILT_IN_TEMPLATES } from './templates';
+import type { ProgressOf } from '../progress';
 
-/** Progress events; the CLI decides how to show them. The library never prints. */
-export type SubmitEvent =
-  | { readonly type: 'step'; readonly message: string }
-  | { readonly type: 'upload'; readonly key: string; readonly bytes: number; readonly skipped: boolean }
-  | { readonly type: 'retry'; readonly message: string };
+/** Progress events of a submit (lib/progress.ts); the CLI decides how to show them. */
+export type SubmitEvent = ProgressOf<'step' | 'file' | 'retry'>;
 export type SubmitListener = (event: SubmitEvent) => void;
 
 /**

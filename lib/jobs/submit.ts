@@ -53,10 +53,10 @@ async function createJob(plan: SubmitPlan, listener: SubmitListener | undefined)
   const sourceKey = plan.source.key;
   try {
     if (await aws.s3.headObject(bucket, sourceKey)) {
-      emit({ type: 'upload', key: sourceKey, bytes: plan.packed.gzip.length, skipped: true });
+      emit({ type: 'file', key: sourceKey, bytes: plan.packed.gzip.length, skipped: true });
     } else {
       await aws.s3.uploadObject(bucket, sourceKey, plan.packed.gzip, 'application/gzip');
-      emit({ type: 'upload', key: sourceKey, bytes: plan.packed.gzip.length, skipped: false });
+      emit({ type: 'file', key: sourceKey, bytes: plan.packed.gzip.length, skipped: false });
     }
   } catch (err) {
     throw new RuntimeFailure(
@@ -112,7 +112,7 @@ async function createJob(plan: SubmitPlan, listener: SubmitListener | undefined)
           file.file.endsWith('.yaml') ? 'application/yaml' : 'text/plain',
         );
         written.push(key);
-        emit({ type: 'upload', key, bytes: Buffer.byteLength(file.body), skipped: false });
+        emit({ type: 'file', key, bytes: Buffer.byteLength(file.body), skipped: false });
       }
     } catch (err) {
       await cleanUp();

@@ -1,20 +1,12 @@
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import type { ILogs, LogEvent } from '../aws';
 import { UserError } from '../errors';
+import type { ProgressOf } from '../progress';
 import { TRAINING_LOG_GROUP } from '../layout';
 import { describeJob, type JobContext } from '../aws/session';
 import { isTerminal } from '../aws/session';
 
-export type WatchEvent =
-  | { readonly type: 'line'; readonly timestamp: number; readonly host: string; readonly message: string }
-  | { readonly type: 'waiting'; readonly message: string }
-  | {
-      readonly type: 'status';
-      readonly status: string;
-      readonly secondary: string;
-      readonly message: string;
-      readonly time: Date;
-    };
+export type WatchEvent = ProgressOf<'line' | 'waiting' | 'status'>;
 
 /** `<job>/algo-1-1700000000` → `algo-1`. */
 export function hostOf(stream: string, job: string): string {

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { AwsClients } from '../aws';
 import { RuntimeFailure, UserError } from '../errors';
+import type { ProgressOf } from '../progress';
 import { connectEngine, inspectLocalImage } from '../image';
 import { jobUploads, type SubmitPlan } from '../jobs';
 import { valueAtPath } from '../trainers';
@@ -44,17 +45,7 @@ export interface LocalRunOptions {
 }
 
 /** What a local run reports as it goes; the CLI decides how to show it. */
-export type LocalRunEvent =
-  | {
-      readonly type: 'started';
-      readonly name: string;
-      readonly image: string;
-      readonly binds: readonly { readonly what: string; readonly host: string }[];
-      readonly runDir: string;
-      readonly gpus: number;
-    }
-  | { readonly type: 'stopping'; readonly graceSeconds: number }
-  | { readonly type: 'failed'; readonly reason: string };
+export type LocalRunEvent = ProgressOf<'started' | 'stopping' | 'failed'>;
 
 /** Seconds between SIGTERM and SIGKILL when a run is interrupted, as SageMaker gives. */
 const STOP_GRACE_SECONDS = 120;

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
+import type { ProgressOf } from '../progress';
 import { describeJob, requireLayout, type JobContext } from '../aws/session';
 import { folderVerdict, laterCheckpointExists, type CheckpointFiles, type Verdict } from '../checkpoints';
 import { isTerminal } from '../aws/session';
@@ -36,16 +37,7 @@ export function parseCheckpointSelection(text: string): CheckpointSelection {
   return items;
 }
 
-export type TransferEvent =
-  | {
-      readonly type: 'file';
-      readonly key: string;
-      readonly bytes: number;
-      readonly skipped: boolean;
-      readonly resumed?: boolean;
-    }
-  | { readonly type: 'progress'; readonly bytes: number; readonly totalBytes: number }
-  | { readonly type: 'note'; readonly message: string };
+export type TransferEvent = ProgressOf<'file' | 'progress' | 'note'>;
 
 export interface DownloadOptions {
   readonly job: string;
