@@ -4,8 +4,9 @@ let trainingInstanceTypes: ReadonlySet<string> | undefined;
 
 /**
  * Every instance type CreateTrainingJob accepts, from the SDK's own model of the API. Loaded on first
- * use: the SageMaker client package costs ~40 ms, which commands that never check an instance type
- * should not pay at start.
+ * use, and only to explain a type the GPU table does not have: the SageMaker client package costs
+ * ~40 ms, which commands that never check an instance type should not pay at start, and `cdk synth`
+ * (which checks the built-in job templates) must not load it at all.
  */
 function knownTypes(): ReadonlySet<string> {
   if (!trainingInstanceTypes) {
@@ -16,7 +17,11 @@ function knownTypes(): ReadonlySet<string> {
   return trainingInstanceTypes;
 }
 
-/** GPUs per instance for the GPU families we run on (AWS instance specifications). */
+/**
+ * GPUs per instance for the GPU families we run on (AWS instance specifications). Every entry is a
+ * SageMaker training instance type (test/jobs/instance-types.test.ts checks it against the SDK), so a
+ * type found here needs no look-up in the SDK's list.
+ */
 const GPU_COUNTS: Readonly<Record<string, number>> = {
   'ml.p4d.24xlarge': 8,
   'ml.p4de.24xlarge': 8,
@@ -63,4 +68,29 @@ export function suggestInstanceType(type: string): string | undefined {
 /** GPUs on one instance of `type`; undefined for types outside the table (CPU or unknown families). */
 export function gpuCount(type: string): number | undefined {
   return GPU_COUNTS[type];
+}
+
+/** The instance types a job may run on: the GPU table's. */
+export function gpuInstanceTypes(): string[] {
+  return Object.keys(GPU_COUNTS);
+}
+
+/** Whether a job may run on an instance type, and if not, why. */
+export type InstanceTypeVerdict =
+  | { readonly ok: true; readonly gpus: number }
+  /** SageMaker training does not accept it (a typo, most likely). */
+  | { readonly ok: false; readonly reason: 'not-training-type'; readonly suggestion?: string }
+  /** SageMaker accepts it, but it is not a GPU type this launcher can split. */
+  | { readonly ok: false; readonly reason: 'not-gpu-type' };
+
+/**
+ * Checks `type` as a job's instance type. A job runs only on the GPU table's types, each a SageMaker
+ * training type; the SDK's full list is consulted only for a type outside the table, to say whether it
+ * is a typo or a real but unsupported type.
+ */
+export function checkInstanceType(type: string): InstanceTypeVerdict {
+  const gpus = gpuCount(type);
+  if (gpus !== undefined) return { ok: true, gpus };
+  if (isTrainingInstanceType(type)) return { ok: false, reason: 'not-gpu-type' };
+  return { ok: false, reason: 'not-training-type', suggestion: suggestInstanceType(type) };
 }

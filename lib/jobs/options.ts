@@ -1,7 +1,7 @@
 import type { JobOptionName, JobTemplate, LauncherSection, YamlFile } from '../config';
 import { formatGpuList, parseDuration, parseGpuList } from '../config';
 import type { Problem, SourceLocation } from '../errors';
-import { gpuCount, isTrainingInstanceType, suggestInstanceType } from './instance-types';
+import { checkInstanceType, gpuCount } from './instance-types';
 import { BUILT_IN_DEFAULTS, DEFAULT_EVAL_GPU_COUNT } from './templates';
 
 /** SageMaker's limits (BRIEF §4). */
@@ -132,13 +132,15 @@ export function problemAt(source: OptionSource, option: string, message: string,
   };
 }
 
-/** Resolves every job option and checks it; all problems at once. Pure. */
-export function resolveJobOptions(layers: OptionLayers): {
-  options?: ResolvedJobOptions;
-  problems: Problem[];
-} {
-  const problems: Problem[] = [];
-  const get = <T>(name: JobOptionName, parse: (v: unknown) => T | undefined, what: string): Sourced<T> => {
+/** Reads one option through the layers and parses it, recording a problem when it does not parse. */
+type OptionReader = <T>(
+  name: JobOptionName,
+  parse: (v: unknown) => T | undefined,
+  what: string,
+) => Sourced<T>;
+
+function optionReader(layers: OptionLayers, problems: Problem[]): OptionReader {
+  return <T>(name: JobOptionName, parse: (v: unknown) => T | undefined, what: string): Sourced<T> => {
     const picked = pick(layers, name)!;
     const value = parse(picked.value);
     if (value === undefined) {
@@ -146,87 +148,105 @@ export function resolveJobOptions(layers: OptionLayers): {
     }
     return { value: value as T, source: picked.source };
   };
-  const int = (min: number, max: number) => (v: unknown) => {
-    const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-    return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-  };
-  const bool = (v: unknown) => (typeof v === 'boolean' ? v : undefined);
-  const duration = (v: unknown) =>
-    typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : undefined;
-  const gpus = (v: unknown) =>
-    typeof v === 'string' || Array.isArray(v) ? parseGpuList(v as string | number[]) : undefined;
+}
 
-  const instanceType = get(
-    'instance_type',
-    (v) => (typeof v === 'string' ? v : undefined),
-    'an instance type',
-  );
-  const instanceCount = get('instance_count', int(1, 64), 'an instance count from 1 to 64');
-  const volumeGb = get('volume_gb', int(1, 16384), 'a volume size in GB from 1 to 16384');
-  const maxRuntime = get('max_runtime', duration, 'a duration');
-  const spot = get('spot', bool, 'true or false');
-  const keepAlive = get('keep_alive', duration, 'a duration');
-  const evalWait = get('eval_wait', duration, 'a duration');
-  const modelInputMode = get(
-    'model_input_mode',
-    (v) => (v === 'FastFile' || v === 'File' ? v : undefined),
-    'FastFile or File',
-  );
-  const networkIsolation = get('network_isolation', bool, 'true or false');
-  const useRay = get('use_ray', bool, 'true or false');
-  // Without a trainer profile (a template checked on its own) nothing names the command: that is fine.
-  const trainerCommand: Sourced<string> = pick(layers, 'trainer_command')
-    ? get('trainer_command', (v) => (typeof v === 'string' && v.trim() ? v : undefined), 'a command')
-    : { value: '', source: { kind: 'default', note: "the trainer profile's" } };
-  const metricDefinitions = get(
-    'metric_definitions',
-    (v) => (Array.isArray(v) ? (v as JobOptions['metricDefinitions']) : undefined),
-    'a list of metric definitions',
-  );
-  const tags = get(
-    'tags',
-    (v) => (v && typeof v === 'object' ? (v as Record<string, string>) : undefined),
-    'a mapping',
-  );
-  const maxWaitPicked = pick(layers, 'max_wait');
-  const maxWaitValue = maxWaitPicked ? duration(maxWaitPicked.value) : undefined;
-  if (maxWaitPicked && maxWaitValue === undefined) {
+const int = (min: number, max: number) => (v: unknown) => {
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+};
+const bool = (v: unknown) => (typeof v === 'boolean' ? v : undefined);
+const duration = (v: unknown) =>
+  typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : undefined;
+const gpus = (v: unknown) =>
+  typeof v === 'string' || Array.isArray(v) ? parseGpuList(v as string | number[]) : undefined;
+
+/** The options read as they are: everything but the GPU split and max_wait, which depend on others. */
+type PlainOptions = Omit<ResolvedJobOptions, 'trainGpus' | 'evalGpus' | 'maxWaitSeconds'>;
+
+function readPlainOptions(layers: OptionLayers, get: OptionReader): PlainOptions {
+  return {
+    instanceType: get('instance_type', (v) => (typeof v === 'string' ? v : undefined), 'an instance type'),
+    instanceCount: get('instance_count', int(1, 64), 'an instance count from 1 to 64'),
+    volumeGb: get('volume_gb', int(1, 16384), 'a volume size in GB from 1 to 16384'),
+    maxRuntimeSeconds: get('max_runtime', duration, 'a duration'),
+    spot: get('spot', bool, 'true or false'),
+    keepAliveSeconds: get('keep_alive', duration, 'a duration'),
+    evalWaitSeconds: get('eval_wait', duration, 'a duration'),
+    modelInputMode: get(
+      'model_input_mode',
+      (v) => (v === 'FastFile' || v === 'File' ? v : undefined),
+      'FastFile or File',
+    ),
+    networkIsolation: get('network_isolation', bool, 'true or false'),
+    useRay: get('use_ray', bool, 'true or false'),
+    // Without a trainer profile (a template checked on its own) nothing names the command: that is fine.
+    trainerCommand: pick(layers, 'trainer_command')
+      ? get('trainer_command', (v) => (typeof v === 'string' && v.trim() ? v : undefined), 'a command')
+      : { value: '', source: { kind: 'default', note: "the trainer profile's" } },
+    metricDefinitions: get(
+      'metric_definitions',
+      (v) => (Array.isArray(v) ? (v as JobOptions['metricDefinitions']) : undefined),
+      'a list of metric definitions',
+    ),
+    tags: get(
+      'tags',
+      (v) => (v && typeof v === 'object' ? (v as Record<string, string>) : undefined),
+      'a mapping',
+    ),
+  };
+}
+
+/** max_wait as given (checked against spot and max_runtime later); undefined value = not a duration. */
+function readMaxWait(layers: OptionLayers, problems: Problem[]): Sourced<number | undefined> | undefined {
+  const picked = pick(layers, 'max_wait');
+  if (!picked) return undefined;
+  const value = duration(picked.value);
+  if (value === undefined) {
+    problems.push(problemAt(picked.source, 'max_wait', `${JSON.stringify(picked.value)} is not a duration`));
+  }
+  return { value, source: picked.source };
+}
+
+/** Instance type: one SageMaker accepts, with GPUs we know how to split. Returns its GPU count. */
+function checkInstance(instanceType: Sourced<string>, problems: Problem[]): number | undefined {
+  if (instanceType.value === undefined) return undefined;
+  const verdict = checkInstanceType(instanceType.value);
+  if (verdict.ok) return verdict.gpus;
+  if (verdict.reason === 'not-training-type') {
     problems.push(
-      problemAt(maxWaitPicked.source, 'max_wait', `${JSON.stringify(maxWaitPicked.value)} is not a duration`),
+      problemAt(
+        instanceType.source,
+        'instance_type',
+        `"${instanceType.value}" is not an instance type SageMaker training accepts`,
+        verdict.suggestion
+          ? `Did you mean "${verdict.suggestion}"?`
+          : 'Use e.g. ml.p4de.24xlarge, ml.p5.48xlarge or ml.g5.2xlarge.',
+      ),
+    );
+  } else {
+    problems.push(
+      problemAt(
+        instanceType.source,
+        'instance_type',
+        `"${instanceType.value}" is not a GPU instance type this launcher knows`,
+        'Use a p4d, p4de, p5, g5, g6 or g6e instance.',
+      ),
     );
   }
+  return undefined;
+}
 
-  // Instance type: one SageMaker accepts, with GPUs we know how to split.
-  let gpusOnInstance: number | undefined;
-  if (instanceType.value !== undefined) {
-    if (!isTrainingInstanceType(instanceType.value)) {
-      const suggestion = suggestInstanceType(instanceType.value);
-      problems.push(
-        problemAt(
-          instanceType.source,
-          'instance_type',
-          `"${instanceType.value}" is not an instance type SageMaker training accepts`,
-          suggestion
-            ? `Did you mean "${suggestion}"?`
-            : 'Use e.g. ml.p4de.24xlarge, ml.p5.48xlarge or ml.g5.2xlarge.',
-        ),
-      );
-    } else {
-      gpusOnInstance = gpuCount(instanceType.value);
-      if (gpusOnInstance === undefined) {
-        problems.push(
-          problemAt(
-            instanceType.source,
-            'instance_type',
-            `"${instanceType.value}" is not a GPU instance type this launcher knows`,
-            'Use a p4d, p4de, p5, g5, g6 or g6e instance.',
-          ),
-        );
-      }
-    }
-  }
+interface GpuSplit {
+  readonly trainGpus: Sourced<number[]>;
+  readonly evalGpus: Sourced<number[]>;
+}
 
-  // GPU split: eval GPUs default to the last two when an eval config is given on an 8-GPU instance.
+/** GPU split: eval GPUs default to the last two when an eval config is given on an 8-GPU instance. */
+function resolveGpuSplit(
+  layers: OptionLayers,
+  get: OptionReader,
+  gpusOnInstance: number | undefined,
+): GpuSplit {
   const evalPicked = pick(layers, 'eval_gpus');
   const trainPicked = pick(layers, 'train_gpus');
   const all = gpusOnInstance ? Array.from({ length: gpusOnInstance }, (_, i) => i) : [];
@@ -247,55 +267,100 @@ export function resolveJobOptions(layers: OptionLayers): {
         value: all.filter((g) => !(evalGpus.value ?? []).includes(g)),
         source: { kind: 'default', note: 'every GPU not used for eval' },
       };
+  return { trainGpus, evalGpus };
+}
 
-  if (gpusOnInstance !== undefined && trainGpus.value && evalGpus.value) {
-    const range = `0–${gpusOnInstance - 1}`;
-    for (const [label, sourced] of [
-      ['train_gpus', trainGpus],
-      ['eval_gpus', evalGpus],
-    ] as const) {
-      const outside = sourced.value.filter((g) => g >= gpusOnInstance!);
-      if (outside.length > 0) {
-        problems.push(
-          problemAt(
-            sourced.source,
-            label,
-            `GPU ${outside.join(', ')} does not exist on ${instanceType.value} (${gpusOnInstance} GPUs: ${range})`,
-            `Use GPUs in ${range}.`,
-          ),
-        );
-      }
-    }
-    if (trainGpus.value.length === 0) {
-      problems.push(
-        problemAt(trainGpus.source, 'train_gpus', 'no GPU left for training', 'Give the trainer GPUs.'),
-      );
-    }
-    const overlap = trainGpus.value.filter((g) => evalGpus.value.includes(g));
-    if (overlap.length > 0) {
-      // Report it where the user set it: the more specific of the two sources.
-      const trainWins = PRECEDENCE[trainGpus.source.kind] >= PRECEDENCE[evalGpus.source.kind];
+/** Every GPU exists, training has some, nobody shares one, and an eval config has GPUs to run on. */
+function checkGpuSplit(
+  { trainGpus, evalGpus }: GpuSplit,
+  instanceType: string,
+  gpusOnInstance: number,
+  hasEvalConfig: boolean,
+  problems: Problem[],
+): void {
+  const range = `0–${gpusOnInstance - 1}`;
+  for (const [label, sourced] of [
+    ['train_gpus', trainGpus],
+    ['eval_gpus', evalGpus],
+  ] as const) {
+    const outside = sourced.value.filter((g) => g >= gpusOnInstance);
+    if (outside.length > 0) {
       problems.push(
         problemAt(
-          trainWins ? trainGpus.source : evalGpus.source,
-          trainWins ? 'train_gpus' : 'eval_gpus',
-          `GPU ${overlap.join(', ')} is given to both training (${formatGpuList(trainGpus.value)}) and eval (${formatGpuList(evalGpus.value)})`,
-          'Split the GPUs: e.g. --train-gpus 0-5 --eval-gpus 6-7.',
-        ),
-      );
-    }
-    if (layers.hasEvalConfig && evalGpus.value.length === 0) {
-      problems.push(
-        problemAt(
-          evalGpus.source,
-          'eval_gpus',
-          'an eval config is given but no GPU is set aside for evaluation',
-          'Set --eval-gpus (e.g. 6-7 with --train-gpus 0-5), or use the template p4de-train-eval.',
+          sourced.source,
+          label,
+          `GPU ${outside.join(', ')} does not exist on ${instanceType} (${gpusOnInstance} GPUs: ${range})`,
+          `Use GPUs in ${range}.`,
         ),
       );
     }
   }
+  if (trainGpus.value.length === 0) {
+    problems.push(
+      problemAt(trainGpus.source, 'train_gpus', 'no GPU left for training', 'Give the trainer GPUs.'),
+    );
+  }
+  const overlap = trainGpus.value.filter((g) => evalGpus.value.includes(g));
+  if (overlap.length > 0) {
+    // Report it where the user set it: the more specific of the two sources.
+    const trainWins = PRECEDENCE[trainGpus.source.kind] >= PRECEDENCE[evalGpus.source.kind];
+    problems.push(
+      problemAt(
+        trainWins ? trainGpus.source : evalGpus.source,
+        trainWins ? 'train_gpus' : 'eval_gpus',
+        `GPU ${overlap.join(', ')} is given to both training (${formatGpuList(trainGpus.value)}) and eval (${formatGpuList(evalGpus.value)})`,
+        'Split the GPUs: e.g. --train-gpus 0-5 --eval-gpus 6-7.',
+      ),
+    );
+  }
+  if (hasEvalConfig && evalGpus.value.length === 0) {
+    problems.push(
+      problemAt(
+        evalGpus.source,
+        'eval_gpus',
+        'an eval config is given but no GPU is set aside for evaluation',
+        'Set --eval-gpus (e.g. 6-7 with --train-gpus 0-5), or use the template p4de-train-eval.',
+      ),
+    );
+  }
+}
 
+/** max_wait for a spot job (≥ max_runtime; max_runtime when not given); an on-demand job has none. */
+function resolveMaxWait(
+  plain: PlainOptions,
+  maxWait: Sourced<number | undefined> | undefined,
+  problems: Problem[],
+): Sourced<number | undefined> {
+  const maxRuntime = plain.maxRuntimeSeconds;
+  if (!plain.spot.value) {
+    if (maxWait && maxWait.source.kind !== 'default' && maxWait.source.kind !== 'template') {
+      problems.push(
+        problemAt(maxWait.source, 'max_wait', 'applies only to spot jobs', 'Add --spot or remove it.'),
+      );
+    }
+    return { value: undefined, source: maxWait?.source ?? { kind: 'default' } };
+  }
+  const maxWaitSeconds: Sourced<number | undefined> = maxWait ?? {
+    value: maxRuntime.value,
+    source: { kind: 'default', note: 'spot: equal to max_runtime' },
+  };
+  if (
+    maxWaitSeconds.value !== undefined &&
+    maxRuntime.value !== undefined &&
+    maxWaitSeconds.value < maxRuntime.value
+  ) {
+    problems.push(
+      problemAt(
+        maxWaitSeconds.source,
+        'max_wait',
+        `${maxWaitSeconds.value} s is shorter than max_runtime (${maxRuntime.value} s); spot jobs need max_wait ≥ max_runtime`,
+      ),
+    );
+  }
+  return maxWaitSeconds;
+}
+
+function checkMaxRuntime(maxRuntime: Sourced<number>, problems: Problem[]): void {
   if (maxRuntime.value !== undefined && (maxRuntime.value < 1 || maxRuntime.value > MAX_RUNTIME_SECONDS)) {
     problems.push(
       problemAt(
@@ -305,53 +370,29 @@ export function resolveJobOptions(layers: OptionLayers): {
       ),
     );
   }
-  let maxWaitSeconds: Sourced<number | undefined> = {
-    value: undefined,
-    source: maxWaitPicked?.source ?? { kind: 'default' },
-  };
-  if (spot.value) {
-    maxWaitSeconds = maxWaitPicked
-      ? { value: maxWaitValue, source: maxWaitPicked.source }
-      : { value: maxRuntime.value, source: { kind: 'default', note: 'spot: equal to max_runtime' } };
-    if (
-      maxWaitSeconds.value !== undefined &&
-      maxRuntime.value !== undefined &&
-      maxWaitSeconds.value < maxRuntime.value
-    ) {
-      problems.push(
-        problemAt(
-          maxWaitSeconds.source,
-          'max_wait',
-          `${maxWaitSeconds.value} s is shorter than max_runtime (${maxRuntime.value} s); spot jobs need max_wait ≥ max_runtime`,
-        ),
-      );
-    }
-  } else if (
-    maxWaitPicked &&
-    maxWaitPicked.source.kind !== 'default' &&
-    maxWaitPicked.source.kind !== 'template'
-  ) {
+}
+
+/** Warm pools: at most an hour, and not with spot. */
+function checkKeepAlive(keepAlive: Sourced<number>, spot: boolean, problems: Problem[]): void {
+  if (keepAlive.value === undefined) return;
+  if (keepAlive.value > MAX_KEEP_ALIVE_SECONDS) {
     problems.push(
-      problemAt(maxWaitPicked.source, 'max_wait', 'applies only to spot jobs', 'Add --spot or remove it.'),
+      problemAt(keepAlive.source, 'keep_alive', `must be at most 3600 s (1h), got ${keepAlive.value} s`),
     );
   }
-  if (keepAlive.value !== undefined) {
-    if (keepAlive.value > MAX_KEEP_ALIVE_SECONDS) {
-      problems.push(
-        problemAt(keepAlive.source, 'keep_alive', `must be at most 3600 s (1h), got ${keepAlive.value} s`),
-      );
-    }
-    if (keepAlive.value > 0 && spot.value) {
-      problems.push(
-        problemAt(
-          keepAlive.source,
-          'keep_alive',
-          'warm pools cannot be used with spot training',
-          'Drop one of the two.',
-        ),
-      );
-    }
+  if (keepAlive.value > 0 && spot) {
+    problems.push(
+      problemAt(
+        keepAlive.source,
+        'keep_alive',
+        'warm pools cannot be used with spot training',
+        'Drop one of the two.',
+      ),
+    );
   }
+}
+
+function checkTrainerCommand(trainerCommand: Sourced<string>, problems: Problem[]): void {
   if (trainerCommand.value && !trainerCommand.value.includes('{config}')) {
     problems.push(
       problemAt(
@@ -362,27 +403,46 @@ export function resolveJobOptions(layers: OptionLayers): {
       ),
     );
   }
+}
 
+/** Resolves every job option and checks it; all problems at once. Pure. */
+export function resolveJobOptions(layers: OptionLayers): {
+  options?: ResolvedJobOptions;
+  problems: Problem[];
+} {
+  const problems: Problem[] = [];
+  const get = optionReader(layers, problems);
+  const plain = readPlainOptions(layers, get);
+  const maxWait = readMaxWait(layers, problems);
+  const gpusOnInstance = checkInstance(plain.instanceType, problems);
+  const split = resolveGpuSplit(layers, get, gpusOnInstance);
+  if (gpusOnInstance !== undefined && split.trainGpus.value && split.evalGpus.value) {
+    checkGpuSplit(split, plain.instanceType.value, gpusOnInstance, layers.hasEvalConfig, problems);
+  }
+  checkMaxRuntime(plain.maxRuntimeSeconds, problems);
+  const maxWaitSeconds = resolveMaxWait(plain, maxWait, problems);
+  checkKeepAlive(plain.keepAliveSeconds, plain.spot.value, problems);
+  checkTrainerCommand(plain.trainerCommand, problems);
   if (problems.length > 0) return { problems };
   return {
     problems,
     options: {
-      instanceType,
-      instanceCount,
-      volumeGb,
-      trainGpus,
-      evalGpus,
-      maxRuntimeSeconds: maxRuntime,
-      spot,
+      instanceType: plain.instanceType,
+      instanceCount: plain.instanceCount,
+      volumeGb: plain.volumeGb,
+      trainGpus: split.trainGpus,
+      evalGpus: split.evalGpus,
+      maxRuntimeSeconds: plain.maxRuntimeSeconds,
+      spot: plain.spot,
       maxWaitSeconds,
-      keepAliveSeconds: keepAlive,
-      evalWaitSeconds: evalWait,
-      modelInputMode: modelInputMode as Sourced<'FastFile' | 'File'>,
-      networkIsolation,
-      useRay,
-      trainerCommand,
-      metricDefinitions,
-      tags,
+      keepAliveSeconds: plain.keepAliveSeconds,
+      evalWaitSeconds: plain.evalWaitSeconds,
+      modelInputMode: plain.modelInputMode,
+      networkIsolation: plain.networkIsolation,
+      useRay: plain.useRay,
+      trainerCommand: plain.trainerCommand,
+      metricDefinitions: plain.metricDefinitions,
+      tags: plain.tags,
     },
   };
 }
