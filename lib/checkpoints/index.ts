@@ -43,6 +43,28 @@ export interface CheckpointFiles {
 export type Verdict = { readonly complete: true } | { readonly complete: false; readonly why: string };
 
 /**
+ * The weight files a `model.safetensors.index.json` names (its weight_map's values, once each), from
+ * its text; 'unreadable' when there is no text (it could not be read) or it does not parse (yet).
+ */
+export function weightsNamedByIndex(text: string | undefined): readonly string[] | 'unreadable' {
+  if (text === undefined) return 'unreadable';
+  try {
+    const index = JSON.parse(text) as { weight_map?: Record<string, string> };
+    return [...new Set(Object.values(index.weight_map ?? {}))];
+  } catch {
+    return 'unreadable';
+  }
+}
+
+function readOrUndefined(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Whether a folder is a loadable Hugging Face model, on what is known of its files (a local folder, an
  * S3 listing): the one rule the pre-flight, `rlvr upload`, download, the eval watcher and the restart
  * apply. `fix` is the known trap (BRIEF §1): one weights file under another name than the index gives it.
@@ -172,17 +194,9 @@ export function localCheckpointFiles(folder: string): CheckpointFiles & { readon
     }
   };
   visit('');
-  let indexed: string[] | 'unreadable' | undefined;
-  if (sizes.has(MODEL_INDEX_FILE)) {
-    try {
-      const index = JSON.parse(fs.readFileSync(path.join(folder, MODEL_INDEX_FILE), 'utf8')) as {
-        weight_map?: Record<string, string>;
-      };
-      indexed = [...new Set(Object.values(index.weight_map ?? {}))];
-    } catch {
-      indexed = 'unreadable';
-    }
-  }
+  const indexed = sizes.has(MODEL_INDEX_FILE)
+    ? weightsNamedByIndex(readOrUndefined(path.join(folder, MODEL_INDEX_FILE)))
+    : undefined;
   const expectedSizes = new Map<string, number>();
   for (const f of sizes.keys()) {
     if (!f.endsWith('.safetensors')) continue;

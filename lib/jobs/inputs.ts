@@ -1,6 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatKeyPath, loaderUses, type KeyPath, type TrainingConfig, type YamlFile } from '../config';
+import {
+  formatKeyPath,
+  loaderUses,
+  type KeyPath,
+  type LoaderUse,
+  type TrainingConfig,
+  type YamlFile,
+} from '../config';
 import type { Problem } from '../errors';
 import {
   channelPath,
@@ -172,22 +179,47 @@ export interface PlanInputsOptions {
   readonly loaders: Readonly<Record<string, DatasetLoader>> | undefined;
 }
 
-export function planInputs(
+/** What planning gathers: the inputs found so far, and what is wrong with the config. */
+interface InputPlanning {
+  readonly file: YamlFile;
+  readonly layout: S3Layout;
+  readonly problems: Problem[];
+  readonly warnings: Problem[];
+  readonly datasets: DatasetInput[];
+  readonly notCarried: InputPlan['notCarried'][number][];
+  readonly localFiles: { value: string; referencedAt: KeyPath }[];
+}
+
+type ClassifiedModel = ReturnType<typeof modelReferences>[number] & ReturnType<typeof classifyModel>;
+
+/** One channel for a group of references to the same model folder. */
+function modelInput(group: readonly ClassifiedModel[], channel: string): ModelInput {
+  const seenValues = new Set<string>();
+  return {
+    location: group[0].location,
+    mappings: group
+      .filter((c) => !seenValues.has(c.value) && seenValues.add(c.value))
+      .map((c) => ({ value: c.value, kind: c.kind, note: c.note })),
+    referencedAt: group.map((c) => c.path),
+    channel,
+    containerPath: channelPath(channel),
+  };
+}
+
+/**
+ * Models: one channel per distinct folder; the trained model's (the titan trainer's hf_assets_path, else
+ * the first reference) is `model`, the others `model-<role>` (or `model-<folder>`), made unique.
+ */
+function planModels(
   config: TrainingConfig,
-  file: YamlFile,
   layout: S3Layout,
   baseDir: string,
-  options: PlanInputsOptions,
-): { inputs?: InputPlan; problems: Problem[]; warnings: Problem[] } {
-  const problems: Problem[] = [];
-  const warnings: Problem[] = [];
-
-  // Models: one channel per distinct folder; the trained model's is `model`.
-  const classified = modelReferences(config).map((r) => ({
+): { model: ModelInput; otherModels: ModelInput[] } {
+  const classified: ClassifiedModel[] = modelReferences(config).map((r) => ({
     ...r,
     ...classifyModel(r.value, layout, baseDir),
   }));
-  const groups = new Map<string, typeof classified>();
+  const groups = new Map<string, ClassifiedModel[]>();
   for (const c of classified) {
     const uri = s3Uri(c.location);
     groups.set(uri, [...(groups.get(uri) ?? []), c]);
@@ -197,21 +229,8 @@ export function planInputs(
     [...groups.entries()].find(([, g]) =>
       g.some((c) => c.role === trainerRole && c.path.includes('hf_assets_path')),
     )?.[0] ?? s3Uri(classified[0].location);
-  const toModel = (group: typeof classified, channel: string): ModelInput => {
-    const seenValues = new Set<string>();
-    return {
-      location: group[0].location,
-      mappings: group
-        .filter((c) => !seenValues.has(c.value) && seenValues.add(c.value))
-        .map((c) => ({ value: c.value, kind: c.kind, note: c.note })),
-      referencedAt: group.map((c) => c.path),
-      channel,
-      containerPath: channelPath(channel),
-    };
-  };
-  const model = toModel(groups.get(policyUri)!, CHANNELS.model);
+  const model = modelInput(groups.get(policyUri)!, CHANNELS.model);
   const otherModels: ModelInput[] = [];
-  // Other models: channel `model-<role>` (or `model-<folder>`), made unique.
   const used = new Set<string>([CHANNELS.model]);
   for (const [uri, group] of groups) {
     if (uri === policyUri) continue;
@@ -221,118 +240,141 @@ export function planInputs(
     let channel = base;
     for (let n = 2; used.has(channel); n++) channel = `${base}-${n}`;
     used.add(channel);
-    otherModels.push(toModel(group, channel));
+    otherModels.push(modelInput(group, channel));
   }
+  return { model, otherModels };
+}
 
-  // Datasets: each loader's S3 copy (or file) on a channel named after it, under RLVR_DATASETS_DIR.
-  const datasets: DatasetInput[] = [];
-  const notCarried: InputPlan['notCarried'][number][] = [];
-  const localFiles: { value: string; referencedAt: KeyPath }[] = [];
-  const addDataset = (d: DatasetInput) => {
-    if (datasets.some((x) => x.channel === d.channel)) return;
-    const bad = channelNameProblem(
-      file,
-      d.referencedAt,
-      d.channel,
-      d.kind === 'file' ? 'data file' : 'dataset folder',
+/** A dataset on a channel of its own (the first of a channel name wins; a bad name is a problem). */
+function addDataset(plan: InputPlanning, d: DatasetInput): void {
+  if (plan.datasets.some((x) => x.channel === d.channel)) return;
+  const bad = channelNameProblem(
+    plan.file,
+    d.referencedAt,
+    d.channel,
+    d.kind === 'file' ? 'data file' : 'dataset folder',
+  );
+  if (bad) plan.problems.push(bad);
+  else plan.datasets.push(d);
+}
+
+/** A Hub-only loader: refused for a network-isolated job, else a warning and no channel. */
+function planHubDataset(
+  plan: InputPlanning,
+  use: LoaderUse,
+  loader: DatasetLoader,
+  networkIsolation?: boolean,
+) {
+  const { file } = plan;
+  const message = `the "${use.name}" loader only downloads from the Hugging Face Hub (${loader.cite})`;
+  if (networkIsolation !== false) {
+    plan.problems.push(
+      file.problem(
+        use.nameAt,
+        `${message}: a network-isolated job cannot load it`,
+        'Use a dataset with an S3 copy, or submit with --no-network-isolation in a network that reaches the Hub.',
+      ),
     );
-    if (bad) problems.push(bad);
-    else datasets.push(d);
-  };
+  } else {
+    plan.warnings.push(file.problem(use.nameAt, `${message}: the job must reach the Hub`));
+    plan.notCarried.push({ name: use.name, referencedAt: use.nameAt, why: 'Hub only' });
+  }
+}
+
+/** A file loader: an S3 URI or absolute path becomes a channel; a relative path travels in the source. */
+function planFileDataset(plan: InputPlanning, use: LoaderUse, loader: DatasetLoader): void {
+  const key = loader.fileKey!;
+  const value = use.params[key];
+  const at: KeyPath = [...use.at, key];
+  if (typeof value !== 'string' || value === '') {
+    plan.problems.push(
+      plan.file.problem(
+        use.at,
+        `the "${use.name}" loader needs ${key}`,
+        `Set ${formatKeyPath(at)}: s3://…/file.jsonl.`,
+      ),
+    );
+    return;
+  }
+  const s3 = parseS3Uri(value);
+  if (!s3 && !path.isAbsolute(value)) {
+    plan.localFiles.push({ value, referencedAt: at });
+    return;
+  }
+  const base = path.posix.basename(s3 ? s3.key : value);
+  const location = s3 ?? { bucket: plan.layout.bucket, key: plan.layout.datasetFileKey(base) };
+  addDataset(plan, {
+    folder: base,
+    location,
+    note: s3 ? 'used as written' : `local file mapped by its name to the bucket's datasets/${base}`,
+    referencedAt: at,
+    channel: base,
+    containerPath: `${channelPath(base)}/${base}`,
+    rewrite: true,
+    kind: 'file',
+    loader: use.name,
+  });
+}
+
+/** A loader with a save_to_disk copy in S3, or (no profile knows the loader) a name or path. */
+function planFolderDataset(plan: InputPlanning, use: LoaderUse, loader: DatasetLoader | undefined): void {
+  const { layout } = plan;
+  const split = typeof use.params.split === 'string' ? use.params.split : undefined;
+  const s3 = parseS3Uri(use.name);
+  let folder: string;
+  let location: S3Location;
+  let note: string;
+  if (s3) {
+    const key = s3.key.endsWith('/') ? s3.key : `${s3.key}/`;
+    folder = path.posix.basename(key.replace(/\/$/, ''));
+    location = { bucket: s3.bucket, key };
+    note = 'used as written';
+  } else if (use.name.includes('/')) {
+    folder = path.basename(use.name.replace(/\/+$/, ''));
+    location = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
+    note = `path mapped by its name to the bucket's datasets/${folder}/`;
+  } else {
+    folder = loader?.folder
+      ? loader.folder.replace('{split}', split ?? 'train')
+      : datasetFolder(use.name, split);
+    location = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
+    note = `${use.name}${loader ? '' : ` (split ${split ?? 'train'})`} → datasets/${folder}/`;
+  }
+  addDataset(plan, {
+    folder,
+    location,
+    note,
+    referencedAt: use.nameAt,
+    channel: folder,
+    containerPath: channelPath(folder),
+    rewrite: s3 !== undefined || use.name.includes('/'),
+    kind: 'folder',
+    loader: loader ? use.name : undefined,
+  });
+}
+
+/** Datasets: each loader's S3 copy (or file) on a channel named after it, under RLVR_DATASETS_DIR. */
+function planDatasets(plan: InputPlanning, config: TrainingConfig, options: PlanInputsOptions): void {
   for (const use of loaderUses(config)) {
     const loader = options.loaders?.[use.name];
-    const split = typeof use.params.split === 'string' ? use.params.split : undefined;
-    const { nameAt } = use;
     if (loader?.source === 'none') {
-      notCarried.push({ name: use.name, referencedAt: nameAt, why: 'made by the loader itself' });
-      continue;
-    }
-    if (loader?.source === 'hub') {
-      const message = `the "${use.name}" loader only downloads from the Hugging Face Hub (${loader.cite})`;
-      if (options.networkIsolation !== false) {
-        problems.push(
-          file.problem(
-            nameAt,
-            `${message}: a network-isolated job cannot load it`,
-            'Use a dataset with an S3 copy, or submit with --no-network-isolation in a network that reaches the Hub.',
-          ),
-        );
-      } else {
-        warnings.push(file.problem(nameAt, `${message}: the job must reach the Hub`));
-        notCarried.push({ name: use.name, referencedAt: nameAt, why: 'Hub only' });
-      }
-      continue;
-    }
-    if (loader?.source === 'file') {
-      const key = loader.fileKey!;
-      const value = use.params[key];
-      const at: KeyPath = [...use.at, key];
-      if (typeof value !== 'string' || value === '') {
-        problems.push(
-          file.problem(
-            use.at,
-            `the "${use.name}" loader needs ${key}`,
-            `Set ${formatKeyPath(at)}: s3://…/file.jsonl.`,
-          ),
-        );
-        continue;
-      }
-      const s3 = parseS3Uri(value);
-      if (!s3 && !path.isAbsolute(value)) {
-        localFiles.push({ value, referencedAt: at });
-        continue;
-      }
-      const base = path.posix.basename(s3 ? s3.key : value);
-      const location = s3 ?? { bucket: layout.bucket, key: layout.datasetFileKey(base) };
-      addDataset({
-        folder: base,
-        location,
-        note: s3 ? 'used as written' : `local file mapped by its name to the bucket's datasets/${base}`,
-        referencedAt: at,
-        channel: base,
-        containerPath: `${channelPath(base)}/${base}`,
-        rewrite: true,
-        kind: 'file',
-        loader: use.name,
-      });
-      continue;
-    }
-    // A loader with a save_to_disk copy in S3, or (no profile knows the loader) a name or path.
-    const s3 = parseS3Uri(use.name);
-    let folder: string;
-    let location: S3Location;
-    let note: string;
-    if (s3) {
-      const key = s3.key.endsWith('/') ? s3.key : `${s3.key}/`;
-      folder = path.posix.basename(key.replace(/\/$/, ''));
-      location = { bucket: s3.bucket, key };
-      note = 'used as written';
-    } else if (use.name.includes('/')) {
-      folder = path.basename(use.name.replace(/\/+$/, ''));
-      location = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
-      note = `path mapped by its name to the bucket's datasets/${folder}/`;
+      plan.notCarried.push({ name: use.name, referencedAt: use.nameAt, why: 'made by the loader itself' });
+    } else if (loader?.source === 'hub') {
+      planHubDataset(plan, use, loader, options.networkIsolation);
+    } else if (loader?.source === 'file') {
+      planFileDataset(plan, use, loader);
     } else {
-      folder = loader?.folder
-        ? loader.folder.replace('{split}', split ?? 'train')
-        : datasetFolder(use.name, split);
-      location = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
-      note = `${use.name}${loader ? '' : ` (split ${split ?? 'train'})`} → datasets/${folder}/`;
+      planFolderDataset(plan, use, loader);
     }
-    addDataset({
-      folder,
-      location,
-      note,
-      referencedAt: nameAt,
-      channel: folder,
-      containerPath: channelPath(folder),
-      rewrite: s3 !== undefined || use.name.includes('/'),
-      kind: 'folder',
-      loader: loader ? use.name : undefined,
-    });
   }
+}
 
-  // Order files: S3 URIs and local paths outside the source become channels; relative paths travel
-  // with the trainer's source.
+/**
+ * Order files: S3 URIs and local paths outside the source become channels; relative paths travel
+ * with the trainer's source.
+ */
+function planOrderFiles(plan: InputPlanning, config: TrainingConfig): OrderFileInput[] {
+  const { file, layout } = plan;
   const orderRefs: { path: KeyPath; value: string }[] = [];
   for (const use of loaderUses(config)) {
     if (typeof use.params.order === 'string')
@@ -346,13 +388,13 @@ export function planInputs(
   for (const ref of orderRefs) {
     const s3 = parseS3Uri(ref.value);
     if (s3 && (s3.key === '' || s3.key.endsWith('/'))) {
-      problems.push(
+      plan.problems.push(
         file.problem(ref.path, `"${ref.value}" is a prefix, not an order file`, 'Name the file itself.'),
       );
       continue;
     }
     if (!s3 && !path.isAbsolute(ref.value)) {
-      localFiles.push({ value: ref.value, referencedAt: ref.path });
+      plan.localFiles.push({ value: ref.value, referencedAt: ref.path });
       continue;
     }
     const location = s3 ?? { bucket: layout.bucket, key: layout.curriculumKey(path.basename(ref.value)) };
@@ -367,7 +409,29 @@ export function planInputs(
         : `local file mapped by its name to the bucket's curricula/${path.basename(ref.value)} (upload: aws s3 cp ${ref.value} ${s3Uri(location)})`,
     });
   }
+  return orderFiles;
+}
 
+export function planInputs(
+  config: TrainingConfig,
+  file: YamlFile,
+  layout: S3Layout,
+  baseDir: string,
+  options: PlanInputsOptions,
+): { inputs?: InputPlan; problems: Problem[]; warnings: Problem[] } {
+  const plan: InputPlanning = {
+    file,
+    layout,
+    problems: [],
+    warnings: [],
+    datasets: [],
+    notCarried: [],
+    localFiles: [],
+  };
+  const { model, otherModels } = planModels(config, layout, baseDir);
+  planDatasets(plan, config, options);
+  const orderFiles = planOrderFiles(plan, config);
+  const { problems, warnings, datasets, localFiles, notCarried } = plan;
   if (problems.length > 0) return { problems, warnings };
   return {
     inputs: { model, otherModels, datasets, orderFiles, localFiles, notCarried },

@@ -28,10 +28,10 @@ const ENV_KEY = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const CHANNEL_NAME = /^[A-Za-z0-9.\-_]+$/;
 const TAG_KEY = /^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$/u;
 
-export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[] {
-  const problems: Problem[] = [];
-  const add = (where: string, message: string, hint?: string) => problems.push({ where, message, hint });
+/** Records one problem: where in the request, what is wrong, and how to fix it. */
+type AddProblem = (where: string, message: string, hint?: string) => void;
 
+function checkNameAndImage(request: CreateTrainingJobRequest, add: AddProblem): void {
   if (!isValidTrainingJobName(request.TrainingJobName ?? '')) {
     add(
       'job name',
@@ -43,6 +43,9 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
   if (image.length === 0 || image.length > LIMITS.trainingImage) {
     add('image', `the image URI is ${image.length} characters (SageMaker takes 1–${LIMITS.trainingImage})`);
   }
+}
+
+function checkHyperParameters(request: CreateTrainingJobRequest, add: AddProblem): void {
   const hp = Object.entries(request.HyperParameters ?? {});
   if (hp.length > LIMITS.hyperParameters)
     add('HyperParameters', `${hp.length} entries (limit ${LIMITS.hyperParameters})`);
@@ -52,6 +55,9 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
     if (v.length > LIMITS.hyperParameterValue)
       add(`HyperParameters.${k}`, `value longer than ${LIMITS.hyperParameterValue}`);
   }
+}
+
+function checkEnvironment(request: CreateTrainingJobRequest, add: AddProblem): void {
   const env = Object.entries(request.Environment ?? {});
   if (env.length > LIMITS.environment)
     add('Environment', `${env.length} variables (limit ${LIMITS.environment})`);
@@ -66,6 +72,9 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
       );
     }
   }
+}
+
+function checkTags(request: CreateTrainingJobRequest, add: AddProblem): void {
   const tags = request.Tags ?? [];
   if (tags.length > LIMITS.tags)
     add('Tags', `${tags.length} tags (limit ${LIMITS.tags})`, 'Remove some launcher.tags.');
@@ -82,6 +91,9 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
     if (tagKeys.has(t.Key ?? '')) add(`Tags.${t.Key}`, 'given twice');
     tagKeys.add(t.Key ?? '');
   }
+}
+
+function checkChannels(request: CreateTrainingJobRequest, add: AddProblem): void {
   const channels = request.InputDataConfig ?? [];
   if (channels.length < 1 || channels.length > LIMITS.channels) {
     add(
@@ -98,6 +110,9 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
     if (channelNames.has(name)) add(`channel ${name}`, 'two channels have this name');
     channelNames.add(name);
   }
+}
+
+function checkMetrics(request: CreateTrainingJobRequest, add: AddProblem): void {
   const metrics = request.AlgorithmSpecification?.MetricDefinitions ?? [];
   if (metrics.length > LIMITS.metricDefinitions)
     add('MetricDefinitions', `${metrics.length} (limit ${LIMITS.metricDefinitions})`);
@@ -107,6 +122,10 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
     if ((m.Name ?? '').length > LIMITS.metricName)
       add(`metric ${m.Name}`, `name longer than ${LIMITS.metricName}`);
   }
+}
+
+/** Runtime, spot wait and warm-pool keep-alive. */
+function checkTimes(request: CreateTrainingJobRequest, add: AddProblem): void {
   const stop = request.StoppingCondition ?? {};
   if (!stop.MaxRuntimeInSeconds || stop.MaxRuntimeInSeconds > MAX_RUNTIME_SECONDS) {
     add('MaxRuntimeInSeconds', `must be 1–${MAX_RUNTIME_SECONDS} (28 days)`);
@@ -122,23 +141,41 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
   if (keepAlive !== undefined && (keepAlive < 0 || keepAlive > MAX_KEEP_ALIVE_SECONDS)) {
     add('KeepAlivePeriodInSeconds', `must be 0–${MAX_KEEP_ALIVE_SECONDS}`);
   }
-  if (request.VpcConfig) {
-    const sg = request.VpcConfig.SecurityGroupIds ?? [];
-    const sn = request.VpcConfig.Subnets ?? [];
-    if (sg.length < 1 || sg.length > LIMITS.securityGroups) {
-      add(
-        'VpcConfig.SecurityGroupIds',
-        `${sg.length} security groups (SageMaker takes 1–${LIMITS.securityGroups})`,
-        `Set ${SETTINGS_ENV.securityGroups} with the subnets.`,
-      );
-    }
-    if (sn.length < 1 || sn.length > LIMITS.subnets) {
-      add(
-        'VpcConfig.Subnets',
-        `${sn.length} subnets (SageMaker takes 1–${LIMITS.subnets})`,
-        `Set ${SETTINGS_ENV.subnets} with the security groups.`,
-      );
-    }
+}
+
+function checkVpc(request: CreateTrainingJobRequest, add: AddProblem): void {
+  if (!request.VpcConfig) return;
+  const sg = request.VpcConfig.SecurityGroupIds ?? [];
+  const sn = request.VpcConfig.Subnets ?? [];
+  if (sg.length < 1 || sg.length > LIMITS.securityGroups) {
+    add(
+      'VpcConfig.SecurityGroupIds',
+      `${sg.length} security groups (SageMaker takes 1–${LIMITS.securityGroups})`,
+      `Set ${SETTINGS_ENV.securityGroups} with the subnets.`,
+    );
   }
+  if (sn.length < 1 || sn.length > LIMITS.subnets) {
+    add(
+      'VpcConfig.Subnets',
+      `${sn.length} subnets (SageMaker takes 1–${LIMITS.subnets})`,
+      `Set ${SETTINGS_ENV.subnets} with the security groups.`,
+    );
+  }
+}
+
+export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[] {
+  const problems: Problem[] = [];
+  const add: AddProblem = (where, message, hint) => problems.push({ where, message, hint });
+  for (const check of [
+    checkNameAndImage,
+    checkHyperParameters,
+    checkEnvironment,
+    checkTags,
+    checkChannels,
+    checkMetrics,
+    checkTimes,
+    checkVpc,
+  ])
+    check(request, add);
   return problems;
 }

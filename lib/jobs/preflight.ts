@@ -2,9 +2,9 @@ import * as path from 'node:path';
 import type { YamlFile } from '../config';
 import type { IS3 } from '../aws';
 import type { Problem } from '../errors';
-import { folderVerdict, safetensorsHeadLength, safetensorsSize, type CheckpointFiles } from '../checkpoints';
+import { folderVerdict, safetensorsHeadLength, safetensorsSize, weightsNamedByIndex } from '../checkpoints';
 import { DATASET_MARKERS, MODEL_INDEX_FILE } from '../layout';
-import { s3Uri, type InputPlan, type ModelInput } from './inputs';
+import { s3Uri, type DatasetInput, type InputPlan, type ModelInput, type OrderFileInput } from './inputs';
 
 /*
  * Before anything is created, every S3 object the job will read must exist: a job that finds its model
@@ -22,6 +22,13 @@ export interface PreflightResult {
   readonly checks: readonly PreflightCheck[];
   readonly problems: readonly Problem[];
   readonly warnings: readonly Problem[];
+}
+
+/** What the checks find, gathered in the order they run. */
+interface PreflightFindings {
+  readonly checks: PreflightCheck[];
+  readonly problems: Problem[];
+  readonly warnings: Problem[];
 }
 
 /**
@@ -57,12 +64,7 @@ async function safetensorsSizesInS3(
 }
 
 /** A model folder: loadable by the one rule (lib/checkpoints), with a tokenizer. */
-async function checkModel(
-  s3: IS3,
-  input: ModelInput,
-  file: YamlFile,
-  out: { checks: PreflightCheck[]; problems: Problem[]; warnings: Problem[] },
-): Promise<void> {
+async function checkModel(s3: IS3, input: ModelInput, file: YamlFile, out: PreflightFindings): Promise<void> {
   const { checks, problems, warnings } = out;
   const at = input.referencedAt[0];
   const model = input.location;
@@ -88,17 +90,11 @@ async function checkModel(
   }
   // The one rule (lib/checkpoints), on the listing, the index and each safetensors header.
   const sizes = new Map(objects.map((o) => [o.key.slice(model.key.length), o.size]));
-  let indexed: CheckpointFiles['indexed'];
-  if (names.has(MODEL_INDEX_FILE)) {
-    try {
-      const index = JSON.parse(await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`)) as {
-        weight_map?: Record<string, string>;
-      };
-      indexed = [...new Set(Object.values(index.weight_map ?? {}))];
-    } catch {
-      indexed = 'unreadable';
-    }
-  }
+  const indexed = names.has(MODEL_INDEX_FILE)
+    ? weightsNamedByIndex(
+        await s3.getObjectText(model.bucket, `${model.key}${MODEL_INDEX_FILE}`).catch(() => undefined),
+      )
+    : undefined;
   const expectedSizes = await safetensorsSizesInS3(s3, model.bucket, model.key, sizes);
   const verdict = folderVerdict({ sizes, indexed, expectedSizes });
   if (!verdict.loadable) {
@@ -127,6 +123,114 @@ async function checkModel(
   });
 }
 
+/** A data file (a `file` loader's): present and not empty. */
+async function checkDataFile(
+  s3: IS3,
+  d: DatasetInput,
+  file: YamlFile,
+  out: PreflightFindings,
+): Promise<void> {
+  const uri = s3Uri(d.location);
+  const head = await s3.headObject(d.location.bucket, d.location.key);
+  if (!head || head.size === 0) {
+    out.problems.push(
+      file.problem(
+        d.referencedAt,
+        head ? `${uri} is empty` : `no data file at ${uri}`,
+        `Upload it first: aws s3 cp <local ${d.folder}> ${uri}`,
+      ),
+    );
+  }
+  out.checks.push({
+    what: `data file ${d.folder}`,
+    target: uri,
+    ok: Boolean(head && head.size > 0),
+    detail: head ? `${head.size} bytes` : 'missing',
+  });
+}
+
+/**
+ * A dataset folder: saved with save_to_disk, and with the marker file at its top when the trainer's
+ * loader reads the channel as a local copy.
+ */
+async function checkDatasetFolder(
+  s3: IS3,
+  d: DatasetInput,
+  file: YamlFile,
+  cacheMarker: { readonly marker: string; readonly path: string } | undefined,
+  out: PreflightFindings,
+): Promise<void> {
+  const uri = s3Uri(d.location);
+  const what = `dataset ${d.folder}`;
+  const found = await s3.listObjects(d.location.bucket, d.location.key, 1000);
+  const files = new Set(found.map((o) => path.posix.basename(o.key)));
+  if (found.length === 0) {
+    out.problems.push(
+      file.problem(
+        d.referencedAt,
+        `no dataset at ${uri}`,
+        `Upload the dataset saved with save_to_disk first: aws s3 sync <local ${d.folder} folder> ${uri}`,
+      ),
+    );
+    out.checks.push({ what, target: uri, ok: false, detail: 'no objects' });
+  } else if (
+    cacheMarker &&
+    // A HEAD: the listing's first 1000 keys may not reach it (data-*.arrow sort first).
+    !(await s3.headObject(d.location.bucket, `${d.location.key}${cacheMarker.marker}`))
+  ) {
+    const { marker, path: cachePath } = cacheMarker;
+    out.problems.push(
+      file.problem(
+        d.referencedAt,
+        `${uri} has no ${marker} at its top: the trainer's loader reads ${cachePath} only when it does, and would try the network instead`,
+        `Upload the folder Dataset.save_to_disk wrote for this split (not a DatasetDict): aws s3 sync <local ${d.folder} folder> ${uri}`,
+      ),
+    );
+    out.checks.push({ what, target: uri, ok: false, detail: `no ${marker} at the top` });
+  } else if (!DATASET_MARKERS.some((m) => files.has(m))) {
+    out.problems.push(
+      file.problem(
+        d.referencedAt,
+        `${uri} is not a dataset saved with save_to_disk (no ${DATASET_MARKERS.join(' / ')})`,
+        'Save it with datasets.Dataset.save_to_disk and upload the folder.',
+      ),
+    );
+    out.checks.push({ what, target: uri, ok: false, detail: 'not a save_to_disk folder' });
+  } else {
+    out.checks.push({ what, target: uri, ok: true, detail: `${found.length} files` });
+  }
+}
+
+/** An order file: present and not empty. */
+async function checkOrderFile(
+  s3: IS3,
+  o: OrderFileInput,
+  file: YamlFile,
+  out: PreflightFindings,
+): Promise<void> {
+  const uri = s3Uri(o.location);
+  const head = await s3.headObject(o.location.bucket, o.location.key);
+  if (!head) {
+    out.problems.push(
+      file.problem(
+        o.referencedAt,
+        `no order file at ${uri}`,
+        `Upload it first: aws s3 cp <local file> ${uri}`,
+      ),
+    );
+  } else if (head.size === 0) {
+    out.problems.push(
+      file.problem(o.referencedAt, `${uri} is empty`, 'An order file lists one prompt id per line.'),
+    );
+  }
+  out.checks.push({
+    what: 'order file',
+    target: uri,
+    ok: Boolean(head && head.size > 0),
+    detail: head ? `${head.size} bytes` : 'missing',
+  });
+}
+
 export async function runPreflight(
   s3: IS3,
   inputs: InputPlan,
@@ -134,100 +238,11 @@ export async function runPreflight(
   /** Channels the trainer's loader reads as a local copy, and the file it must find at the top. */
   cacheMarkers: ReadonlyMap<string, { readonly marker: string; readonly path: string }> = new Map(),
 ): Promise<PreflightResult> {
-  const out = { checks: [] as PreflightCheck[], problems: [] as Problem[], warnings: [] as Problem[] };
-  const { checks, problems, warnings } = out;
+  const out: PreflightFindings = { checks: [], problems: [], warnings: [] };
   for (const model of [inputs.model, ...inputs.otherModels]) await checkModel(s3, model, file, out);
-
-  // Datasets: saved with save_to_disk.
-  for (const d of inputs.datasets.filter((x) => x.kind === 'file')) {
-    const uri = s3Uri(d.location);
-    const head = await s3.headObject(d.location.bucket, d.location.key);
-    if (!head || head.size === 0) {
-      problems.push(
-        file.problem(
-          d.referencedAt,
-          head ? `${uri} is empty` : `no data file at ${uri}`,
-          `Upload it first: aws s3 cp <local ${d.folder}> ${uri}`,
-        ),
-      );
-    }
-    checks.push({
-      what: `data file ${d.folder}`,
-      target: uri,
-      ok: Boolean(head && head.size > 0),
-      detail: head ? `${head.size} bytes` : 'missing',
-    });
-  }
-  for (const d of inputs.datasets.filter((x) => x.kind === 'folder')) {
-    const uri = s3Uri(d.location);
-    const found = await s3.listObjects(d.location.bucket, d.location.key, 1000);
-    const files = new Set(found.map((o) => path.posix.basename(o.key)));
-    if (found.length === 0) {
-      problems.push(
-        file.problem(
-          d.referencedAt,
-          `no dataset at ${uri}`,
-          `Upload the dataset saved with save_to_disk first: aws s3 sync <local ${d.folder} folder> ${uri}`,
-        ),
-      );
-      checks.push({ what: `dataset ${d.folder}`, target: uri, ok: false, detail: 'no objects' });
-    } else if (
-      cacheMarkers.has(d.channel) &&
-      // A HEAD: the listing's first 1000 keys may not reach it (data-*.arrow sort first).
-      !(await s3.headObject(d.location.bucket, `${d.location.key}${cacheMarkers.get(d.channel)!.marker}`))
-    ) {
-      const { marker, path: cachePath } = cacheMarkers.get(d.channel)!;
-      problems.push(
-        file.problem(
-          d.referencedAt,
-          `${uri} has no ${marker} at its top: the trainer's loader reads ${cachePath} only when it does, and would try the network instead`,
-          `Upload the folder Dataset.save_to_disk wrote for this split (not a DatasetDict): aws s3 sync <local ${d.folder} folder> ${uri}`,
-        ),
-      );
-      checks.push({ what: `dataset ${d.folder}`, target: uri, ok: false, detail: `no ${marker} at the top` });
-    } else if (!DATASET_MARKERS.some((m) => files.has(m))) {
-      problems.push(
-        file.problem(
-          d.referencedAt,
-          `${uri} is not a dataset saved with save_to_disk (no ${DATASET_MARKERS.join(' / ')})`,
-          'Save it with datasets.Dataset.save_to_disk and upload the folder.',
-        ),
-      );
-      checks.push({
-        what: `dataset ${d.folder}`,
-        target: uri,
-        ok: false,
-        detail: 'not a save_to_disk folder',
-      });
-    } else {
-      checks.push({ what: `dataset ${d.folder}`, target: uri, ok: true, detail: `${found.length} files` });
-    }
-  }
-
-  // Order files: present and not empty.
-  for (const o of inputs.orderFiles) {
-    const uri = s3Uri(o.location);
-    const head = await s3.headObject(o.location.bucket, o.location.key);
-    if (!head) {
-      problems.push(
-        file.problem(
-          o.referencedAt,
-          `no order file at ${uri}`,
-          `Upload it first: aws s3 cp <local file> ${uri}`,
-        ),
-      );
-    } else if (head.size === 0) {
-      problems.push(
-        file.problem(o.referencedAt, `${uri} is empty`, 'An order file lists one prompt id per line.'),
-      );
-    }
-    checks.push({
-      what: 'order file',
-      target: uri,
-      ok: Boolean(head && head.size > 0),
-      detail: head ? `${head.size} bytes` : 'missing',
-    });
-  }
-
-  return { checks, problems, warnings };
+  for (const d of inputs.datasets.filter((x) => x.kind === 'file')) await checkDataFile(s3, d, file, out);
+  for (const d of inputs.datasets.filter((x) => x.kind === 'folder'))
+    await checkDatasetFolder(s3, d, file, cacheMarkers.get(d.channel), out);
+  for (const o of inputs.orderFiles) await checkOrderFile(s3, o, file, out);
+  return { checks: out.checks, problems: out.problems, warnings: out.warnings };
 }

@@ -1,12 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import type { S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import type { ProgressOf } from '../progress';
 import { describeJob, requireLayout, type JobContext } from '../aws/session';
-import { folderVerdict, laterCheckpointExists, type CheckpointFiles, type Verdict } from '../checkpoints';
+import {
+  folderVerdict,
+  laterCheckpointExists,
+  weightsNamedByIndex,
+  type CheckpointFiles,
+  type Verdict,
+} from '../checkpoints';
 import { isTerminal } from '../aws/session';
-import { LOCAL, MODEL_INDEX_FILE, parseCheckpointFolder, parseS3Uri, RUN_FOLDER } from '../layout';
+import {
+  LOCAL,
+  MODEL_INDEX_FILE,
+  parseCheckpointFolder,
+  parseS3Uri,
+  RUN_FOLDER,
+  type S3Layout,
+} from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { extractTarGz } from '../util/extract-tar';
 import { mapLimited } from '../util/pool';
@@ -225,116 +239,179 @@ async function unpackArtifact(body: NodeJS.ReadableStream, dir: string): Promise
   }
 }
 
-/**
- * `results/<job>/`: the job's final artifact unpacked (config.yaml, run.json, …), its traces, and the
- * selected checkpoints from `checkpoints/<job>/`. Complete files are skipped; interrupted ones resume.
- */
-export async function downloadJob(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
-  const layout = requireLayout(context);
-  // The listing of the streamed checkpoints and traces needs only the job's name: it runs while the job
-  // is described and its artifact fetched.
-  const prefix = layout.checkpointsPrefix(options.job);
-  const listing = context.aws.s3.listObjects(layout.bucket, prefix);
-  listing.catch(() => undefined); // awaited below; no unhandled rejection if an earlier step throws
+/** One download's state, shared by its steps. */
+interface DownloadRun {
+  readonly context: JobContext;
+  readonly layout: S3Layout;
+  readonly options: DownloadOptions;
+  /** `checkpoints/<job>/`: the job's streamed checkpoints and traces. */
+  readonly prefix: string;
+  readonly job: DescribeTrainingJobResponse;
+  /** `results/<job>/`, absolute. */
+  readonly dir: string;
+  readonly manifest: Record<string, ManifestEntry>;
+  readonly saveManifest: () => void;
+  readonly emit: (event: TransferEvent) => void;
+  readonly warnings: string[];
+  readonly tally: { downloaded: number; skipped: number; bytes: number };
+}
+
+/** What the listing of the job's prefix shows, relative to that prefix. */
+interface JobListing {
+  readonly objects: readonly S3ObjectInfo[];
+  readonly relativeOf: (key: string) => string;
+  /** The trainer's run folders, oldest attempt first. */
+  readonly folders: readonly RunFolder[];
+  readonly checkpointDirs: readonly string[];
+  /** Checkpoint names present (`step20`, …, `final`), in step order. */
+  readonly available: readonly string[];
+}
+
+/** The job described and its local folder opened, with the manifest of what earlier runs fetched. */
+async function openDownload(
+  context: JobContext,
+  layout: S3Layout,
+  options: DownloadOptions,
+): Promise<DownloadRun> {
   const job = await describeJob(context, options.job);
   const dir = path.resolve(options.resultsDir ?? LOCAL.resultsDir, options.job);
   fs.mkdirSync(dir, { recursive: true });
   const manifest = readManifest(dir);
-  const saveManifest = () => fs.writeFileSync(path.join(dir, MANIFEST), JSON.stringify(manifest, null, 1));
-  const emit = options.onEvent ?? (() => undefined);
-  const warnings: string[] = [];
-  let downloaded = 0;
-  let skipped = 0;
-  let bytes = 0;
+  return {
+    context,
+    layout,
+    options,
+    prefix: layout.checkpointsPrefix(options.job),
+    job,
+    dir,
+    manifest,
+    saveManifest: () => fs.writeFileSync(path.join(dir, MANIFEST), JSON.stringify(manifest, null, 1)),
+    emit: options.onEvent ?? (() => undefined),
+    warnings: [],
+    tally: { downloaded: 0, skipped: 0, bytes: 0 },
+  };
+}
 
-  // The final artifact (small files only), streamed straight into its unpacked form.
+/** The final artifact (small files only), streamed straight into its unpacked form; skipped when unchanged. */
+async function fetchArtifact(run: DownloadRun): Promise<void> {
+  const { context, job, manifest, emit, tally } = run;
   const artifact = job.ModelArtifacts?.S3ModelArtifacts
     ? parseS3Uri(job.ModelArtifacts.S3ModelArtifacts)
     : undefined;
-  if (artifact) {
-    const head = await context.aws.s3.headObject(artifact.bucket, artifact.key);
-    if (head && manifest[`artifact:${artifact.key}`]?.etag === head.etag) {
-      skipped++;
-      emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: true });
-    } else if (head) {
-      const body = await context.aws.s3.getObjectStream(artifact.bucket, artifact.key, {
-        ifMatch: head.etag,
-      });
-      const files = await unpackArtifact(body, dir);
-      manifest[`artifact:${artifact.key}`] = { etag: head.etag, size: head.size };
-      saveManifest();
-      downloaded++;
-      bytes += head.size;
-      emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: false });
-      emit({ type: 'note', message: `unpacked ${files.length} files from model.tar.gz` });
-    }
+  if (!artifact) return;
+  const head = await context.aws.s3.headObject(artifact.bucket, artifact.key);
+  if (!head) return;
+  if (manifest[`artifact:${artifact.key}`]?.etag === head.etag) {
+    tally.skipped++;
+    emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: true });
+    return;
   }
+  const body = await context.aws.s3.getObjectStream(artifact.bucket, artifact.key, { ifMatch: head.etag });
+  const files = await unpackArtifact(body, run.dir);
+  manifest[`artifact:${artifact.key}`] = { etag: head.etag, size: head.size };
+  run.saveManifest();
+  tally.downloaded++;
+  tally.bytes += head.size;
+  emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: false });
+  emit({ type: 'note', message: `unpacked ${files.length} files from model.tar.gz` });
+}
 
-  // Streamed checkpoints and traces: the trainer's run folders (one per attempt) stay sub-folders.
-  const objects = await listing;
-  const runInfo = await readJobRunInfo(context.aws.s3, layout, options.job, objects);
+const checkpointOrder = (name: string) => (name === 'final' ? Infinity : Number(name.slice(4)));
+
+/** The trainer's run folders (one per attempt) and the checkpoints the listing shows. */
+async function readListing(run: DownloadRun, objects: readonly S3ObjectInfo[]): Promise<JobListing> {
+  const { prefix } = run;
+  const runInfo = await readJobRunInfo(run.context.aws.s3, run.layout, run.options.job, objects);
   const relativeOf = (key: string) => key.slice(prefix.length);
   const folders = resolveRunFolders(
     runInfo,
     objects.map((o) => relativeOf(o.key)),
   );
   const checkpointDirs = folders.map((f) => f.checkpoints);
-  const order = (name: string) => (name === 'final' ? Infinity : Number(name.slice(4)));
   const available = (
     [
       ...new Set(objects.map((o) => checkpointName(relativeOf(o.key), checkpointDirs)).filter(Boolean)),
     ] as string[]
-  ).sort((a, b) => order(a) - order(b));
-  const selection = options.checkpoints ?? 'final';
-  if (Array.isArray(selection)) {
-    const missing = selection.filter((s) => !available.includes(s));
-    if (missing.length > 0) {
-      throw new UserError(
-        `--checkpoints: ${options.job} has no ${missing.join(', ')} (it has: ${available.join(', ') || 'none'}).`,
-        'NoSuchCheckpoint',
-      );
-    }
+  ).sort((a, b) => checkpointOrder(a) - checkpointOrder(b));
+  return { objects, relativeOf, folders, checkpointDirs, available };
+}
+
+/** Named checkpoints must exist (a user error otherwise). */
+function requireSelected(job: string, selection: CheckpointSelection, available: readonly string[]): void {
+  if (!Array.isArray(selection)) return;
+  const missing = selection.filter((s) => !available.includes(s));
+  if (missing.length > 0) {
+    throw new UserError(
+      `--checkpoints: ${job} has no ${missing.join(', ')} (it has: ${available.join(', ') || 'none'}).`,
+      'NoSuchCheckpoint',
+    );
   }
-  // A selected checkpoint folder the listing shows incomplete is left out, with a warning.
+}
+
+/** The weight files a checkpoint's index names, read from S3 (`unreadable` when it cannot be parsed). */
+async function indexedWeights(run: DownloadRun, ck: ListedCheckpoint): Promise<CheckpointFiles['indexed']> {
+  if (!ck.sizes.has(MODEL_INDEX_FILE)) return undefined;
+  const text = await run.context.aws.s3
+    .getObjectText(run.layout.bucket, `${run.prefix}${ck.path}/${MODEL_INDEX_FILE}`)
+    .catch(() => undefined);
+  return weightsNamedByIndex(text);
+}
+
+/** The selected checkpoint folders the listing shows incomplete: left out, each with a warning. */
+async function incompleteCheckpoints(
+  run: DownloadRun,
+  listing: JobListing,
+  selection: CheckpointSelection,
+): Promise<Set<string>> {
+  const { objects, relativeOf, folders, checkpointDirs } = listing;
   const listed = listedCheckpoints(
     objects.map((o) => ({ relative: relativeOf(o.key), size: o.size })),
     checkpointDirs,
   );
   const leftOut = new Set<string>();
   for (const ck of listed.filter((c) => selected(c.name, selection))) {
-    let indexed: CheckpointFiles['indexed'];
-    if (ck.sizes.has(MODEL_INDEX_FILE)) {
-      try {
-        const index = JSON.parse(
-          await context.aws.s3.getObjectText(layout.bucket, `${prefix}${ck.path}/${MODEL_INDEX_FILE}`),
-        ) as { weight_map?: Record<string, string> };
-        indexed = [...new Set(Object.values(index.weight_map ?? {}))];
-      } catch {
-        indexed = 'unreadable';
-      }
-    }
+    const indexed = await indexedWeights(run, ck);
     const attempt = runFolderIndex(ck, folders);
     const verdict = listedCheckpointVerdict(ck, {
       siblings: listed.filter((c) => c.parent === ck.parent).map((c) => c.folder),
       indexed,
       laterAttempt: attempt >= 0 && attempt < folders.length - 1,
-      jobEnded: isTerminal(job.TrainingJobStatus),
+      jobEnded: isTerminal(run.job.TrainingJobStatus),
     });
     if (!verdict.complete) {
       leftOut.add(ck.path);
-      warnings.push(`${ck.folder}: still being written or cut off (${verdict.why}): not downloaded`);
+      run.warnings.push(`${ck.folder}: still being written or cut off (${verdict.why}): not downloaded`);
     }
   }
-  const wanted = objects.filter((o) => {
+  return leftOut;
+}
+
+/** The objects to have locally: traces, config, evals, and the selected, complete checkpoints. */
+function wantedObjects(
+  run: DownloadRun,
+  listing: JobListing,
+  selection: CheckpointSelection,
+  leftOut: ReadonlySet<string>,
+): S3ObjectInfo[] {
+  const { relativeOf, checkpointDirs } = listing;
+  return listing.objects.filter((o) => {
     if (o.key.endsWith('/')) return false;
     // Keys come from the job: one that would land outside results/<job>/ is never written.
     if (!isSafeRelative(relativeOf(o.key))) {
-      warnings.push(`${o.key}: not a plain relative path (empty, "." or ".." segments): not downloaded`);
+      run.warnings.push(`${o.key}: not a plain relative path (empty, "." or ".." segments): not downloaded`);
       return false;
     }
     const ck = checkpointOfKey(relativeOf(o.key), checkpointDirs);
     return ck ? selected(ck.name, selection) && !leftOut.has(ck.path) : true;
   });
+}
+
+/**
+ * Every wanted object in place: one the manifest says is there (same ETag, same size) is skipped; the
+ * others are fetched, several at a time (large files also fetch their own ranges in parallel).
+ */
+async function fetchWanted(run: DownloadRun, wanted: readonly S3ObjectInfo[]): Promise<void> {
+  const { context, layout, options, prefix, dir, manifest, emit, tally } = run;
   const totalBytes = wanted.reduce((n, o) => n + o.size, 0);
   let progressBytes = 0;
   const queue: S3ObjectInfo[] = [];
@@ -342,7 +419,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
     const known = manifest[o.key];
     const local = path.join(dir, known?.renamedTo ?? localPathFor(o.key.slice(prefix.length)));
     if (known && known.etag === o.etag && fs.existsSync(local) && fs.statSync(local).size === o.size) {
-      skipped++;
+      tally.skipped++;
       progressBytes += o.size;
       emit({ type: 'file', key: o.key, bytes: o.size, skipped: true });
     } else {
@@ -363,15 +440,24 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
       },
     });
     manifest[o.key] = { etag: o.etag, size: o.size };
-    saveManifest();
-    downloaded++;
-    bytes += result.bytesDownloaded;
+    run.saveManifest();
+    tally.downloaded++;
+    tally.bytes += result.bytesDownloaded;
     emit({ type: 'file', key: o.key, bytes: o.size, skipped: false, resumed: result.resumed });
   };
   // Large files fetch their own ranges in parallel; small files go several at a time.
   await mapLimited(queue, 4, fetchOne);
+}
 
-  // Every checkpoint folder must be loadable and its weights whole, nested ones included.
+/**
+ * Every local checkpoint folder, nested ones included, checked loadable (the known trap fixed by a
+ * rename, recorded in the manifest so the next run does not fetch the file again).
+ */
+function verifyCheckpoints(
+  run: DownloadRun,
+  checkpointDirs: readonly string[],
+): { checks: CheckpointCheck[]; folderNames: string[] } {
+  const { dir, prefix, manifest } = run;
   const localFolders = localCheckpointFolders(dir, checkpointDirs);
   const checks = localFolders.map((f) => checkCheckpointFolder(path.join(dir, f)));
   const checkpointsPrefix = `${RUN_FOLDER.checkpoints}/`;
@@ -380,8 +466,7 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
   );
   for (const c of checks) {
     if (c.renamed) {
-      for (const entry of Object.entries(manifest)) {
-        const [key, value] = entry;
+      for (const [key, value] of Object.entries(manifest)) {
         if (
           !key.startsWith('artifact:') &&
           path.join(dir, localPathFor(key.slice(prefix.length))) === c.renamed.from
@@ -389,24 +474,50 @@ export async function downloadJob(context: JobContext, options: DownloadOptions)
           value.renamedTo = path.relative(dir, c.renamed.to);
         }
       }
-      saveManifest();
+      run.saveManifest();
     }
-    if (c.fixed) emit({ type: 'note', message: `${path.basename(c.folder)}: ${c.fixed}` });
-    if (!c.ok) warnings.push(`${path.basename(c.folder)} is not loadable: ${c.problem}`);
+    if (c.fixed) run.emit({ type: 'note', message: `${path.basename(c.folder)}: ${c.fixed}` });
+    if (!c.ok) run.warnings.push(`${path.basename(c.folder)} is not loadable: ${c.problem}`);
   }
-  if (available.length === 0) {
+  return { checks, folderNames };
+}
+
+/**
+ * `results/<job>/`: the job's final artifact unpacked (config.yaml, run.json, …), its traces, and the
+ * selected checkpoints from `checkpoints/<job>/`. Complete files are skipped; interrupted ones resume.
+ */
+export async function downloadJob(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
+  const layout = requireLayout(context);
+  // The listing of the streamed checkpoints and traces needs only the job's name: it runs while the job
+  // is described and its artifact fetched.
+  const listingDone = context.aws.s3.listObjects(layout.bucket, layout.checkpointsPrefix(options.job));
+  listingDone.catch(() => undefined); // awaited below; no unhandled rejection if an earlier step throws
+  const run = await openDownload(context, layout, options);
+  await fetchArtifact(run);
+
+  // Streamed checkpoints and traces: the trainer's run folders (one per attempt) stay sub-folders.
+  const listing = await readListing(run, await listingDone);
+  const selection = options.checkpoints ?? 'final';
+  requireSelected(options.job, selection, listing.available);
+  const leftOut = await incompleteCheckpoints(run, listing, selection);
+  await fetchWanted(run, wantedObjects(run, listing, selection, leftOut));
+
+  // Every checkpoint folder must be loadable and its weights whole, nested ones included.
+  const { checks, folderNames } = verifyCheckpoints(run, listing.checkpointDirs);
+  const { job, warnings, tally } = run;
+  if (listing.available.length === 0) {
     warnings.push(
-      `${options.job} has NO CHECKPOINTS in ${layout.uri(prefix)}${job.TrainingJobStatus === 'Completed' ? ' although it Completed' : ` (${job.TrainingJobStatus})`}`,
+      `${options.job} has NO CHECKPOINTS in ${layout.uri(run.prefix)}${job.TrainingJobStatus === 'Completed' ? ' although it Completed' : ` (${job.TrainingJobStatus})`}`,
     );
   }
   return {
-    dir,
+    dir: run.dir,
     jobStatus: job.TrainingJobStatus ?? 'Unknown',
-    downloaded,
-    skipped,
-    bytes,
+    downloaded: tally.downloaded,
+    skipped: tally.skipped,
+    bytes: tally.bytes,
     checkpointFolders: folderNames,
-    availableCheckpoints: available,
+    availableCheckpoints: listing.available,
     checks,
     warnings,
   };

@@ -71,11 +71,143 @@ async function writeAt(
 }
 
 const SYNC_EVERY_BYTES = 128 * 1024 * 1024;
+const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
 
 export interface FetchResult {
   readonly bytesDownloaded: number;
   readonly resumed: boolean;
   readonly checksumVerified: boolean;
+}
+
+/** The ranges of one download: where they go, what they must match, and which are already done. */
+interface RangePlan {
+  readonly key: string;
+  readonly etag: string;
+  readonly size: number;
+  readonly partSize: number;
+  /** `<dest>.rlvr-partial`: written in place, renamed to `dest` once verified. */
+  readonly partial: string;
+  /** `<dest>.rlvr-partial.json`: the finished ranges, for the next attempt. */
+  readonly stateFile: string;
+  /** Whether the partial file and its state are carried on from an earlier attempt. */
+  readonly resumable: boolean;
+  /** Indices of the finished ranges (grows as ranges finish). */
+  readonly done: Set<number>;
+}
+
+/** The ranges to fetch: those an earlier attempt at the same object (ETag, size, part size) finished are kept. */
+function planRanges(
+  key: string,
+  head: { readonly etag?: string; readonly size: number },
+  dest: string,
+  partSize: number,
+): RangePlan {
+  const etag = head.etag ?? '';
+  const size = head.size;
+  const partial = dest + PARTIAL_SUFFIX;
+  const stateFile = dest + STATE_SUFFIX;
+  const previous = readState(stateFile);
+  const resumable =
+    previous !== undefined &&
+    previous.etag === etag &&
+    previous.size === size &&
+    previous.partSize === partSize &&
+    fs.existsSync(partial) &&
+    fs.statSync(partial).size === size;
+  const done = new Set<number>(resumable ? previous!.done : []);
+  return { key, etag, size, partSize, partial, stateFile, resumable, done };
+}
+
+/**
+ * Fetches the ranges not yet done into the partial file, recording each finished one; with fsync the
+ * file is on disk when this returns. Resolves to the bytes written by this attempt.
+ */
+async function fetchRanges(s3: IS3, bucket: string, plan: RangePlan, options: FetchOptions): Promise<number> {
+  const { key, etag, size, partSize, done } = plan;
+  const fd = await fs.promises.open(plan.partial, plan.resumable ? 'r+' : 'w');
+  let downloaded = 0;
+  let saving = Promise.resolve();
+  // With fsync, written data goes to disk while the download runs (one datasync per 128 MiB, in the
+  // background), so the fsync that makes the file durable before it is renamed has little left to do.
+  let unsynced = 0;
+  let flushing: Promise<void> = Promise.resolve();
+  const saveState = () => {
+    const state: PartialState = { etag, size, partSize, done: [...done] };
+    saving = saving.then(() => fs.promises.writeFile(plan.stateFile, JSON.stringify(state)));
+    return saving;
+  };
+  const onBytes = (b: number) => {
+    downloaded += b;
+    unsynced += b;
+    options.onBytes?.(downloaded);
+    if (options.fsync && unsynced >= SYNC_EVERY_BYTES) {
+      unsynced = 0;
+      flushing = flushing.then(() => fd.datasync()).catch(() => undefined);
+    }
+  };
+  const fetchPart = async (i: number) => {
+    const start = i * partSize;
+    const end = Math.min(size, start + partSize) - 1;
+    const body = await s3.getObjectStream(bucket, key, { start, end, ifMatch: etag || undefined });
+    const n = await writeAt(fd.fd, body, start, onBytes);
+    if (n !== end - start + 1)
+      throw new RuntimeFailure(`short read of ${key} at ${start}: ${n} bytes`, 'ShortRead');
+    done.add(i);
+    void saveState();
+  };
+  try {
+    if (!plan.resumable) await fd.truncate(size);
+    await saveState();
+    const parts = Math.max(1, Math.ceil(size / partSize));
+    const queue = Array.from({ length: parts }, (_, i) => i).filter((i) => !done.has(i));
+    // On the first failure the other ranges in flight finish and no new one starts; nothing runs after
+    // this returns. An empty object has no range to fetch.
+    await mapLimited(size > 0 ? queue : [], options.concurrency ?? 8, fetchPart);
+    if (options.fsync) {
+      await flushing;
+      await fd.sync();
+    }
+  } finally {
+    // Whatever happened, the finished ranges are on record for the next attempt.
+    await saving.catch(() => undefined);
+    await flushing;
+    await fd.close();
+  }
+  return downloaded;
+}
+
+/** The partial file has the object's size. */
+function checkSize(plan: RangePlan): void {
+  const actual = fs.statSync(plan.partial).size;
+  if (actual !== plan.size)
+    throw new RuntimeFailure(`${plan.key}: got ${actual} bytes, expected ${plan.size}`, 'SizeMismatch');
+}
+
+/**
+ * The object is unchanged since the ranges began, and the partial file matches S3's full-object
+ * SHA-256 when the HEAD gives one (a mismatch discards the partial file and its state). Resolves to
+ * whether the checksum was verified.
+ */
+async function verifyContent(
+  plan: RangePlan,
+  full: { readonly etag?: string; readonly checksumSha256?: string } | undefined,
+): Promise<boolean> {
+  const { key, etag, partial } = plan;
+  if (full?.etag && etag && full.etag !== etag) {
+    throw new RuntimeFailure(`${key} changed while it was downloaded; run again`, 'ObjectChanged');
+  }
+  const checksum = full?.checksumSha256;
+  if (!checksum) return false;
+  const local = await sha256OfFile(partial, 'base64');
+  if (local !== checksum) {
+    fs.rmSync(partial, { force: true });
+    fs.rmSync(plan.stateFile, { force: true });
+    throw new RuntimeFailure(
+      `${key}: SHA-256 mismatch after download; run again to fetch it anew`,
+      'ChecksumMismatch',
+    );
+  }
+  return true;
 }
 
 /** Downloads `object` to `dest` (never leaving a partial file at `dest`). */
@@ -93,93 +225,14 @@ export async function fetchObject(
   const first = listed ? object : await headed;
   if (first instanceof Error) throw first;
   const head = first ?? object;
-  const etag = head.etag ?? '';
-  const size = head.size;
-  const partSize = options.partSize ?? 16 * 1024 * 1024;
-  const partial = dest + PARTIAL_SUFFIX;
-  const stateFile = dest + STATE_SUFFIX;
   fs.mkdirSync(path.dirname(dest), { recursive: true });
-
-  const previous = readState(stateFile);
-  const resumable =
-    previous !== undefined &&
-    previous.etag === etag &&
-    previous.size === size &&
-    previous.partSize === partSize &&
-    fs.existsSync(partial) &&
-    fs.statSync(partial).size === size;
-  const parts = Math.max(1, Math.ceil(size / partSize));
-  const done = new Set<number>(resumable ? previous!.done : []);
-  const fd = await fs.promises.open(partial, resumable ? 'r+' : 'w');
-  let downloaded = 0;
-  let saving = Promise.resolve();
-  // With fsync, written data goes to disk while the download runs (one datasync per 128 MiB, in the
-  // background), so the fsync that makes the file durable before it is renamed has little left to do.
-  let unsynced = 0;
-  let flushing: Promise<void> = Promise.resolve();
-  try {
-    if (!resumable) await fd.truncate(size);
-    const saveState = () => {
-      const state: PartialState = { etag, size, partSize, done: [...done] };
-      saving = saving.then(() => fs.promises.writeFile(stateFile, JSON.stringify(state)));
-      return saving;
-    };
-    await saveState();
-    const queue = Array.from({ length: parts }, (_, i) => i).filter((i) => !done.has(i));
-    const fetchPart = async (i: number) => {
-      const start = i * partSize;
-      const end = Math.min(size, start + partSize) - 1;
-      const body = await s3.getObjectStream(bucket, object.key, { start, end, ifMatch: etag || undefined });
-      const n = await writeAt(fd.fd, body, start, (b) => {
-        downloaded += b;
-        unsynced += b;
-        options.onBytes?.(downloaded);
-        if (options.fsync && unsynced >= SYNC_EVERY_BYTES) {
-          unsynced = 0;
-          flushing = flushing.then(() => fd.datasync()).catch(() => undefined);
-        }
-      });
-      if (n !== end - start + 1)
-        throw new RuntimeFailure(`short read of ${object.key} at ${start}: ${n} bytes`, 'ShortRead');
-      done.add(i);
-      void saveState();
-    };
-    // On the first failure the other ranges in flight finish and no new one starts; nothing runs after
-    // this returns. An empty object has no range to fetch.
-    await mapLimited(size > 0 ? queue : [], options.concurrency ?? 8, fetchPart);
-    if (options.fsync) {
-      await flushing;
-      await fd.sync();
-    }
-  } finally {
-    // Whatever happened, the finished ranges are on record for the next attempt.
-    await saving.catch(() => undefined);
-    await flushing;
-    await fd.close();
-  }
-  const actual = fs.statSync(partial).size;
-  if (actual !== size)
-    throw new RuntimeFailure(`${object.key}: got ${actual} bytes, expected ${size}`, 'SizeMismatch');
+  const plan = planRanges(object.key, head, dest, options.partSize ?? DEFAULT_PART_SIZE);
+  const downloaded = await fetchRanges(s3, bucket, plan, options);
+  checkSize(plan);
   const full = listed ? await headed : head;
   if (full instanceof Error) throw full;
-  if (full?.etag && etag && full.etag !== etag) {
-    throw new RuntimeFailure(`${object.key} changed while it was downloaded; run again`, 'ObjectChanged');
-  }
-  const checksum = full?.checksumSha256;
-  let checksumVerified = false;
-  if (checksum) {
-    const local = await sha256OfFile(partial, 'base64');
-    if (local !== checksum) {
-      fs.rmSync(partial, { force: true });
-      fs.rmSync(stateFile, { force: true });
-      throw new RuntimeFailure(
-        `${object.key}: SHA-256 mismatch after download; run again to fetch it anew`,
-        'ChecksumMismatch',
-      );
-    }
-    checksumVerified = true;
-  }
-  fs.renameSync(partial, dest);
-  fs.rmSync(stateFile, { force: true });
-  return { bytesDownloaded: downloaded, resumed: resumable, checksumVerified };
+  const checksumVerified = await verifyContent(plan, full);
+  fs.renameSync(plan.partial, dest);
+  fs.rmSync(plan.stateFile, { force: true });
+  return { bytesDownloaded: downloaded, resumed: plan.resumable, checksumVerified };
 }
