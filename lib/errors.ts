@@ -51,6 +51,8 @@ export interface Problem {
   readonly message: string;
   /** What would be right / what to do. */
   readonly hint?: string;
+  /** The config rule that found it (`RLVR119`), when one did. */
+  readonly rule?: string;
 }
 
 export function formatLocation(location: SourceLocation): string {

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { RULE_DOCS } from '../../lib/config';
+import { ALL_RULES, EVAL_RULES, ruleOf, type AllowedFinding } from '../../lib/config';
 import { lintConfigFile, type LintReport } from '../../lib/jobs';
-import { formatProblem } from '../../lib/errors';
+import { formatLocation, formatProblem, UserError, type Problem } from '../../lib/errors';
+import { exits, print } from './common';
 
 interface LintFlags {
   readonly strict?: boolean;
@@ -16,36 +17,70 @@ export function registerLint(program: Command): void {
     .description('check training and eval configs as a submit would (no AWS, no image); exit 2 on errors')
     .argument('[configs...]', 'training or eval config files')
     .option('--strict', "likely typos of the trainer's keys are errors, not warnings")
-    .option('--rules', 'list the rules a config can acknowledge (launcher.acknowledge) and what each guards')
+    .option('--rules', 'list the rules by id, what each guards, and which a config can allow or acknowledge')
     .option('--json', 'print the findings as JSON')
-    .action(async (configs: string[], flags: LintFlags) => {
-      if (flags.rules) {
-        const rules = Object.entries(RULE_DOCS).map(([id, doc]) => ({ id, doc }));
-        if (flags.json) process.stdout.write(`${JSON.stringify({ rules }, null, 2)}\n`);
-        else for (const r of rules) process.stdout.write(`${r.id.padEnd(20)}${r.doc}\n`);
-        return;
-      }
-      if (configs.length === 0) {
-        process.stderr.write('error: name at least one config (or pass --rules)\n');
-        process.exitCode = 2;
-        return;
-      }
-      const reports: LintReport[] = [];
-      for (const c of configs) reports.push(await lintConfigFile(c, c, { strict: flags.strict }));
-      if (flags.json)
-        process.stdout.write(
-          `${JSON.stringify({ ok: reports.every((r) => !r.errors.length), reports }, null, 2)}\n`,
-        );
-      else for (const r of reports) process.stdout.write(render(r));
-      if (reports.some((r) => r.errors.length > 0)) process.exitCode = 2;
-    });
+    .action(
+      exits(async (configs: string[], flags: LintFlags) => {
+        if (flags.rules) {
+          print(flags, { rules: rulesJson() }, rulesText);
+          return 0;
+        }
+        if (configs.length === 0)
+          throw new UserError('name at least one config (or pass --rules)', 'BadFlag');
+        const reports: LintReport[] = [];
+        for (const c of configs) reports.push(await lintConfigFile(c, c, { strict: flags.strict }));
+        const ok = reports.every((r) => !r.errors.length);
+        print(flags, { ok, reports }, () => reports.map(render).join(''));
+        return ok ? 0 : 2;
+      }),
+    );
+}
+
+function rulesJson() {
+  return ALL_RULES.map((r) => ({
+    id: r.id,
+    name: r.name,
+    config: EVAL_RULES.some((e) => e.id === r.id) ? 'eval' : 'training',
+    severity: r.severity,
+    ...(r.strictSeverity ? { strictSeverity: r.strictSeverity } : {}),
+    allowable: r.allowable,
+    ...(r.acknowledge ? { acknowledge: r.acknowledge } : {}),
+    doc: r.doc,
+  }));
+}
+
+/** One line a rule: id, severity, whether `launcher.allow` may silence it, name, doc; then the older ids. */
+function rulesText(): string {
+  let out = '';
+  for (const r of ALL_RULES) {
+    const severity = r.strictSeverity ? `${r.severity}*` : r.severity;
+    out += `${r.id}  ${severity.padEnd(9)}${(r.allowable ? 'allow' : '').padEnd(7)}${r.name.padEnd(26)}${r.doc}\n`;
+  }
+  out +=
+    '\n* an error with --strict. allow: launcher.allow may silence it, with a reason ({RLVR120: "why"}).\n';
+  out += '\nlauncher.acknowledge (older form, no reason: the error stays as a warning that names it):\n';
+  for (const r of ALL_RULES) if (r.acknowledge) out += `${r.acknowledge.padEnd(20)}= ${r.id} ${r.name}\n`;
+  return out;
+}
+
+function label(kind: string, p: Problem): string {
+  const rule = ruleOf(p);
+  return `  ${kind}${rule ? ` ${rule}` : ''}: ${formatProblem(p)}\n`;
+}
+
+function allowedLine(a: AllowedFinding): string {
+  const at = a.location ? `${formatLocation(a.location)}: ` : '';
+  return `  allowed ${a.rule}: ${at}${a.where}: ${a.message}\n    reason: ${a.reason}\n`;
 }
 
 function render(r: LintReport): string {
   const verdict = r.errors.length ? `${r.errors.length} error(s)` : 'ok';
+  const warnings = r.warnings.length ? `, ${r.warnings.length} warning(s)` : '';
+  const allowed = r.allowed.length ? `, ${r.allowed.length} allowed` : '';
   const trainer = r.trainer ? `, trainer ${r.trainer.id} (${r.trainer.reason})` : '';
-  let out = `${r.file}: ${r.kind} config, ${verdict}${r.warnings.length ? `, ${r.warnings.length} warning(s)` : ''}${trainer}\n`;
-  for (const p of r.errors) out += `  error: ${formatProblem(p)}\n`;
-  for (const p of r.warnings) out += `  warning: ${formatProblem(p)}\n`;
+  let out = `${r.file}: ${r.kind} config, ${verdict}${warnings}${allowed}${trainer}\n`;
+  for (const p of r.errors) out += label('error', p);
+  for (const p of r.warnings) out += label('warning', p);
+  for (const a of r.allowed) out += allowedLine(a);
   return out;
 }

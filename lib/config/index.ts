@@ -17,7 +17,28 @@ export {
   type LauncherSection,
   type JobOptionName,
 } from './launcher-schema';
-export { EVAL_STANDARDS, evalTasks, roleGpuNeeds, RULE_DOCS, RULE_IDS, type RuleId } from './checks';
+export {
+  EVAL_STANDARDS,
+  evalTasks,
+  roleGpuNeeds,
+  RULE_DOCS,
+  RULE_IDS,
+  type AllowedFinding,
+  type CheckResult,
+  type RuleId,
+} from './checks';
+export {
+  ALL_RULES,
+  EVAL_RULES,
+  TRAINING_RULES,
+  ruleOf,
+  type EvalRule,
+  type Rule,
+  type RuleCode,
+  type RuleProblem,
+  type Severity,
+  type TrainingRule,
+} from './rules';
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';

@@ -26,6 +26,11 @@ const metricDefinition = z.strictObject({
   Regex: z.string().min(1).max(500),
 });
 
+const allowReason = z.custom<string>((v) => typeof v === 'string' && v.trim() !== '', {
+  message: 'needs a reason: why this config may break the rule',
+  params: { hint: 'Write RLVRnnn: "<why>" (the plan shows it with each finding it silences).' },
+});
+
 /**
  * How a job runs: the fields a job template sets (published by the infrastructure stack) and that the
  * config's `launcher` section and CLI flags override.
@@ -66,6 +71,11 @@ export const launcherSectionSchema = z
     trainer: z.string().min(1),
     /** Incident rules this config knowingly breaks, by id (each is still shown in the plan). */
     acknowledge: z.array(z.string().min(1)),
+    /**
+     * Rules whose findings this config may break, by id, each with the reason (`{RLVR120: "why"}`): they
+     * are shown in the plan as allowed, not as problems. Which ids may be allowed: config/rules.
+     */
+    allow: z.record(z.string(), allowReason),
     description: z.string(),
     trainer_src: z.string().min(1),
     include: z.array(z.string().min(1)),

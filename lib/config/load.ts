@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { z } from 'zod';
 import { ProblemsError, type Problem } from '../errors';
 import { checkEvalConfig, checkTrainingConfig, type CheckResult } from './checks';
+import type { AllowedFinding } from './rules/rule';
 import { evalConfigSchema, type EvalConfig } from './eval-schema';
 import { trainingConfigSchema, type TrainingConfig } from './training-schema';
 import { BUILT_IN_PROFILES, selectTrainer, type TrainerProfile, type TrainerSelection } from '../trainers';
@@ -21,6 +22,8 @@ export interface LoadedConfig<T> {
   readonly text: string;
   readonly value: T;
   readonly warnings: readonly Problem[];
+  /** Findings the config silences with a reason (`launcher.allow`), shown in the plan. */
+  readonly allowed: readonly AllowedFinding[];
 }
 
 function load<T>(
@@ -54,7 +57,7 @@ function load<T>(
       sortByPosition(problems),
     );
   }
-  const { errors, warnings, trainer } = check(parsed.data, file);
+  const { errors, warnings, trainer, allowed } = check(parsed.data, file);
   if (errors.length > 0) {
     throw new ProblemsError(
       `${displayPath} is not a valid ${kind} (${countLabel(errors.length)})`,
@@ -68,6 +71,7 @@ function load<T>(
     text: file.text,
     value: parsed.data,
     warnings: [...file.duplicateKeyWarnings, ...warnings],
+    allowed: allowed ?? [],
     trainer,
   };
 }

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { loadEvalConfig, loadTrainingConfig, YamlFile } from '../config';
+import { loadEvalConfig, loadTrainingConfig, YamlFile, type AllowedFinding } from '../config';
 import { ProblemsError, type Problem } from '../errors';
 import { isMap } from '../trainers';
 import { trainerSourceOf } from './trainer-source';
@@ -10,8 +10,11 @@ export interface LintReport {
   readonly kind: 'training' | 'eval';
   /** The trainer that would run a training config, and why. */
   readonly trainer?: { readonly id: string; readonly reason: string };
+  /** Problems; those a rule found carry its id (`ruleOf`). */
   readonly errors: readonly Problem[];
   readonly warnings: readonly Problem[];
+  /** Findings the config's `launcher.allow` silenced, with its reasons. */
+  readonly allowed: readonly AllowedFinding[];
 }
 
 /**
@@ -29,14 +32,19 @@ export async function lintConfigFile(
   try {
     if (kind === 'eval') {
       const loaded = loadEvalConfig(file, displayPath);
-      return { file: displayPath, kind, errors: [], warnings: loaded.warnings };
+      return { file: displayPath, kind, errors: [], warnings: loaded.warnings, allowed: [] };
     }
-    const { profiles } = await trainerSourceOf(path.resolve(file), { cwd: options.cwd ?? process.cwd() });
-    const loaded = loadTrainingConfig(file, displayPath, { strict: options.strict, profiles });
+    const source = await trainerSourceOf(path.resolve(file), { cwd: options.cwd ?? process.cwd() });
+    const loaded = loadTrainingConfig(file, displayPath, {
+      strict: options.strict,
+      profiles: source.profiles,
+    });
     const trainer = loaded.trainer && { id: loaded.trainer.profile.id, reason: loaded.trainer.reason };
-    return { file: displayPath, kind, trainer, errors: [], warnings: loaded.warnings };
+    const allowed = loaded.allowed;
+    return { file: displayPath, kind, trainer, errors: [], warnings: loaded.warnings, allowed };
   } catch (err) {
-    if (err instanceof ProblemsError) return { file: displayPath, kind, errors: err.problems, warnings: [] };
+    if (err instanceof ProblemsError)
+      return { file: displayPath, kind, errors: err.problems, warnings: [], allowed: [] };
     throw err;
   }
 }
