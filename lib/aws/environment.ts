@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { AwsError } from './errors';
 
 /**
  * Whether the SDK's credential chain has anything to find, without asking it. A dry-run on a laptop
@@ -48,8 +49,11 @@ export async function sdkDefaultRegion(): Promise<string | undefined> {
 /** What kind of failure an AWS call had: the CLI shows the cause; the dry-run decides whether to skip. */
 export type AwsFailureKind = 'no-credentials' | 'unreachable' | 'access-denied' | 'other';
 
+/** The SDK's error behind an AwsError (errors.ts): the one to classify and describe. */
+const sdkError = (err: unknown): unknown => (err instanceof AwsError ? err.cause : err);
+
 export function classifyAwsError(err: unknown): AwsFailureKind {
-  const e = err as {
+  const e = sdkError(err) as {
     name?: string;
     code?: string;
     message?: string;
@@ -73,9 +77,9 @@ export function classifyAwsError(err: unknown): AwsFailureKind {
 }
 
 export function describeAwsError(err: unknown): string {
-  const raw = err as { name?: string; message?: string };
+  const raw = sdkError(err) as { name?: string; message?: string };
   const e = { name: raw.name, message: raw.message?.split('\n')[0] };
-  switch (classifyAwsError(err)) {
+  switch (classifyAwsError(raw)) {
     case 'no-credentials':
       return `no usable AWS credentials (${e.message ?? e.name}). Configure credentials (aws configure, AWS_PROFILE or SSO) and try again.`;
     case 'unreachable':
@@ -83,6 +87,6 @@ export function describeAwsError(err: unknown): string {
     case 'access-denied':
       return `access denied (${e.message ?? e.name}). Attach the rlvr submitter policy from the infrastructure stack to your identity.`;
     default:
-      return `${e.name ?? 'Error'}: ${e.message ?? String(err)}`;
+      return `${e.name ?? 'Error'}: ${e.message ?? String(raw)}`;
   }
 }

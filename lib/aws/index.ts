@@ -1,18 +1,20 @@
-export {
-  createAwsClients,
-  type AwsClients,
-  type AwsClientOptions,
-  type IS3,
-  type ISageMaker,
-  type ISsm,
-  type ILogs,
-  type IDiagnostics,
-  type IEcr,
-  type LogEvent,
-  type LogStreamInfo,
-  type S3ObjectInfo,
-  type UploadFileOptions,
-} from './clients';
+export { createAwsClients } from './clients';
+export type {
+  AwsClients,
+  AwsClientOptions,
+  CompletedPart,
+  IS3,
+  ISageMaker,
+  ISsm,
+  ILogs,
+  IDiagnostics,
+  IEcr,
+  LogEvent,
+  LogStreamInfo,
+  S3ObjectInfo,
+  UploadPartInput,
+} from './types';
+export { AwsError, isAwsError, type AwsErrorKind } from './errors';
 export {
   mayHaveCredentials,
   sdkDefaultRegion,

@@ -1,5 +1,6 @@
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
-import { createAwsClients, type AwsClientOptions, type AwsClients } from './clients';
+import { createAwsClients } from './clients';
+import type { AwsClientOptions, AwsClients } from './types';
 import { describeAwsError, sdkDefaultRegion } from './environment';
 import { ProblemsError, RuntimeFailure, UserError } from '../errors';
 import { S3Layout, SETTINGS_ENV, SETTINGS_PARAMETER_NAME } from '../layout';

@@ -1,4 +1,4 @@
-import type { IS3, S3ObjectInfo } from '../aws';
+import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
 import { parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
 
 /*
@@ -161,11 +161,6 @@ export function checkpointOfKey(
   return undefined;
 }
 
-function isNotFound(err: unknown): boolean {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
-}
-
 /**
  * Our run.json at the top of the job prefix, parsed; undefined when it does not exist (a job not yet
  * started) or is not JSON. With a `listing` of the job prefix, it is read only when listed.
@@ -182,7 +177,7 @@ export async function readJobRunInfo(
   try {
     text = await s3.getObjectText(layout.bucket, key);
   } catch (err) {
-    if (isNotFound(err)) return undefined;
+    if (isAwsError(err, 'NotFound')) return undefined;
     throw err;
   }
   try {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { S3ObjectInfo } from '../aws';
+import { isAwsError, type S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { requireLayout, type JobContext } from '../aws/session';
 import { isTerminal } from '../aws/session';
@@ -156,8 +156,7 @@ async function syncTracesFolder(
           emit({ type: 'note', message: `${job}/${name} was rewritten: fetching it whole` });
         }
       } catch (err) {
-        const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-        if (status !== 412) throw err;
+        if (!isAwsError(err, 'PreconditionFailed')) throw err;
         continue; // it changed between the list and the read: the next poll takes it
       }
     }

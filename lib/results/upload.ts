@@ -8,6 +8,7 @@ import { DATASET_MARKERS } from '../layout';
 import type { TransferEvent } from './download';
 import { mapLimited } from '../util/pool';
 import { matchesTag, partsTag } from './hash';
+import { uploadFile } from './multipart-upload';
 
 /*
  * Datasets, model weights and curricula into the layout's prefixes, before jobs that cannot reach the
@@ -132,7 +133,7 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
       const sha256 = createHash('sha256').update(body).digest('hex');
       await context.aws.s3.putObjectTagged(layout.bucket, key, body, { [SHA256_TAG]: sha256 });
     } else {
-      const digests = await context.aws.s3.uploadFile(layout.bucket, key, file, {
+      const digests = await uploadFile(context.aws.s3, layout.bucket, key, file, {
         partSize,
         queueSize: options.concurrency ?? partsInFlight(partSize),
       });

@@ -15,6 +15,7 @@ import {
 import { createAwsClients } from '../../lib/aws';
 import { jobStatus, openJobContext, submit } from '../../lib/jobs';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
+import { uploadFile } from '../../lib/results/multipart-upload';
 import { runCli, runCommand } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';
@@ -610,7 +611,7 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     await proxy.start();
     const aws = createAwsClients({ region: TEST_REGION, s3Endpoint: `http://127.0.0.1:${proxy.port}` });
     try {
-      const digests = await aws.s3.uploadFile(BUCKET, 'signed/weights.safetensors', file, {
+      const digests = await uploadFile(aws.s3, BUCKET, 'signed/weights.safetensors', file, {
         partSize: 8 * 1024 * 1024,
         queueSize: 2,
       });

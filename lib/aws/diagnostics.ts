@@ -1,0 +1,46 @@
+import type { ECRClient } from '@aws-sdk/client-ecr';
+import type { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
+import type { STSClient } from '@aws-sdk/client-sts';
+import { isAwsError, mapAwsErrors } from './errors';
+import type { IDiagnostics } from './types';
+
+/** IDiagnostics (`rlvr doctor`) on the SDK's STS, ECR and Service Quotas clients. */
+export class SdkDiagnostics implements IDiagnostics {
+  constructor(
+    private readonly sts: () => Promise<STSClient>,
+    private readonly ecr: () => Promise<ECRClient>,
+    private readonly quotas: () => Promise<ServiceQuotasClient>,
+  ) {}
+
+  async callerIdentity(): Promise<{ account: string; arn: string }> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-sts'), this.sts()]);
+    const out = await mapAwsErrors({ operation: 'STS GetCallerIdentity' }, () =>
+      client.send(new sdk.GetCallerIdentityCommand({})),
+    );
+    return { account: out.Account ?? '', arn: out.Arn ?? '' };
+  }
+
+  async repositoryExists(name: string): Promise<boolean> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ecr'), this.ecr()]);
+    try {
+      await mapAwsErrors({ operation: 'ECR DescribeRepositories' }, () =>
+        client.send(new sdk.DescribeRepositoriesCommand({ repositoryNames: [name] })),
+      );
+      return true;
+    } catch (err) {
+      if (isAwsError(err, 'NotFound')) return false;
+      throw err;
+    }
+  }
+
+  async sagemakerQuotas(text: string): Promise<Record<string, number>> {
+    const [sdk, client] = await Promise.all([import('@aws-sdk/client-service-quotas'), this.quotas()]);
+    return mapAwsErrors({ operation: 'Service Quotas ListServiceQuotas' }, async () => {
+      const out: Record<string, number> = {};
+      for await (const page of sdk.paginateListServiceQuotas({ client }, { ServiceCode: 'sagemaker' })) {
+        for (const q of page.Quotas ?? []) if (q.QuotaName?.includes(text)) out[q.QuotaName] = q.Value ?? 0;
+      }
+      return out;
+    });
+  }
+}
