@@ -3,8 +3,8 @@ import { connectEngine } from '../image/engine';
 import { describeAwsError } from '../aws';
 import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../jobs/templates';
-import { openJobContext, type JobContextInput } from '../aws/session';
-import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../layout';
+import { openJobContext, type JobContext, type JobContextInput } from '../aws/session';
+import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, type S3Layout } from '../layout';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
@@ -23,17 +23,35 @@ export interface DoctorInput extends JobContextInput {
 /** Checks what `submit`, image builds and local runs need; every problem says what to do. */
 export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
   const env = input.env ?? process.env;
-  const checks: DoctorCheck[] = [];
-  const instanceType = input.instanceType ?? BUILT_IN_DEFAULTS.instance_type;
+  const checks = await localChecks(env);
+  let context;
+  try {
+    context = await openJobContext(input);
+  } catch (err) {
+    checks.push({
+      name: 'settings',
+      level: 'fail',
+      detail: err instanceof RlvrError ? err.message : describeAwsError(err),
+      fix: 'Set AWS_REGION and credentials, then deploy the stack or pass settings as flags.',
+    });
+    return checks;
+  }
+  try {
+    return [...checks, ...(await awsChecks(context, input.instanceType ?? BUILT_IN_DEFAULTS.instance_type))];
+  } finally {
+    context.close();
+  }
+}
 
-  // Local: Docker engine and GPUs (needed for image builds and --local runs only).
+/** This machine: the Docker engine and GPUs (needed for image builds and --local runs only). */
+export async function localChecks(env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
   try {
     const engine = await connectEngine(env.DOCKER_HOST);
-    const version = await engine.docker.version();
     checks.push({
       name: 'docker engine',
       level: 'ok',
-      detail: `Docker ${version.Version} at ${engine.where}`,
+      detail: `Docker ${await engine.version()} at ${engine.where}`,
     });
   } catch (err) {
     checks.push({
@@ -55,123 +73,112 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorCheck[]> {
           fix: 'Only --local runs need GPUs here.',
         },
   );
+  return checks;
+}
 
-  // AWS: identity, settings, bucket, repository, quota.
-  let context;
+/** AWS: identity, settings, bucket, repository, quota. Stops after the identity when there is none. */
+export async function awsChecks(context: JobContext, instanceType: string): Promise<DoctorCheck[]> {
+  const identity = await checkCredentials(context);
+  if (identity.level === 'fail') return [identity];
+  const checks = [identity, await checkSettingsParameter(context)];
+  if (context.layout) checks.push(await checkBucket(context, context.layout));
+  const repositoryUri = context.settings.values.repositoryUri;
+  if (repositoryUri) checks.push(await checkRepository(context, String(repositoryUri)));
+  checks.push(await checkQuota(context, instanceType));
+  return checks;
+}
+
+async function checkCredentials(context: JobContext): Promise<DoctorCheck> {
   try {
-    context = await openJobContext(input);
+    const who = await context.aws.diagnostics.callerIdentity();
+    return {
+      name: 'credentials',
+      level: 'ok',
+      detail: `${who.arn} (account ${who.account}, ${context.region})`,
+    };
   } catch (err) {
-    checks.push({
-      name: 'settings',
+    return {
+      name: 'credentials',
       level: 'fail',
-      detail: err instanceof RlvrError ? err.message : describeAwsError(err),
-      fix: 'Set AWS_REGION and credentials, then deploy the stack or pass settings as flags.',
-    });
-    return checks;
+      detail: describeAwsError(err),
+      fix: 'Run `aws sso login` or configure credentials.',
+    };
   }
+}
+
+async function checkSettingsParameter(context: JobContext): Promise<DoctorCheck> {
+  // The context read the parameter only if a setting was missing; the check needs to know either way.
+  const published =
+    context.parameter === 'not read'
+      ? Boolean(await context.aws.ssm.getParameter(SETTINGS_PARAMETER_NAME).catch(() => undefined))
+      : context.parameter === 'found';
+  return published
+    ? { name: 'settings parameter', level: 'ok', detail: `${SETTINGS_PARAMETER_NAME} found` }
+    : {
+        name: 'settings parameter',
+        level: context.settings.missing.length === 0 ? 'warn' : 'fail',
+        detail: `${SETTINGS_PARAMETER_NAME} not found in ${context.region}`,
+        fix: `Deploy the infrastructure stack (\`npx cdk deploy --all\`), or keep passing settings as flags/${SETTINGS_ENV_PATTERN} variables.`,
+      };
+}
+
+async function checkBucket(context: JobContext, layout: S3Layout): Promise<DoctorCheck> {
   try {
-    try {
-      const who = await context.aws.diagnostics.callerIdentity();
-      checks.push({
-        name: 'credentials',
-        level: 'ok',
-        detail: `${who.arn} (account ${who.account}, ${context.region})`,
-      });
-    } catch (err) {
-      checks.push({
-        name: 'credentials',
-        level: 'fail',
-        detail: describeAwsError(err),
-        fix: 'Run `aws sso login` or configure credentials.',
-      });
-      return checks;
-    }
-    // The context read the parameter only if a setting was missing; the check needs to know either way.
-    const published =
-      context.parameter === 'not read'
-        ? Boolean(await context.aws.ssm.getParameter(SETTINGS_PARAMETER_NAME).catch(() => undefined))
-        : context.parameter === 'found';
-    checks.push(
-      published
-        ? { name: 'settings parameter', level: 'ok', detail: `${SETTINGS_PARAMETER_NAME} found` }
-        : {
-            name: 'settings parameter',
-            level: context.settings.missing.length === 0 ? 'warn' : 'fail',
-            detail: `${SETTINGS_PARAMETER_NAME} not found in ${context.region}`,
-            fix: `Deploy the infrastructure stack (\`npx cdk deploy --all\`), or keep passing settings as flags/${SETTINGS_ENV_PATTERN} variables.`,
-          },
-    );
-    if (context.layout) {
-      try {
-        await context.aws.s3.listObjects(context.layout.bucket, context.layout.root, 1);
-        checks.push({
-          name: 'bucket',
-          level: 'ok',
-          detail: `${context.layout.uri(context.layout.root)} readable`,
-        });
-      } catch (err) {
-        checks.push({
-          name: 'bucket',
-          level: 'fail',
-          detail: `${context.layout.uri(context.layout.root)}: ${describeAwsError(err)}`,
-          fix: 'Check the bucket name and attach the submitter policy from the stack to your identity.',
-        });
-      }
-    }
-    const repositoryUri = context.settings.values.repositoryUri;
-    if (repositoryUri) {
-      const name = String(repositoryUri).split('/').slice(1).join('/');
-      try {
-        const exists = await context.aws.diagnostics.repositoryExists(name);
-        checks.push(
-          exists
-            ? { name: 'image repository', level: 'ok', detail: `${name} reachable` }
-            : {
-                name: 'image repository',
-                level: 'fail',
-                detail: `no repository ${name}`,
-                fix: 'Deploy the infrastructure stack.',
-              },
-        );
-      } catch (err) {
-        checks.push({
+    await context.aws.s3.listObjects(layout.bucket, layout.root, 1);
+    return { name: 'bucket', level: 'ok', detail: `${layout.uri(layout.root)} readable` };
+  } catch (err) {
+    return {
+      name: 'bucket',
+      level: 'fail',
+      detail: `${layout.uri(layout.root)}: ${describeAwsError(err)}`,
+      fix: 'Check the bucket name and attach the submitter policy from the stack to your identity.',
+    };
+  }
+}
+
+async function checkRepository(context: JobContext, repositoryUri: string): Promise<DoctorCheck> {
+  const name = repositoryUri.split('/').slice(1).join('/');
+  try {
+    return (await context.aws.diagnostics.repositoryExists(name))
+      ? { name: 'image repository', level: 'ok', detail: `${name} reachable` }
+      : {
           name: 'image repository',
           level: 'fail',
-          detail: describeAwsError(err),
-          fix: 'Attach the submitter policy.',
-        });
-      }
-    }
-    const quotaName = `${instanceType} for training job usage`;
-    try {
-      const quotas = await context.aws.diagnostics.sagemakerQuotas(quotaName);
-      const value = quotas[quotaName];
-      checks.push(
-        value === undefined
-          ? {
-              name: 'quota',
-              level: 'warn',
-              detail: `"${quotaName}" not found in Service Quotas`,
-              fix: 'Check the quota in the console.',
-            }
-          : value < 1
-            ? {
-                name: 'quota',
-                level: 'fail',
-                detail: `"${quotaName}" is ${value}`,
-                fix: 'Request an increase in Service Quotas → Amazon SageMaker before submitting.',
-              }
-            : { name: 'quota', level: 'ok', detail: `"${quotaName}": ${value}` },
-      );
-    } catch (err) {
-      checks.push({
-        name: 'quota',
-        level: 'warn',
-        detail: `could not read quotas: ${describeAwsError(err)}`,
-      });
-    }
-    return checks;
-  } finally {
-    context.close();
+          detail: `no repository ${name}`,
+          fix: 'Deploy the infrastructure stack.',
+        };
+  } catch (err) {
+    return {
+      name: 'image repository',
+      level: 'fail',
+      detail: describeAwsError(err),
+      fix: 'Attach the submitter policy.',
+    };
   }
+}
+
+async function checkQuota(context: JobContext, instanceType: string): Promise<DoctorCheck> {
+  const quotaName = `${instanceType} for training job usage`;
+  let value: number | undefined;
+  try {
+    value = (await context.aws.diagnostics.sagemakerQuotas(quotaName))[quotaName];
+  } catch (err) {
+    return { name: 'quota', level: 'warn', detail: `could not read quotas: ${describeAwsError(err)}` };
+  }
+  if (value === undefined) {
+    return {
+      name: 'quota',
+      level: 'warn',
+      detail: `"${quotaName}" not found in Service Quotas`,
+      fix: 'Check the quota in the console.',
+    };
+  }
+  return value < 1
+    ? {
+        name: 'quota',
+        level: 'fail',
+        detail: `"${quotaName}" is ${value}`,
+        fix: 'Request an increase in Service Quotas → Amazon SageMaker before submitting.',
+      }
+    : { name: 'quota', level: 'ok', detail: `"${quotaName}": ${value}` };
 }

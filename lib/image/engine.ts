@@ -1,16 +1,97 @@
-import type { Readable } from 'node:stream';
+/**
+ * The Docker engine, through dockerode: the one module that touches it. Everything else asks for
+ * tasks (is this image here, build, tag, push, run a container) and gets results and progress events.
+ */
+import { PassThrough, Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { RuntimeFailure } from '../errors';
-import { decodeBuildkitTrace } from './buildkit-trace';
-import type { ProgressOf } from '../progress';
+import {
+  BuildProgress,
+  PushProgress,
+  readJsonLines,
+  type BuildResult,
+  type ImageListener,
+  type PushResult,
+} from './engine-streams';
+import type { RegistryCredentials } from './registry';
 
-export type ImageEvent = ProgressOf<'step' | 'build-step' | 'layer' | 'retry'>;
-export type ImageListener = (event: ImageEvent) => void;
+export interface LocalImage {
+  readonly id: string;
+  readonly repoDigests: readonly string[];
+  /** Uncompressed bytes. */
+  readonly size: number;
+}
 
+export interface BuildOptions {
+  /** The first names the image; the others are added to it. */
+  readonly tags: readonly string[];
+  readonly buildArgs: Readonly<Record<string, string>>;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** `host` (the default) works with and without a bridge network on the daemon. */
+  readonly networkMode?: string;
+  readonly listener?: ImageListener;
+}
+
+export interface ContainerSpec {
+  readonly image: string;
+  readonly cmd: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** `host:container[:ro]` */
+  readonly binds: readonly string[];
+  readonly networkMode: string;
+  readonly shmSizeBytes?: number;
+  /** Host GPUs given to the container (they appear inside as 0..n-1). */
+  readonly gpus?: readonly number[];
+  /** Seconds between SIGTERM and SIGKILL when the container is stopped. */
+  readonly stopGraceSeconds: number;
+}
+
+export interface ContainerRunOptions {
+  /** The container's output, as it comes. */
+  readonly stdout: (chunk: Buffer) => void;
+  readonly stderr: (chunk: Buffer) => void;
+  /** Aborted: the container gets SIGTERM, and SIGKILL after the spec's grace. */
+  readonly signal?: AbortSignal;
+  /** Called once, when the signal stops the container. */
+  readonly onStop?: () => void;
+}
+
+export interface ContainerExit {
+  readonly exitCode: number;
+  /** The signal stopped it. */
+  readonly interrupted: boolean;
+}
+
+/** A Docker engine, by task. */
 export interface Engine {
-  readonly docker: Docker;
   /** How the engine was reached, for messages. */
   readonly where: string;
+  /** The engine's version (e.g. `27.5.1`). */
+  version(): Promise<string>;
+  /** The image `ref` (tag or ID) in this engine, or undefined. */
+  inspect(ref: string): Promise<LocalImage | undefined>;
+  exists(ref: string): Promise<boolean>;
+  /**
+   * Builds with BuildKit through the Engine API, streaming step names to the listener. A failed build
+   * names the failing step and the last lines of its output.
+   */
+  build(contextTar: Buffer, options: BuildOptions): Promise<BuildResult>;
+  /** Adds `target` (`repo:tag`) to the image `source`. */
+  tag(source: string, target: string): Promise<void>;
+  /** Remembers the login for `registry` (`host[:port]`); every push there uses the latest one. */
+  login(registry: string, credentials: RegistryCredentials): void;
+  /**
+   * Pushes `repositoryUri:tag` with the registry's login. Fails with the engine's own words (a plain
+   * Error); registry.ts's pushImage tells auth refusals from transient errors and retries.
+   */
+  push(
+    repositoryUri: string,
+    tag: string,
+    options?: { readonly listener?: ImageListener },
+  ): Promise<PushResult>;
+  /** Creates, starts and waits for a container, passing its output on; removes it at the end. */
+  run(spec: ContainerSpec, options: ContainerRunOptions): Promise<ContainerExit>;
 }
 
 /** `unix:///path`, `tcp://host:port` or undefined (DOCKER_HOST, else /var/run/docker.sock). */
@@ -43,169 +124,160 @@ export async function connectEngine(host: string | undefined = process.env.DOCKE
       { cause: err },
     );
   }
-  return { docker, where };
+  return new DockerodeEngine(docker, where);
 }
 
-export interface LocalImage {
-  readonly id: string;
-  readonly repoDigests: readonly string[];
-  /** Uncompressed bytes. */
-  readonly size: number;
+/** `repo:tag` → [repo, tag] (the last colon: a registry port comes before it). */
+function splitRef(ref: string): [string, string] {
+  const at = ref.lastIndexOf(':');
+  return [ref.slice(0, at), ref.slice(at + 1)];
 }
 
-export async function inspectLocalImage(engine: Engine, ref: string): Promise<LocalImage | undefined> {
-  try {
-    const info = await engine.docker.getImage(ref).inspect();
-    return { id: info.Id, repoDigests: info.RepoDigests ?? [], size: info.Size };
-  } catch (err) {
-    if ((err as { statusCode?: number }).statusCode === 404) return undefined;
-    throw new RuntimeFailure(`Docker engine at ${engine.where}: ${(err as Error).message}`, 'EngineError', {
+class DockerodeEngine implements Engine {
+  private readonly logins = new Map<string, RegistryCredentials>();
+
+  constructor(
+    private readonly docker: Docker,
+    readonly where: string,
+  ) {}
+
+  private engineError(err: unknown): RuntimeFailure {
+    return new RuntimeFailure(`Docker engine at ${this.where}: ${(err as Error).message}`, 'EngineError', {
       cause: err,
     });
   }
-}
 
-/** Calls `onLine` for each JSON line of an Engine API progress stream. */
-export function readJsonLines(
-  stream: Readable,
-  onLine: (obj: Record<string, unknown>) => void,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const pump = (final: boolean) => {
-      let pos;
-      while ((pos = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, pos).trim();
-        buf = buf.slice(pos + 1);
-        if (line) onLine(JSON.parse(line));
-      }
-      if (final && buf.trim()) onLine(JSON.parse(buf.trim()));
-    };
-    stream.on('data', (chunk: Buffer) => {
-      buf += chunk.toString('utf8');
-      try {
-        pump(false);
-      } catch (err) {
-        stream.destroy();
-        reject(err);
-      }
-    });
-    stream.on('error', reject);
-    stream.on('end', () => {
-      try {
-        pump(true);
-        resolve();
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
-}
-
-export interface BuildResult {
-  readonly imageId: string;
-  /** The build's steps in order, and whether each came from the cache. */
-  readonly steps: readonly { readonly name: string; readonly cached: boolean }[];
-}
-
-const LOG_TAIL_LINES = 25;
-
-/**
- * Builds with BuildKit through the Engine API (`version: '2'`), streaming step names to the listener.
- * A failed build names the failing step and the last lines of its output.
- */
-export async function buildImage(
-  engine: Engine,
-  contextTar: Buffer,
-  options: {
-    readonly tags: readonly string[];
-    readonly buildArgs: Readonly<Record<string, string>>;
-    readonly labels?: Readonly<Record<string, string>>;
-    /** `host` works with and without a bridge network on the daemon. */
-    readonly networkMode?: string;
-    readonly listener?: ImageListener;
-  },
-): Promise<BuildResult> {
-  const { Readable } = await import('node:stream');
-  const vertexes = new Map<string, { name: string; cached: boolean; completed: boolean; error?: string }>();
-  const logs = new Map<string, string[]>();
-  let imageId: string | undefined;
-  let streamError: string | undefined;
-  let stream: Readable;
-  try {
-    stream = (await engine.docker.buildImage(Readable.from([contextTar]), {
-      t: options.tags[0],
-      version: '2',
-      networkmode: options.networkMode ?? 'host',
-      buildargs: { ...options.buildArgs },
-      labels: { ...options.labels },
-      rm: true,
-      forcerm: true,
-    } as Docker.ImageBuildOptions)) as unknown as Readable;
-  } catch (err) {
-    throw new RuntimeFailure(
-      `The Docker engine at ${engine.where} refused the build: ${(err as Error).message}`,
-      'BuildFailed',
-      {
-        cause: err,
-      },
-    );
+  async version(): Promise<string> {
+    return (await this.docker.version()).Version;
   }
-  await readJsonLines(stream, (obj) => {
-    if (obj.id === 'moby.buildkit.trace' && typeof obj.aux === 'string') {
-      const trace = decodeBuildkitTrace(obj.aux);
-      for (const v of trace.vertexes) {
-        const seen = vertexes.get(v.digest);
-        const next = {
-          name: v.name,
-          cached: v.cached,
-          completed: v.completed,
-          ...(v.error ? { error: v.error } : {}),
-        };
-        vertexes.set(v.digest, next);
-        if (
-          v.completed &&
-          !seen?.completed &&
-          !v.error &&
-          v.name.startsWith('[') &&
-          !v.name.startsWith('[internal]')
-        ) {
-          options.listener?.({ type: 'build-step', name: v.name, cached: v.cached });
-        }
-      }
-      for (const l of trace.logs) {
-        const lines = logs.get(l.vertex) ?? [];
-        lines.push(...l.message.split('\n').filter((s) => s.length > 0));
-        logs.set(l.vertex, lines.slice(-LOG_TAIL_LINES));
-      }
-    } else if (obj.id === 'moby.image.id' && obj.aux && typeof obj.aux === 'object') {
-      imageId = (obj.aux as { ID?: string }).ID;
-    } else if (typeof obj.error === 'string') {
-      streamError = obj.error;
+
+  async inspect(ref: string): Promise<LocalImage | undefined> {
+    try {
+      const info = await this.docker.getImage(ref).inspect();
+      return { id: info.Id, repoDigests: info.RepoDigests ?? [], size: info.Size };
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+      throw this.engineError(err);
     }
-  });
-  const failed = [...vertexes.entries()].find(([, v]) => v.error);
-  if (failed) {
-    const [digest, v] = failed;
-    const tail = logs.get(digest) ?? [];
-    throw new RuntimeFailure(
-      `The image build failed at step ${v.name}: ${v.error}` +
-        (tail.length ? `\nLast lines of its output:\n  ${tail.join('\n  ')}` : ''),
-      'BuildFailed',
-    );
   }
-  if (streamError || !imageId) {
-    throw new RuntimeFailure(
-      `The image build failed: ${streamError ?? 'the engine reported no image'}`,
-      'BuildFailed',
-    );
+
+  async exists(ref: string): Promise<boolean> {
+    return (await this.inspect(ref)) !== undefined;
   }
-  for (const extra of options.tags.slice(1)) {
-    const at = extra.lastIndexOf(':');
-    await engine.docker.getImage(imageId).tag({ repo: extra.slice(0, at), tag: extra.slice(at + 1) });
+
+  async build(contextTar: Buffer, options: BuildOptions): Promise<BuildResult> {
+    let stream: Readable;
+    try {
+      stream = (await this.docker.buildImage(Readable.from([contextTar]), {
+        t: options.tags[0],
+        version: '2',
+        networkmode: options.networkMode ?? 'host',
+        buildargs: { ...options.buildArgs },
+        labels: { ...options.labels },
+        rm: true,
+        forcerm: true,
+      } as Docker.ImageBuildOptions)) as unknown as Readable;
+    } catch (err) {
+      throw new RuntimeFailure(
+        `The Docker engine at ${this.where} refused the build: ${(err as Error).message}`,
+        'BuildFailed',
+        { cause: err },
+      );
+    }
+    const progress = new BuildProgress(options.listener);
+    await readJsonLines(stream, progress.onLine);
+    const result = progress.result();
+    for (const extra of options.tags.slice(1)) await this.tag(result.imageId, extra);
+    return result;
   }
-  const steps = [...vertexes.values()]
-    .filter((v) => !v.name.startsWith('[internal]'))
-    .map((v) => ({ name: v.name, cached: v.cached }));
-  return { imageId, steps };
+
+  async tag(source: string, target: string): Promise<void> {
+    const [repo, tag] = splitRef(target);
+    await this.docker.getImage(source).tag({ repo, tag });
+  }
+
+  login(registry: string, credentials: RegistryCredentials): void {
+    this.logins.set(registry, credentials);
+  }
+
+  async push(
+    repositoryUri: string,
+    tag: string,
+    options: { readonly listener?: ImageListener } = {},
+  ): Promise<PushResult> {
+    const registry = repositoryUri.slice(0, repositoryUri.indexOf('/'));
+    const creds = this.logins.get(registry);
+    const stream = (await this.docker.getImage(repositoryUri).push({
+      tag,
+      ...(creds
+        ? { authconfig: { username: creds.username, password: creds.password, serveraddress: registry } }
+        : {}),
+    })) as unknown as Readable;
+    const progress = new PushProgress(options.listener);
+    await readJsonLines(stream, progress.onLine);
+    return progress.result();
+  }
+
+  async run(spec: ContainerSpec, options: ContainerRunOptions): Promise<ContainerExit> {
+    const container = await this.docker.createContainer(containerConfig(spec));
+    try {
+      const output = await container.attach({ stream: true, stdout: true, stderr: true });
+      const stdout = new PassThrough().on('data', options.stdout);
+      const stderr = new PassThrough().on('data', options.stderr);
+      container.modem.demuxStream(output, stdout, stderr);
+      await container.start();
+      const exit = await waitOrStop(container, spec.stopGraceSeconds, options);
+      // The last output may trail the exit a little.
+      await new Promise<void>((r) => {
+        output.on('end', r);
+        setTimeout(r, 2000);
+      });
+      return exit;
+    } finally {
+      await container.remove({ force: true }).catch(() => undefined);
+    }
+  }
+}
+
+function containerConfig(spec: ContainerSpec): Docker.ContainerCreateOptions {
+  return {
+    Image: spec.image,
+    Cmd: [...spec.cmd],
+    Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+    Labels: { ...spec.labels },
+    StopTimeout: spec.stopGraceSeconds,
+    HostConfig: {
+      Binds: [...spec.binds],
+      NetworkMode: spec.networkMode,
+      ...(spec.shmSizeBytes ? { ShmSize: spec.shmSizeBytes } : {}),
+      ...(spec.gpus?.length
+        ? {
+            DeviceRequests: [{ Driver: 'nvidia', DeviceIDs: spec.gpus.map(String), Capabilities: [['gpu']] }],
+          }
+        : {}),
+    },
+  };
+}
+
+/** Waits for the container's exit; the signal stops it (SIGTERM, SIGKILL after the grace). */
+async function waitOrStop(
+  container: Docker.Container,
+  graceSeconds: number,
+  options: ContainerRunOptions,
+): Promise<ContainerExit> {
+  let interrupted = false;
+  const stop = () => {
+    if (interrupted) return;
+    interrupted = true;
+    options.onStop?.();
+    container.stop({ t: graceSeconds }).catch(() => undefined);
+  };
+  if (options.signal?.aborted) stop();
+  options.signal?.addEventListener('abort', stop);
+  try {
+    const status = (await container.wait()) as { StatusCode: number };
+    return { exitCode: status.StatusCode, interrupted };
+  } finally {
+    options.signal?.removeEventListener('abort', stop);
+  }
 }

@@ -1,7 +1,7 @@
-import type { Readable } from 'node:stream';
 import { describeAwsError, type IEcr } from '../aws';
 import { RuntimeFailure, UserError } from '../errors';
-import { readJsonLines, type Engine, type ImageListener } from './engine';
+import type { Engine } from './engine';
+import type { ImageListener, PushResult } from './engine-streams';
 
 export interface RepositoryRef {
   /** `host[:port]` — the registry we log in to. */
@@ -184,14 +184,6 @@ export async function tagRemote(
     throw fail(`tagging ${digest} as ${alias}`, put.status, put.body);
 }
 
-export interface PushResult {
-  readonly digest: string;
-  /** Layers uploaded in this push and layers the registry already had. */
-  readonly pushedLayers: number;
-  readonly existingLayers: number;
-  readonly pushedBytes: number;
-}
-
 const AUTH_ERROR = /unauthori[sz]ed|authentication required|denied|no basic auth credentials|401/i;
 const TRANSIENT_ERROR =
   /connection refused|connection reset|EOF|timeout|i\/o timeout|broken pipe|50[0-4]|too many requests|429/i;
@@ -215,10 +207,11 @@ export async function pushImage(
   let fresh = false;
   let authRetried = false;
   for (let attempt = 1; ; attempt++) {
-    const creds = await credentials(fresh);
+    // The engine keeps the registry's login; a refused or expiring token is replaced before the attempt.
+    engine.login(repo.registry, await credentials(fresh));
     fresh = false;
     try {
-      return await pushOnce(engine, repo, tag, creds, options.listener);
+      return await engine.push(repo.uri, tag, options.listener ? { listener: options.listener } : {});
     } catch (err) {
       const message = (err as Error).message;
       if (AUTH_ERROR.test(message) && !authRetried) {
@@ -254,44 +247,6 @@ export async function pushImage(
       );
     }
   }
-}
-
-async function pushOnce(
-  engine: Engine,
-  repo: RepositoryRef,
-  tag: string,
-  creds: RegistryCredentials,
-  listener?: ImageListener,
-): Promise<PushResult> {
-  const stream = (await engine.docker.getImage(repo.uri).push({
-    tag,
-    authconfig: { username: creds.username, password: creds.password, serveraddress: repo.registry },
-  })) as unknown as Readable;
-  const totals = new Map<string, number>();
-  let digest: string | undefined;
-  let error: string | undefined;
-  let pushedLayers = 0;
-  let existingLayers = 0;
-  let pushedBytes = 0;
-  await readJsonLines(stream, (obj) => {
-    const id = typeof obj.id === 'string' ? obj.id : '';
-    const detail = obj.progressDetail as { total?: number } | undefined;
-    if (obj.status === 'Pushing' && detail?.total) totals.set(id, detail.total);
-    if (obj.status === 'Pushed') {
-      pushedLayers++;
-      pushedBytes += totals.get(id) ?? 0;
-      listener?.({ type: 'layer', id, status: 'pushed', bytes: totals.get(id) ?? 0 });
-    } else if (obj.status === 'Layer already exists') {
-      existingLayers++;
-      listener?.({ type: 'layer', id, status: 'exists', bytes: 0 });
-    }
-    const aux = obj.aux as { Digest?: string } | undefined;
-    if (aux?.Digest) digest = aux.Digest;
-    if (typeof obj.error === 'string') error = obj.error;
-  });
-  if (error) throw new Error(error);
-  if (!digest) throw new Error('the engine reported no digest for the push');
-  return { digest, pushedLayers, existingLayers, pushedBytes };
 }
 
 /** Registry credentials from ECR's `GetAuthorizationToken` (the role's token for its account's registry). */

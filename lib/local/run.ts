@@ -7,11 +7,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassThrough } from 'node:stream';
 import type { AwsClients } from '../aws';
 import { RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
-import { connectEngine, inspectLocalImage } from '../image';
+import { connectEngine, type ContainerSpec, type Engine } from '../image';
 import { jobUploads, type SubmitPlan } from '../jobs';
 import { valueAtPath } from '../trainers';
 import {
@@ -159,148 +158,143 @@ export function localRunName(configFile: string, now: Date): string {
 
 export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult> {
   const { plan } = options;
-  const now = new Date();
-  const { out, err } = options;
   const emit = options.listener ?? (() => undefined);
   const engine = await connectEngine(options.dockerHost);
-  if (!(await inspectLocalImage(engine, options.image))) {
-    throw new UserError(
-      `The image ${options.image} is not in the Docker engine at ${engine.where}. Pull it first, or leave out --image and launcher.image so the run builds the pipeline's image.`,
-      'NoLocalImage',
-    );
-  }
+  await checkImage(engine, options.image);
+  checkGpuSplit(plan, options.gpus);
 
-  const gpuCount = options.gpus?.length;
-  if (gpuCount !== undefined) {
-    const used = [...plan.options.trainGpus.value, ...plan.options.evalGpus.value];
-    const beyond = used.filter((g) => g >= gpuCount);
-    if (beyond.length > 0) {
-      throw new UserError(
-        `--gpus gives the container ${gpuCount} GPU(s), numbered 0-${gpuCount - 1} inside it, but the split uses GPU ${beyond.join(', ')}. ` +
-          `Pass --train-gpus and --eval-gpus within 0-${gpuCount - 1}.`,
-        'BadGpuSplit',
-      );
-    }
-  }
-
-  const name = localRunName(plan.config.path, now);
+  const name = localRunName(plan.config.path, new Date());
   const runDir = path.resolve(LOCAL.resultsDir, name);
   if (fs.existsSync(runDir))
     throw new UserError(`${runDir} exists already; wait a second and run again.`, 'RunDirExists');
   const mlRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-local-ml-'));
-  let containerId: string | undefined;
   try {
     const binds = await channelBinds(plan, options.aws, mlRoot);
     fs.mkdirSync(runDir, { recursive: true });
-    const inputConfig = containerPathUnder(mlRoot, CONTAINER.inputConfigDir);
-    for (const d of [CONTAINER.inputConfigDir, CONTAINER.outputDir, CONTAINER.modelDir]) {
-      fs.mkdirSync(containerPathUnder(mlRoot, d), { recursive: true });
-    }
-    const channels = [CHANNELS.config, ...binds.map((b) => path.basename(b.container))];
-    const writeConfig = (file: string, value: unknown) =>
-      fs.writeFileSync(path.join(inputConfig, file), JSON.stringify(value));
-    writeConfig(CONTAINER_CONFIG_FILES.resources, {
-      current_host: 'algo-1',
-      hosts: ['algo-1'],
-      current_instance_type: 'local',
-    });
-    writeConfig(CONTAINER_CONFIG_FILES.hyperparameters, {});
-    writeConfig(
-      CONTAINER_CONFIG_FILES.inputData,
-      Object.fromEntries(channels.map((c) => [c, { TrainingInputMode: 'File' }])),
-    );
-
-    const environment: Record<string, string> = {
-      ...(plan.request.Environment ?? {}),
-      [JOB_ENV.image]: options.image,
-      TRAINING_JOB_NAME: name,
-      [JOB_ENV.instanceType]: 'local',
-    };
-    const allBinds = [
-      `${mlRoot}:${CONTAINER.root}`,
-      `${runDir}:${CONTAINER.checkpointsDir}`,
-      `${plan.source.root}:${CONTAINER.codeDir}:ro`,
-      ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
-    ];
+    writeInputConfig(mlRoot, binds);
     emit({
       type: 'started',
       name,
       image: options.image,
       binds: binds.map((b) => ({ what: b.what, host: b.host })),
       runDir,
-      gpus: gpuCount ?? 0,
+      gpus: options.gpus?.length ?? 0,
     });
-
-    const container = await engine.docker.createContainer({
-      Image: options.image,
-      Cmd: ['train'],
-      Env: Object.entries(environment).map(([k, v]) => `${k}=${v}`),
-      Labels: { 'rlvr.local-run': name },
-      StopTimeout: STOP_GRACE_SECONDS,
-      HostConfig: {
-        Binds: allBinds,
-        NetworkMode: plan.options.networkIsolation.value ? 'none' : 'host',
-        ShmSize: 16 * 1024 ** 3,
-        ...(gpuCount
-          ? {
-              DeviceRequests: [
-                { Driver: 'nvidia', DeviceIDs: options.gpus!.map(String), Capabilities: [['gpu']] },
-              ],
-            }
-          : {}),
-      },
-    });
-    containerId = container.id;
-    const stream = await container.attach({ stream: true, stdout: true, stderr: true });
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    const log = fs.createWriteStream(path.join(runDir, RUN_FOLDER.localRunLog));
-    stdout.on('data', (d: Buffer) => {
-      out.write(d);
-      log.write(d);
-    });
-    stderr.on('data', (d: Buffer) => {
-      err.write(d);
-      log.write(d);
-    });
-    container.modem.demuxStream(stream, stdout, stderr);
-    await container.start();
-
-    let interrupted = false;
-    const stop = () => {
-      if (interrupted) return;
-      interrupted = true;
-      emit({ type: 'stopping', graceSeconds: STOP_GRACE_SECONDS });
-      container.stop({ t: STOP_GRACE_SECONDS }).catch(() => undefined);
-    };
-    if (options.signal?.aborted) stop();
-    options.signal?.addEventListener('abort', stop);
-    let status: { StatusCode: number };
+    const log = teeOutput(options.out, options.err, path.join(runDir, RUN_FOLDER.localRunLog));
+    let exit;
     try {
-      status = (await container.wait()) as { StatusCode: number };
+      exit = await engine.run(containerSpec(options, name, mlRoot, runDir, binds), {
+        ...log.sinks,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onStop: () => emit({ type: 'stopping', graceSeconds: STOP_GRACE_SECONDS }),
+      });
     } finally {
-      options.signal?.removeEventListener('abort', stop);
+      await log.close();
     }
-    await new Promise<void>((r) => {
-      stream.on('end', r);
-      setTimeout(r, 2000);
-    });
-    await new Promise<void>((r) => log.end(() => r()));
     const failure = containerPathUnder(mlRoot, CONTAINER.failureFile);
     if (fs.existsSync(failure)) {
       fs.copyFileSync(failure, path.join(runDir, RUN_FOLDER.failure));
       emit({ type: 'failed', reason: fs.readFileSync(failure, 'utf8').split('\n')[0] });
     }
-    return { exitCode: status.StatusCode, runDir, interrupted };
+    return { exitCode: exit.exitCode, runDir, interrupted: exit.interrupted };
   } catch (e) {
     if (e instanceof UserError || e instanceof RuntimeFailure) throw e;
     throw new RuntimeFailure(`The local run failed: ${(e as Error).message}`, 'LocalRunFailed', { cause: e });
   } finally {
-    if (containerId)
-      await engine.docker
-        .getContainer(containerId)
-        .remove({ force: true })
-        .catch(() => undefined);
     fs.rmSync(mlRoot, { recursive: true, force: true });
   }
+}
+
+async function checkImage(engine: Engine, image: string): Promise<void> {
+  if (!(await engine.exists(image))) {
+    throw new UserError(
+      `The image ${image} is not in the Docker engine at ${engine.where}. Pull it first, or leave out --image and launcher.image so the run builds the pipeline's image.`,
+      'NoLocalImage',
+    );
+  }
+}
+
+/** The GPUs the split names must be among those the container gets (numbered 0..n-1 inside). */
+function checkGpuSplit(plan: SubmitPlan, gpus: readonly number[] | undefined): void {
+  const gpuCount = gpus?.length;
+  if (gpuCount === undefined) return;
+  const used = [...plan.options.trainGpus.value, ...plan.options.evalGpus.value];
+  const beyond = used.filter((g) => g >= gpuCount);
+  if (beyond.length > 0) {
+    throw new UserError(
+      `--gpus gives the container ${gpuCount} GPU(s), numbered 0-${gpuCount - 1} inside it, but the split uses GPU ${beyond.join(', ')}. ` +
+        `Pass --train-gpus and --eval-gpus within 0-${gpuCount - 1}.`,
+      'BadGpuSplit',
+    );
+  }
+}
+
+/** The /opt/ml/input/config files SageMaker writes: one host, the channels, no hyperparameters. */
+function writeInputConfig(mlRoot: string, binds: readonly Bind[]): void {
+  const inputConfig = containerPathUnder(mlRoot, CONTAINER.inputConfigDir);
+  for (const d of [CONTAINER.inputConfigDir, CONTAINER.outputDir, CONTAINER.modelDir]) {
+    fs.mkdirSync(containerPathUnder(mlRoot, d), { recursive: true });
+  }
+  const channels = [CHANNELS.config, ...binds.map((b) => path.basename(b.container))];
+  const writeConfig = (file: string, value: unknown) =>
+    fs.writeFileSync(path.join(inputConfig, file), JSON.stringify(value));
+  writeConfig(CONTAINER_CONFIG_FILES.resources, {
+    current_host: 'algo-1',
+    hosts: ['algo-1'],
+    current_instance_type: 'local',
+  });
+  writeConfig(CONTAINER_CONFIG_FILES.hyperparameters, {});
+  writeConfig(
+    CONTAINER_CONFIG_FILES.inputData,
+    Object.fromEntries(channels.map((c) => [c, { TrainingInputMode: 'File' }])),
+  );
+}
+
+function containerSpec(
+  options: LocalRunOptions,
+  name: string,
+  mlRoot: string,
+  runDir: string,
+  binds: readonly Bind[],
+): ContainerSpec {
+  const { plan } = options;
+  return {
+    image: options.image,
+    cmd: ['train'],
+    env: {
+      ...(plan.request.Environment ?? {}),
+      [JOB_ENV.image]: options.image,
+      TRAINING_JOB_NAME: name,
+      [JOB_ENV.instanceType]: 'local',
+    },
+    labels: { 'rlvr.local-run': name },
+    binds: [
+      `${mlRoot}:${CONTAINER.root}`,
+      `${runDir}:${CONTAINER.checkpointsDir}`,
+      `${plan.source.root}:${CONTAINER.codeDir}:ro`,
+      ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
+    ],
+    networkMode: plan.options.networkIsolation.value ? 'none' : 'host',
+    shmSizeBytes: 16 * 1024 ** 3,
+    ...(options.gpus ? { gpus: options.gpus } : {}),
+    stopGraceSeconds: STOP_GRACE_SECONDS,
+  };
+}
+
+/** The job's output goes to the caller's streams and to the run folder's log. */
+function teeOutput(out: NodeJS.WritableStream, err: NodeJS.WritableStream, logFile: string) {
+  const log = fs.createWriteStream(logFile);
+  return {
+    sinks: {
+      stdout: (d: Buffer) => {
+        out.write(d);
+        log.write(d);
+      },
+      stderr: (d: Buffer) => {
+        err.write(d);
+        log.write(d);
+      },
+    },
+    close: () => new Promise<void>((r) => log.end(() => r())),
+  };
 }

@@ -247,9 +247,16 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(0);
     const runDir = JSON.parse(r.stdout).runDir as string;
-    expect(r.stderr).toContain(
-      `dataset gsm8k_train: ${path.join(cache, 'rlvr', 's3', BUCKET, 'rlvr-experiments/datasets/gsm8k_train/')}`,
-    );
+    // With --json, progress events are JSON lines on stderr: the run says where each channel comes from.
+    const started = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { type: string; binds?: unknown[] })
+      .find((e) => e.type === 'started');
+    expect(started?.binds).toContainEqual({
+      what: 'dataset gsm8k_train',
+      host: path.join(cache, 'rlvr', 's3', BUCKET, 'rlvr-experiments/datasets/gsm8k_train/'),
+    });
     expect(readJson(path.join(runDir, 'trainer-env.json')).datasetFiles).toEqual([
       'data-00000-of-00001.arrow',
       'dataset_info.json',

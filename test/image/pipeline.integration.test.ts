@@ -2,11 +2,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   assembleContext,
-  buildImage,
   connectEngine,
   contextTar,
+  createImagePipeline,
   parseRepositoryUri,
   pushImage,
+  type ImageEvent,
 } from '../../lib/image';
 import { bareEnv, runCli } from '../helpers/cli';
 import {
@@ -78,8 +79,8 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       if (r.code !== 0) throw new Error(`rlvr image ${verb} exited ${r.code}:\n${r.stderr}`);
       return JSON.parse(r.stdout) as ImageJson;
     };
-    const registryDigest = async (tag: string) => {
-      const res = await fetch(`http://${registry.host}/v2/rlvr-train/manifests/${tag}`, {
+    const registryDigestOf = async (name: string, tag: string) => {
+      const res = await fetch(`http://${registry.host}/v2/${name}/manifests/${tag}`, {
         method: 'HEAD',
         headers: {
           Accept: 'application/vnd.docker.distribution.manifest.v2+json',
@@ -88,6 +89,8 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       });
       return res.headers.get('docker-content-digest');
     };
+
+    const registryDigest = (tag: string) => registryDigestOf('rlvr-train', tag);
 
     it('pushes, and submit --dry-run --json pins the pushed digest', async () => {
       const first = await image('push');
@@ -233,7 +236,7 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
         trainerSrc: trainer.root,
         generated: [{ path: 'rlvr/entrypoint.js', body: Buffer.from('// t\n') }],
       });
-      await buildImage(eng, await contextTar(ctx), { tags: [`${repo.uri}:${ctx.tag}`], buildArgs: {} });
+      await eng.build(await contextTar(ctx), { tags: [`${repo.uri}:${ctx.tag}`], buildArgs: {} });
       const asked: boolean[] = [];
       const result = await pushImage(eng, repo, ctx.tag, async (fresh) => {
         asked.push(fresh);
@@ -258,6 +261,109 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       expect(r.stderr).toMatch(/The image build failed at step \[\d+\/\d+\] RUN .*exit code: 7/);
       expect(r.stderr).toContain('ERROR: no matching distribution');
       expect(r.stderr).not.toMatch(/\n\s+at /);
+    });
+    it('the engine by task: build with two tags, exists, tag, and a login per registry', async () => {
+      const eng = await connectEngine(engine.host);
+      expect(await eng.version()).toMatch(/^\d+\.\d+/);
+      const ctx = await assembleContext({
+        dockerDir,
+        trainerSrc: trainer.root,
+        generated: [{ path: 'rlvr/entrypoint.js', body: Buffer.from('// tasks\n') }],
+      });
+      const repo = parseRepositoryUri(`${registry.host}/engine-tasks`);
+      const ref = `${repo.uri}:${ctx.tag}`;
+      expect(await eng.exists(ref)).toBe(false);
+      const events: ImageEvent[] = [];
+      const built = await eng.build(await contextTar(ctx), {
+        tags: [ref, `${repo.uri}:second`],
+        buildArgs: {},
+        listener: (e) => events.push(e),
+      });
+      expect(events.filter((e) => e.type === 'build-step').length).toBeGreaterThan(0);
+      expect((await eng.inspect(`${repo.uri}:second`))?.id).toBe(built.imageId);
+      await eng.tag(ref, `${repo.uri}:third`);
+      expect(await eng.exists(`${repo.uri}:third`)).toBe(true);
+
+      // No login: the registry refuses; after one, every push there goes through.
+      await expect(eng.push(repo.uri, 'third')).rejects.toThrow(/no basic auth credentials|unauthorized/i);
+      eng.login(repo.registry, { username: 'AWS', password: `${TEST_ACCOUNT}-auth-token` });
+      const pushed = await eng.push(repo.uri, 'third');
+      expect(pushed.digest).toMatch(/^sha256:/);
+      expect((await eng.push(repo.uri, 'second')).digest).toBe(pushed.digest);
+      expect(await registryDigestOf('engine-tasks', 'third')).toBe(pushed.digest);
+    });
+
+    it('the engine runs a container: output, environment, exit code, and a stop on abort', async () => {
+      const eng = await connectEngine(engine.host);
+      const ctx = await assembleContext({
+        dockerDir,
+        trainerSrc: trainer.root,
+        generated: [{ path: 'rlvr/entrypoint.js', body: Buffer.from('// run\n') }],
+      });
+      const image = `rlvr-run-test:${ctx.tag}`;
+      await eng.build(await contextTar(ctx), { tags: [image], buildArgs: {} });
+      const spec = (script: string) => ({
+        image,
+        cmd: ['/bin/busybox', 'sh', '-c', script],
+        env: { GREETING: 'hello' },
+        labels: { 'rlvr.test': 'engine-run' },
+        binds: [],
+        networkMode: 'none',
+        stopGraceSeconds: 5,
+      });
+      let out = '';
+      let err = '';
+      const sinks = {
+        stdout: (d: Buffer) => (out += d.toString()),
+        stderr: (d: Buffer) => (err += d.toString()),
+      };
+      const done = await eng.run(spec('echo "$GREETING out"; echo oops >&2; exit 3'), sinks);
+      expect(done).toEqual({ exitCode: 3, interrupted: false });
+      expect(out).toBe('hello out\n');
+      expect(err).toBe('oops\n');
+
+      out = '';
+      const abort = new AbortController();
+      let stops = 0;
+      const running = eng.run(
+        spec('trap "echo got TERM; exit 143" TERM; echo ready; while true; do /bin/busybox sleep 1; done'),
+        {
+          stdout: (d) => {
+            sinks.stdout(d);
+            if (out.includes('ready')) abort.abort();
+          },
+          stderr: sinks.stderr,
+          signal: abort.signal,
+          onStop: () => stops++,
+        },
+      );
+      const stopped = await running;
+      expect(stopped).toEqual({ exitCode: 143, interrupted: true });
+      expect(out).toContain('got TERM');
+      expect(stops).toBe(1);
+      // Both containers are gone.
+      const { default: Docker } = await import('dockerode');
+      const docker = new Docker({ socketPath: engine.host.slice('unix://'.length) });
+      const left = await docker.listContainers({ all: true, filters: { label: ['rlvr.test=engine-run'] } });
+      expect(left).toEqual([]);
+    });
+
+    it('createImagePipeline builds, pushes and pins; a dry-run then finds the digest', async () => {
+      const repositoryUri = `${registry.host}/pipeline-factory`;
+      const ecr = {
+        authorizationToken: async () => ({ username: 'AWS', password: `${TEST_ACCOUNT}-auth-token` }),
+      };
+      const request = { trainerSrc: trainer.root, repositoryUri, ecr };
+      const pushing = createImagePipeline({ build: true, push: true, dockerDir, dockerHost: engine.host });
+      const pushed = await pushing.resolve({ ...request, dryRun: false });
+      expect(pushed.uri).toMatch(new RegExp(`^${repositoryUri}@sha256:[0-9a-f]{64}$`));
+      expect(pushed.source).toMatch(/^image pipeline, deps-[0-9a-f]+ \(push\)$/);
+
+      const looking = createImagePipeline({ build: false, push: false, dockerDir, dockerHost: engine.host });
+      const found = await looking.resolve({ ...request, dryRun: true });
+      expect(found).toEqual({ uri: pushed.uri, source: pushed.source.replace('(push)', '(registry)') });
+      const offline = await looking.resolve({ ...request, ecr: undefined, dryRun: true });
+      expect(offline).toEqual({ uri: pushed.uri, source: pushed.source.replace('(push)', '(engine)') });
     });
   },
 );
