@@ -1,25 +1,4 @@
 import { formatProblem, ProblemsError, RlvrError } from '../lib/errors';
-import type { SubmitEvent } from '../lib/jobs';
-
-/** Progress goes to stderr, so stdout carries only the result (and only JSON with --json). */
-export function progressListener(options: { quiet: boolean }): (event: SubmitEvent) => void {
-  return (event) => {
-    if (options.quiet) return;
-    switch (event.type) {
-      case 'step':
-        process.stderr.write(`• ${event.message}\n`);
-        break;
-      case 'file':
-        process.stderr.write(
-          `• ${event.skipped ? 'already in S3' : 'uploaded'} ${event.key} (${formatBytes(event.bytes)})\n`,
-        );
-        break;
-      case 'retry':
-        process.stderr.write(`• ${event.message}\n`);
-        break;
-    }
-  };
-}
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

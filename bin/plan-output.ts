@@ -58,6 +58,7 @@ export function planJson(plan: SubmitPlan) {
     })),
     source: plan.source,
     warnings: plan.warnings.map((w) => ({ ...w, text: formatProblem(w) })),
+    allowed: plan.config.allowed,
   };
 }
 
@@ -66,41 +67,42 @@ function row(label: string, value: string, source?: string): string {
   return source ? `${left.padEnd(64)}  ← ${source}\n` : `${left}\n`;
 }
 
-export function renderPlan(plan: SubmitPlan): string {
-  const o = plan.options;
-  const { layout } = plan;
-  const marked = (name: string, value: string) =>
-    plan.placeholders.includes(name as never) ? `<UNRESOLVED ${name}>` : value;
-  let out = `Plan for ${plan.jobName} (dry run: nothing was created)\n\n`;
-  out += row(
-    'config',
-    `${plan.config.displayPath}${plan.config.value.run?.name ? ` (run ${plan.config.value.run.name})` : ''}`,
-  );
+const SETTINGS_SHOWN: readonly SettingName[] = [
+  'bucket',
+  'prefix',
+  'roleArn',
+  'repositoryUri',
+  'region',
+  'subnets',
+  'securityGroups',
+  'kmsKeyId',
+];
+
+function isPlaceholder(plan: SubmitPlan, name: string): boolean {
+  return plan.placeholders.includes(name as never);
+}
+
+function headerSection(plan: SubmitPlan): string {
+  const run = plan.config.value.run?.name;
+  let out = row('config', `${plan.config.displayPath}${run ? ` (run ${run})` : ''}`);
   out += row('trainer', `${plan.trainer.profile.id}: ${plan.trainer.profile.summary}`, plan.trainer.reason);
   for (const note of plan.runtimeNotes) out += row('', note);
   out += row('eval config', plan.evalConfig ? plan.evalConfig.displayPath : 'none');
-  out += row(
-    'template',
-    plan.template
-      ? `${plan.template.name} (${plan.template.from === 'built-in' ? 'built-in; the deployed stack publishes its own' : 'published by the stack'})`
-      : 'none',
-  );
-  out += row('description', plan.description || '(none: pass --description)');
-  out += '\nSettings\n';
-  for (const name of [
-    'bucket',
-    'prefix',
-    'roleArn',
-    'repositoryUri',
-    'region',
-    'subnets',
-    'securityGroups',
-    'kmsKeyId',
-  ] as SettingName[]) {
+  const from =
+    plan.template?.from === 'built-in'
+      ? 'built-in; the deployed stack publishes its own'
+      : 'published by the stack';
+  out += row('template', plan.template ? `${plan.template.name} (${from})` : 'none');
+  return out + row('description', plan.description || '(none: pass --description)');
+}
+
+function settingsSection(plan: SubmitPlan): string {
+  let out = '\nSettings\n';
+  for (const name of SETTINGS_SHOWN) {
     const v = plan.settings.values[name];
     const shown =
       v === undefined
-        ? plan.placeholders.includes(name as never)
+        ? isPlaceholder(plan, name)
           ? `<UNRESOLVED ${name}>`
           : '-'
         : Array.isArray(v)
@@ -111,60 +113,52 @@ export function renderPlan(plan: SubmitPlan): string {
   if (plan.placeholders.length > 0) {
     out += `  Unresolved settings are placeholders: pass flags, set ${SETTINGS_ENV_PATTERN} variables, or deploy the stack (it publishes ${SETTINGS_PARAMETER_NAME}).\n`;
   }
-  out += '\nHow the job runs\n';
-  out += row(
-    'instance',
-    `${o.instanceCount.value} × ${o.instanceType.value}`,
-    describeSource(o.instanceType.source),
-  );
-  out += row('train GPUs', o.trainGpus.value.join(',') || 'none', describeSource(o.trainGpus.source));
-  out += row('eval GPUs', o.evalGpus.value.join(',') || 'none', describeSource(o.evalGpus.source));
-  out += row(
-    'max runtime',
-    formatDuration(o.maxRuntimeSeconds.value),
-    describeSource(o.maxRuntimeSeconds.source),
-  );
-  out += row(
-    'spot',
-    o.spot.value
-      ? `yes, max wait ${formatDuration(o.maxWaitSeconds.value ?? o.maxRuntimeSeconds.value)}`
-      : 'no',
-    describeSource(o.spot.source),
-  );
-  out += row(
-    'warm pool',
-    o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off',
-    describeSource(o.keepAliveSeconds.source),
-  );
+  return out;
+}
+
+function runSection(plan: SubmitPlan): string {
+  const o = plan.options;
+  const src = describeSource;
+  let out = '\nHow the job runs\n';
+  out += row('instance', `${o.instanceCount.value} × ${o.instanceType.value}`, src(o.instanceType.source));
+  out += row('train GPUs', o.trainGpus.value.join(',') || 'none', src(o.trainGpus.source));
+  out += row('eval GPUs', o.evalGpus.value.join(',') || 'none', src(o.evalGpus.source));
+  out += row('max runtime', formatDuration(o.maxRuntimeSeconds.value), src(o.maxRuntimeSeconds.source));
+  const maxWait = formatDuration(o.maxWaitSeconds.value ?? o.maxRuntimeSeconds.value);
+  out += row('spot', o.spot.value ? `yes, max wait ${maxWait}` : 'no', src(o.spot.source));
+  const keepAlive = o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off';
+  out += row('warm pool', keepAlive, src(o.keepAliveSeconds.source));
   if (plan.evalConfig)
-    out += row(
-      'eval wait',
-      formatDuration(o.evalWaitSeconds.value),
-      describeSource(o.evalWaitSeconds.source),
-    );
-  out += row('volume', `${o.volumeGb.value} GB`, describeSource(o.volumeGb.source));
+    out += row('eval wait', formatDuration(o.evalWaitSeconds.value), src(o.evalWaitSeconds.source));
+  out += row('volume', `${o.volumeGb.value} GB`, src(o.volumeGb.source));
   out += row(
     'network',
     o.networkIsolation.value ? 'isolated' : 'not isolated',
-    describeSource(o.networkIsolation.source),
+    src(o.networkIsolation.source),
   );
-  out += row('command', o.trainerCommand.value, describeSource(o.trainerCommand.source));
-  out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', describeSource(o.useRay.source));
-  out += row('image', marked('image', plan.image.uri), plan.image.source);
+  out += row('command', o.trainerCommand.value, src(o.trainerCommand.source));
+  out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', src(o.useRay.source));
   out += row(
-    'cost',
-    plan.estimate
-      ? `${formatUsd(plan.estimate.perHour)}/h, at most ${formatUsd(plan.estimate.maxRuntimeCost)} for the max runtime${plan.estimate.note ? ` (${plan.estimate.note})` : ''}`
-      : 'no price known for this instance type',
-    `${PRICES_SOURCE}, ${PRICES_AS_OF}`,
+    'image',
+    isPlaceholder(plan, 'image') ? '<UNRESOLVED image>' : plan.image.uri,
+    plan.image.source,
   );
-  out += '\nInputs (jobs cannot reach the Hugging Face Hub: everything comes from S3)\n';
+  const e = plan.estimate;
+  const cost = e
+    ? `${formatUsd(e.perHour)}/h, at most ${formatUsd(e.maxRuntimeCost)} for the max runtime${e.note ? ` (${e.note})` : ''}`
+    : 'no price known for this instance type';
+  return out + row('cost', cost, `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
+}
+
+function inputsSection(plan: SubmitPlan): string {
+  const mode = plan.options.modelInputMode.value;
+  let out = '\nInputs (jobs cannot reach the Hugging Face Hub: everything comes from S3)\n';
   const model = plan.inputs.model;
   for (const m of model.mappings) out += row('model', `${m.value} → ${s3Uri(model.location)}`, m.note);
-  out += row('', `channel model (${o.modelInputMode.value}) at ${model.containerPath}`);
+  out += row('', `channel model (${mode}) at ${model.containerPath}`);
   for (const other of plan.inputs.otherModels) {
     for (const m of other.mappings) out += row('model', `${m.value} → ${s3Uri(other.location)}`, m.note);
-    out += row('', `channel ${other.channel} (${o.modelInputMode.value}) at ${other.containerPath}`);
+    out += row('', `channel ${other.channel} (${mode}) at ${other.containerPath}`);
   }
   for (const d of plan.inputs.datasets)
     out += row(d.kind === 'file' ? 'data file' : 'dataset', s3Uri(d.location), d.note);
@@ -181,18 +175,20 @@ export function renderPlan(plan: SubmitPlan): string {
       `${f.value} (${formatKeyPath(f.referencedAt)})`,
       "travels with the trainer's source",
     );
-  out += '\nSource and outputs\n';
-  out += row(
-    'source',
-    `${plan.source.root} (${plan.source.isGit ? 'git' : 'folder'}, ${plan.source.fileCount} files, ${formatBytes(plan.source.bytes)})`,
-  );
-  out += row('', `→ ${layout.uri(plan.source.key)} (uploaded once per content hash)`);
-  if (plan.git?.commit)
-    out += row(
-      'commit',
-      `${plan.git.commit}${plan.git.dirty ? ' + uncommitted changes (captured in patches/)' : ''}`,
-    );
-  if (plan.source.excluded.length > 0) out += row('excluded', plan.source.excluded.slice(0, 10).join(', '));
+  return out;
+}
+
+function sourceSection(plan: SubmitPlan): string {
+  const { layout, source } = plan;
+  let out = '\nSource and outputs\n';
+  const kind = source.isGit ? 'git' : 'folder';
+  out += row('source', `${source.root} (${kind}, ${source.fileCount} files, ${formatBytes(source.bytes)})`);
+  out += row('', `→ ${layout.uri(source.key)} (uploaded once per content hash)`);
+  if (plan.git?.commit) {
+    const dirty = plan.git.dirty ? ' + uncommitted changes (captured in patches/)' : '';
+    out += row('commit', `${plan.git.commit}${dirty}`);
+  }
+  if (source.excluded.length > 0) out += row('excluded', source.excluded.slice(0, 10).join(', '));
   out += row(
     'checkpoints',
     `${layout.uri(layout.checkpointsPrefix(plan.jobName))} (streamed while the job runs)`,
@@ -201,7 +197,11 @@ export function renderPlan(plan: SubmitPlan): string {
   out += '\nUploads at submit\n';
   for (const u of plan.uploads)
     out += row('', layout.uri(u.key), `${u.what}${u.onlyIfAbsent ? ', if absent' : ''}`);
-  out += '\nPre-flight\n';
+  return out;
+}
+
+function checksSection(plan: SubmitPlan): string {
+  let out = '\nPre-flight\n';
   if (!plan.preflight.ran) out += `  not run: ${plan.preflight.reason}\n`;
   for (const c of plan.preflight.checks)
     out += row(c.ok ? 'ok' : 'FAILED', `${c.what}: ${c.target}`, c.detail);
@@ -209,6 +209,23 @@ export function renderPlan(plan: SubmitPlan): string {
     out += '\nWarnings\n';
     for (const w of plan.warnings) out += `  ${formatProblem(w)}\n`;
   }
-  out += `\nRun without --dry-run to submit; --json prints the exact CreateTrainingJob request.\n`;
+  if (plan.config.allowed.length > 0) {
+    out += '\nAllowed by launcher.allow (not checked for this config)\n';
+    for (const a of plan.config.allowed)
+      out += `  ${a.rule} ${a.name}: ${a.message}\n    reason: ${a.reason}\n`;
+  }
   return out;
+}
+
+export function renderPlan(plan: SubmitPlan): string {
+  return (
+    `Plan for ${plan.jobName} (dry run: nothing was created)\n\n` +
+    headerSection(plan) +
+    settingsSection(plan) +
+    runSection(plan) +
+    inputsSection(plan) +
+    sourceSection(plan) +
+    checksSection(plan) +
+    `\nRun without --dry-run to submit; --json prints the exact CreateTrainingJob request.\n`
+  );
 }

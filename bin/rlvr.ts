@@ -4,33 +4,27 @@ import { reportError } from './output';
 type Register = (program: Command) => void;
 
 /*
- * Each command module is loaded only when its command runs (help and unknown commands load them all):
+ * Each command's module is loaded only when it runs (help and unknown commands load them all):
  * the modules behind submit (config schemas, zod, yaml, the image pipeline) cost ~100 ms that
  * `download` or `status` should not pay at every start. `require`, not `import()`: when bin/rlvr.js
  * runs the TypeScript sources (tsx's require hook), a dynamic import would bypass the hook.
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- lazy, synchronous loads (see above) */
-const MODULES: Record<string, () => Register> = {
+const COMMANDS: Record<string, () => Register> = {
   submit: () => (require('./commands/submit') as typeof import('./commands/submit')).registerSubmit,
-  operate: () => (require('./commands/operate') as typeof import('./commands/operate')).registerOperate,
-  results: () => (require('./commands/results') as typeof import('./commands/results')).registerResults,
+  jobs: () => (require('./commands/jobs') as typeof import('./commands/jobs')).registerJobs,
+  status: () => (require('./commands/status') as typeof import('./commands/status')).registerStatus,
+  logs: () => (require('./commands/logs') as typeof import('./commands/logs')).registerLogs,
+  stop: () => (require('./commands/stop') as typeof import('./commands/stop')).registerStop,
+  doctor: () => (require('./commands/doctor') as typeof import('./commands/doctor')).registerDoctor,
+  download: () => (require('./commands/download') as typeof import('./commands/download')).registerDownload,
+  'sync-traces': () =>
+    (require('./commands/sync-traces') as typeof import('./commands/sync-traces')).registerSyncTraces,
+  upload: () => (require('./commands/upload') as typeof import('./commands/upload')).registerUpload,
   image: () => (require('./commands/image') as typeof import('./commands/image')).registerImage,
   lint: () => (require('./commands/lint') as typeof import('./commands/lint')).registerLint,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
-const OWNERS: Record<string, string> = {
-  submit: 'submit',
-  jobs: 'operate',
-  status: 'operate',
-  logs: 'operate',
-  stop: 'operate',
-  doctor: 'operate',
-  download: 'results',
-  'sync-traces': 'results',
-  upload: 'results',
-  image: 'image',
-  lint: 'lint',
-};
 
 const program = new Command()
   .name('rlvr')
@@ -40,7 +34,7 @@ const program = new Command()
   .configureOutput({ outputError: (text, write) => write(text) });
 
 const first = process.argv[2] ?? '';
-const named = Object.hasOwn(OWNERS, first) ? OWNERS[first] : undefined;
+const named = Object.hasOwn(COMMANDS, first) ? first : undefined;
 
 // A command whose last awaited operation can never settle would otherwise end silently with exit 0.
 let settled = false;
@@ -54,7 +48,7 @@ process.once('beforeExit', () => {
 
 Promise.resolve()
   .then(() => {
-    for (const m of named ? [named] : Object.keys(MODULES)) MODULES[m]()(program);
+    for (const name of named ? [named] : Object.keys(COMMANDS)) COMMANDS[name]()(program);
     return program.parseAsync(process.argv);
   })
   .then(() => {

@@ -9,6 +9,8 @@ export type ProgressEvent =
   | { readonly type: 'step'; readonly message: string }
   /** Something worth knowing that is not a phase (a skipped checkpoint, a resumed transfer). */
   | { readonly type: 'note'; readonly message: string }
+  /** A finding the run goes ahead with (a plan warning). */
+  | { readonly type: 'warning'; readonly message: string }
   /** A call is retried after a transient failure. */
   | { readonly type: 'retry'; readonly message: string }
   /** One file moved (or was already in place) between here and S3. */

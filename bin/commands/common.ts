@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_ROOT_PREFIX, SETTINGS_ENV } from '../../lib/layout';
 import type { SettingFlags } from '../../lib/settings';
+import { openJobContext, type JobContext } from '../../lib/aws/session';
 
 /** The settings flags every AWS command takes (flags > RLVR_* environment > the stack's parameter). */
 export interface SettingsFlagValues {
@@ -73,4 +74,39 @@ export function formatTime(date: Date | undefined): string {
         .replace('T', ' ')
         .replace(/\.\d+Z$/, 'Z')
     : '-';
+}
+
+/**
+ * A command's action: it returns its exit code (undefined: 0), and this is the one place besides the
+ * entry's error path that sets it.
+ */
+export function exits<A extends unknown[]>(
+  action: (...args: A) => Promise<number | void>,
+): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    const code = await action(...args);
+    if (code) process.exitCode = code;
+  };
+}
+
+export interface JsonFlag {
+  json?: boolean;
+}
+
+/** The command's result on stdout: JSON with --json, else the text. */
+export function print(flags: JsonFlag, json: unknown, text: () => string): void {
+  process.stdout.write(flags.json ? `${JSON.stringify(json, null, 2)}\n` : text());
+}
+
+/** Runs with an AWS session for job commands, closed whatever happens. */
+export async function withContext<T>(
+  flags: SettingsFlagValues,
+  fn: (context: JobContext) => Promise<T>,
+): Promise<T> {
+  const context = await openJobContext({ settings: settingsOf(flags) });
+  try {
+    return await fn(context);
+  } finally {
+    context.close();
+  }
 }

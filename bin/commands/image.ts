@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { ecrCredentials, ensureImage, type ImageEvent } from '../../lib/image';
-import { openJobContext } from '../../lib/aws/session';
+import { ecrCredentials, ensureImage, type ImageResult } from '../../lib/image';
 import { SETTINGS_ENV } from '../../lib/layout';
 import { formatBytes } from '../output';
-import { addSettingsOptions, settingsOf, type SettingsFlagValues } from './common';
+import { createReporter } from '../reporter';
+import { addSettingsOptions, exits, print, withContext, type SettingsFlagValues } from './common';
 
 export interface ImageFlagValues {
   dockerDir?: string;
@@ -42,29 +42,6 @@ export function parseBuildArgs(values: readonly string[] | undefined): Record<st
   return out;
 }
 
-/** Build steps and layers as they finish: one line each, on stderr. */
-export function imageReporter(quiet: boolean): (event: ImageEvent) => void {
-  return (event) => {
-    if (quiet) return;
-    switch (event.type) {
-      case 'step':
-        process.stderr.write(`• ${event.message}\n`);
-        break;
-      case 'build-step':
-        process.stderr.write(`  ${event.cached ? 'cached' : 'built '} ${event.name}\n`);
-        break;
-      case 'layer':
-        process.stderr.write(
-          `  ${event.status === 'pushed' ? `pushed layer ${event.id} (${formatBytes(event.bytes)})` : `layer ${event.id} already in the registry`}\n`,
-        );
-        break;
-      case 'retry':
-        process.stderr.write(`• ${event.message}\n`);
-        break;
-    }
-  };
-}
-
 interface ImageCommandFlags extends SettingsFlagValues, ImageFlagValues {
   trainerSrc?: string;
   push?: boolean;
@@ -92,50 +69,58 @@ export function registerImage(program: Command): void {
       .option('--push', 'push after building', push)
       .option('--also-tag <tag>', 'another tag for the same image, e.g. git-<commit> (repeatable)', collect)
       .option('--json', 'print JSON')
-      .action(async (flags: ImageCommandFlags) => {
-        const buildArgs = parseBuildArgs(flags.buildArg);
-        const context = await openJobContext({ settings: settingsOf(flags) });
-        try {
-          const repositoryUri = context.settings.values.repositoryUri;
-          if (!repositoryUri) {
-            throw new UserError(
-              `No image repository: pass --repository-uri, set ${SETTINGS_ENV.repositoryUri}, or deploy the infrastructure stack.`,
-              'NoRepository',
-            );
-          }
-          const result = await ensureImage({
-            context: { dockerDir: flags.dockerDir, trainerSrc: flags.trainerSrc, buildArgs },
-            repositoryUri,
-            build: true,
-            push: Boolean(flags.push),
-            credentials: ecrCredentials(context.aws.ecr),
-            dockerHost: flags.dockerHost,
-            aliasTags: flags.alsoTag,
-            listener: imageReporter(Boolean(flags.json)),
+      .action(
+        exits(async (flags: ImageCommandFlags) => {
+          const buildArgs = parseBuildArgs(flags.buildArg);
+          const result = await withContext(flags, (context) => {
+            const repositoryUri = context.settings.values.repositoryUri;
+            if (!repositoryUri) {
+              throw new UserError(
+                `No image repository: pass --repository-uri, set ${SETTINGS_ENV.repositoryUri}, or deploy the infrastructure stack.`,
+                'NoRepository',
+              );
+            }
+            return ensureImage({
+              context: { dockerDir: flags.dockerDir, trainerSrc: flags.trainerSrc, buildArgs },
+              repositoryUri,
+              build: true,
+              push: Boolean(flags.push),
+              credentials: ecrCredentials(context.aws.ecr),
+              dockerHost: flags.dockerHost,
+              aliasTags: flags.alsoTag,
+              listener: createReporter({ json: Boolean(flags.json) }),
+            });
           });
-          const summary = {
-            ref: result.ref,
-            tag: result.context.tag,
-            digest: result.digest ?? null,
-            pinned: result.pinned ?? null,
-            built: Boolean(result.built),
-            cachedSteps: result.built?.steps.filter((s) => s.cached).length ?? 0,
-            builtSteps: result.built?.steps.filter((s) => !s.cached).length ?? 0,
-            pushed: Boolean(result.pushed),
-            pushedLayers: result.pushed?.pushedLayers ?? 0,
-            pushedBytes: result.pushed?.pushedBytes ?? 0,
-          };
-          if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-          else {
-            process.stdout.write(
-              `${result.pinned ?? result.ref}\n` +
-                `  ${summary.built ? `built (${summary.builtSteps} steps run, ${summary.cachedSteps} from cache)` : 'no build needed'}; ` +
-                `${flags.push ? (summary.pushed ? `pushed ${summary.pushedLayers} layers (${formatBytes(summary.pushedBytes)})` : 'already in the registry') : 'not pushed'}\n`,
-            );
-          }
-        } finally {
-          context.close();
-        }
-      });
+          const summary = imageSummary(result);
+          print(flags, summary, () => renderImage(result, summary, Boolean(flags.push)));
+        }),
+      );
   }
+}
+
+function imageSummary(result: ImageResult) {
+  return {
+    ref: result.ref,
+    tag: result.context.tag,
+    digest: result.digest ?? null,
+    pinned: result.pinned ?? null,
+    built: Boolean(result.built),
+    cachedSteps: result.built?.steps.filter((s) => s.cached).length ?? 0,
+    builtSteps: result.built?.steps.filter((s) => !s.cached).length ?? 0,
+    pushed: Boolean(result.pushed),
+    pushedLayers: result.pushed?.pushedLayers ?? 0,
+    pushedBytes: result.pushed?.pushedBytes ?? 0,
+  };
+}
+
+function renderImage(result: ImageResult, summary: ReturnType<typeof imageSummary>, push: boolean): string {
+  const built = summary.built
+    ? `built (${summary.builtSteps} steps run, ${summary.cachedSteps} from cache)`
+    : 'no build needed';
+  const pushed = push
+    ? summary.pushed
+      ? `pushed ${summary.pushedLayers} layers (${formatBytes(summary.pushedBytes)})`
+      : 'already in the registry'
+    : 'not pushed';
+  return `${result.pinned ?? result.ref}\n  ${built}; ${pushed}\n`;
 }

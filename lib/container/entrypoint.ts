@@ -85,28 +85,7 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
 
   try {
     // 1. Prepare: source, config and contract, our files, a restart's resume, datasets.
-    await prepareCode(job);
-    const { config, contract, evalConfigPath } = readJobInputs(job);
-    writeOurFiles(job, contract);
-    const attempts = planRestart(job, contract, config);
-    const trainerConfig = writeTrainerConfig(job, contract, config);
-    writeRunInfo(job, attempts);
-    placeDatasets(job, contract);
-    const baseEnv = processEnvironment(job, contract);
-    const evalPlan =
-      evalConfigPath && contract.eval
-        ? prepareEvalWatcher({
-            evalConfigPath,
-            contract: contract.eval,
-            runDir: job.runDir,
-            tmpRoot: job.tmpRoot,
-            evalGpus: job.evalGpus,
-            commandOverride: env[EVAL_COMMAND_ENV],
-            pollMaxS: options.evalPollMaxS,
-            say,
-            fail: (m) => new JobFailure(m),
-          })
-        : undefined;
+    const { contract, attempts, trainerConfig, baseEnv, evalPlan } = await prepareJob(job, options);
 
     // 2. Start: Ray's head on exactly the train GPUs (their GRPO trainer joins it), the trainer, the watcher.
     const useRay = env[JOB_ENV.useRay] === '1' && job.primary;
@@ -140,33 +119,16 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
     const checkpoints = monitor.trainingEnded();
 
     // 4. The watcher finishes this attempt's checkpoints (bounded), Ray stops.
-    let evalOutcome: EvalOutcome | undefined;
-    if (watcher && evalPlan) {
-      const envWait = Number(env[JOB_ENV.evalWait]) > 0 ? Number(env[JOB_ENV.evalWait]) * 1000 : undefined;
-      evalOutcome = await finishEvalWatcher({
-        watcher,
-        plan: evalPlan,
-        names: monitor.shownThisAttempt(),
-        // After SIGTERM, only what is left of the one grace period (SageMaker kills at 120 s).
-        timeoutMs:
-          stopRequestedAt !== undefined
-            ? Math.max(0, stopRequestedAt + graceMs - Date.now())
-            : (options.evalFinalTimeoutMs ?? envWait ?? DEFAULT_EVAL_WAIT_MS),
-        termGraceMs: stopRequestedAt !== undefined ? 0 : (options.evalTermGraceMs ?? 10_000),
-        pollMs: options.pollMs ?? 5000,
-        doneFile: path.join(evalPlan.viewDir, EVAL_DONE_FILE),
-        say,
-      });
-    }
-    if (useRay) {
-      await runToEnd('ray stop --force', {
-        cwd: job.codeDir,
-        env: rayEnv,
-        logFile: path.join(job.logsDir, job.own('ray.log')),
-        name: 'ray',
-        out: job.out,
-      });
-    }
+    const evalOutcome =
+      watcher && evalPlan
+        ? await finishEvaluation(job, options, {
+            watcher,
+            plan: evalPlan,
+            names: monitor.shownThisAttempt(),
+            stopDeadline: stopRequestedAt !== undefined ? stopRequestedAt + graceMs : undefined,
+          })
+        : undefined;
+    if (useRay) await stopRay(job, rayEnv);
 
     // 5. The outcome.
     return finish(job, attempts, {
@@ -189,6 +151,74 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
   } finally {
     options.signal?.removeEventListener('abort', onTerm);
   }
+}
+
+/** Step 1: the code, the config and contract, our files, a restart's resume, datasets, the watcher's plan. */
+async function prepareJob(job: ContainerJob, options: EntrypointOptions) {
+  await prepareCode(job);
+  const { config, contract, evalConfigPath } = readJobInputs(job);
+  writeOurFiles(job, contract);
+  const attempts = planRestart(job, contract, config);
+  const trainerConfig = writeTrainerConfig(job, contract, config);
+  writeRunInfo(job, attempts);
+  placeDatasets(job, contract);
+  const baseEnv = processEnvironment(job, contract);
+  const evalPlan =
+    evalConfigPath && contract.eval
+      ? prepareEvalWatcher({
+          evalConfigPath,
+          contract: contract.eval,
+          runDir: job.runDir,
+          tmpRoot: job.tmpRoot,
+          evalGpus: job.evalGpus,
+          commandOverride: job.env[EVAL_COMMAND_ENV],
+          pollMaxS: options.evalPollMaxS,
+          say: job.say,
+          fail: (m) => new JobFailure(m),
+        })
+      : undefined;
+  return { contract, attempts, trainerConfig, baseEnv, evalPlan };
+}
+
+/**
+ * Step 4: the watcher evaluates what this attempt left, bounded: after SIGTERM only what is left of
+ * the one grace period (SageMaker kills at 120 s), else the job's eval wait.
+ */
+function finishEvaluation(
+  job: ContainerJob,
+  options: EntrypointOptions,
+  run: {
+    watcher: Started;
+    plan: EvalWatcherPlan;
+    names: readonly string[];
+    stopDeadline: number | undefined;
+  },
+): Promise<EvalOutcome> {
+  const envWait =
+    Number(job.env[JOB_ENV.evalWait]) > 0 ? Number(job.env[JOB_ENV.evalWait]) * 1000 : undefined;
+  const stopping = run.stopDeadline !== undefined;
+  return finishEvalWatcher({
+    watcher: run.watcher,
+    plan: run.plan,
+    names: run.names,
+    timeoutMs: stopping
+      ? Math.max(0, run.stopDeadline! - Date.now())
+      : (options.evalFinalTimeoutMs ?? envWait ?? DEFAULT_EVAL_WAIT_MS),
+    termGraceMs: stopping ? 0 : (options.evalTermGraceMs ?? 10_000),
+    pollMs: options.pollMs ?? 5000,
+    doneFile: path.join(run.plan.viewDir, EVAL_DONE_FILE),
+    say: job.say,
+  });
+}
+
+async function stopRay(job: ContainerJob, rayEnv: NodeJS.ProcessEnv): Promise<void> {
+  await runToEnd('ray stop --force', {
+    cwd: job.codeDir,
+    env: rayEnv,
+    logFile: path.join(job.logsDir, job.own('ray.log')),
+    name: 'ray',
+    out: job.out,
+  });
 }
 
 async function startRay(job: ContainerJob, rayEnv: NodeJS.ProcessEnv): Promise<void> {

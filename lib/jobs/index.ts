@@ -10,9 +10,8 @@ export {
   type SubmitListener,
   type Upload,
   type PreflightReport,
-  type ImageResolution,
-  type ImageResolver,
 } from './plan';
+export { openSubmitSession, type SubmitSession, type SubmitSessionInput } from './submit-session';
 export { submit, submitPlanned, quotaName, type SubmitResult } from './submit';
 export { buildCreateTrainingJobRequest, sanitizeTagValue, JOB_ENV, type RequestInput } from './request';
 export { checkRequestLimits, LIMITS } from './limits';
@@ -51,6 +50,7 @@ export {
   type CheckpointSummary,
 } from './inspect';
 export { watchJob, stopJob, hostOf, type WatchEvent } from './watch';
+export { waitForJob, type WaitResult } from './wait';
 export {
   parseSweepFlag,
   expandSweep,

@@ -2,6 +2,7 @@ import { YamlFile } from '../config';
 import { jobNameTimestamp } from '../layout';
 import { newPlanCache, planSubmit, type SubmitInput, type SubmitListener, type SubmitPlan } from './plan';
 import { submitPlanned, type SubmitResult } from './submit';
+import type { SubmitSession } from './submit-session';
 import { expandSweep, type SweepAxis, type SweepVariant } from './sweep';
 
 /** How a sweep's names are claimed (said with every provisional name). */
@@ -21,6 +22,7 @@ export async function planSweep(
   configPath: string,
   input: SubmitInput,
   axes: readonly SweepAxis[],
+  session: SubmitSession,
 ): Promise<PlannedSweep> {
   const variants = expandSweep(YamlFile.read(configPath), axes);
   // One second for the whole sweep: job n is the n-th name candidate of it, claimed in order at submit.
@@ -28,30 +30,28 @@ export async function planSweep(
   const sweepId = `sweep-${jobNameTimestamp(now)}`;
   const plans: SubmitPlan[] = [];
   const cache = newPlanCache();
-  try {
-    for (const [i, variant] of variants.entries()) {
-      plans.push(
-        await planSubmit({
-          ...input,
-          now: () => now,
-          nameIndex: i + 1,
-          configText: { text: variant.text, label: variant.label },
-          cache,
-          extraTags: { 'rlvr:sweep': sweepId, 'rlvr:overrides': variant.label },
-        }),
-      );
-    }
-  } catch (err) {
-    for (const p of plans) p.aws?.close();
-    throw err;
+  for (const [i, variant] of variants.entries()) {
+    const variantInput = {
+      ...input,
+      now: () => now,
+      nameIndex: i + 1,
+      configText: { text: variant.text, label: variant.label },
+      cache,
+      extraTags: { 'rlvr:sweep': sweepId, 'rlvr:overrides': variant.label },
+    };
+    plans.push(await planSubmit(variantInput, session));
   }
   const totalEstimatedCost = plans.reduce((sum, p) => sum + (p.estimate?.maxRuntimeCost ?? 0), 0);
   return { sweepId, variants, plans, totalEstimatedCost };
 }
 
 /** Submits the planned jobs one by one, in order (each claims the next free name). */
-export async function submitSweep(sweep: PlannedSweep, listener?: SubmitListener): Promise<SubmitResult[]> {
+export async function submitSweep(
+  sweep: PlannedSweep,
+  session: SubmitSession,
+  listener?: SubmitListener,
+): Promise<SubmitResult[]> {
   const results: SubmitResult[] = [];
-  for (const plan of sweep.plans) results.push(await submitPlanned(plan, listener));
+  for (const plan of sweep.plans) results.push(await submitPlanned(plan, session, listener));
   return results;
 }

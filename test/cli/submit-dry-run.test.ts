@@ -175,6 +175,37 @@ describe('rlvr submit --dry-run on a machine without AWS', () => {
     );
   });
 
+  it('shows the findings a config allows, with their reasons, in the plan and its JSON', async () => {
+    const dir = tempDir('rlvr-allow-');
+    const withSeed = (allow: string) =>
+      writeConfig(
+        dir,
+        `seed${allow ? '-allowed' : ''}.yaml`,
+        gsm8kWith(
+          ['  n: 8\n', '  n: 8\n  seed: 7\n'],
+          ...(allow ? [[/^launcher:\n/m, `launcher:\n${allow}`] as [RegExp, string]] : []),
+        )
+          .replace(
+            /^ {2}trainer_src: .*\n/m,
+            `  trainer_src: ${path.join(REPO_ROOT, 'examples', 'trainer')}\n`,
+          )
+          .replace(/^ {2}eval_config: .*\n/m, ''),
+      );
+    const refused = await runCli(['submit', withSeed(''), '--dry-run']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/sampling seed/);
+    const allowed = withSeed('  allow:\n    RLVR120: "sampler determinism test"\n');
+    const text = await runCli(['submit', allowed, '--dry-run']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /Allowed by launcher\.allow[^\n]*\n {2}RLVR120 sampling-seed: a fixed sampling seed[^\n]*\n {4}reason: sampler determinism test/,
+    );
+    const json = JSON.parse((await runCli(['submit', allowed, '--dry-run', '--json'])).stdout);
+    expect(json.allowed.map((a: { rule: string; reason: string }) => [a.rule, a.reason])).toEqual([
+      ['RLVR120', 'sampler determinism test'],
+    ]);
+  });
+
   it('refuses roles that need more GPUs than the job trains on, naming the instance count that fits', async () => {
     const { stderr, code } = await runCli([
       'submit',

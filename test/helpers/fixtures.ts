@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { openSubmitSession, planSubmit, type SubmitInput, type SubmitPlan } from '../../lib/jobs';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const EXAMPLES_DIR = path.join(REPO_ROOT, 'configs', 'examples');
@@ -106,4 +107,14 @@ export function safetensorsWith(data: Buffer): Buffer {
   const length = Buffer.alloc(8);
   length.writeBigUInt64LE(BigInt(header.length));
   return Buffer.concat([length, Buffer.from(header), data]);
+}
+
+/** A plan in a session of its own, as a one-job caller makes it. */
+export async function planInSession(input: SubmitInput): Promise<SubmitPlan> {
+  const session = await openSubmitSession(input);
+  try {
+    return await planSubmit(input, session);
+  } finally {
+    session.close();
+  }
 }

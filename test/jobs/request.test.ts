@@ -1,13 +1,12 @@
 import * as path from 'node:path';
 import {
   newPlanCache,
-  planSubmit,
   checkRequestLimits,
   buildCreateTrainingJobRequest,
   type SubmitPlan,
 } from '../../lib/jobs';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
-import { EVAL_DIR, exampleConfigs, REPO_ROOT } from '../helpers/fixtures';
+import { EVAL_DIR, exampleConfigs, planInSession, REPO_ROOT } from '../helpers/fixtures';
 
 const model = loadBotocoreModel('sagemaker');
 const settings = {
@@ -21,9 +20,9 @@ const NO_AWS_ENV = { HOME: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
 
 async function dryRun(
   config: string,
-  extra: Partial<Parameters<typeof planSubmit>[0]> = {},
+  extra: Partial<Parameters<typeof planInSession>[0]> = {},
 ): Promise<SubmitPlan> {
-  return planSubmit({
+  return planInSession({
     configPath: config,
     options: {},
     settings,
@@ -140,7 +139,7 @@ describe('the CreateTrainingJob request', () => {
   });
 
   it('never puts secrets from the environment into the job environment or tags', async () => {
-    const plan = await planSubmit({
+    const plan = await planInSession({
       configPath: exampleConfigs()[0],
       options: {},
       settings,

@@ -2,9 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadTrainerProfiles, loadTrainingConfig, mergeProfiles } from '../../lib/config';
 import { ProblemsError, formatProblem } from '../../lib/errors';
-import { planSubmit } from '../../lib/jobs';
 import { BUILT_IN_PROFILES, selectTrainer } from '../../lib/trainers';
-import { gsm8kWith, lineOf, makeTrainerRepo, tempDir, writeConfig } from '../helpers/fixtures';
+import { gsm8kWith, lineOf, makeTrainerRepo, planInSession, tempDir, writeConfig } from '../helpers/fixtures';
 
 const profiles = BUILT_IN_PROFILES;
 
@@ -140,7 +139,7 @@ describe('the trainer script travels with the job', () => {
       '  trainer_command: python entrypoints/train_grpo.py {config}\n  template:',
     ]).replace(/^ {2}trainer_src: .*\n/m, '');
     const { configPath } = makeTrainerRepo({ config: text });
-    const err = await planSubmit({
+    const err = await planInSession({
       configPath,
       options: {},
       settings: {},
