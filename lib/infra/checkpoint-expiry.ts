@@ -32,6 +32,13 @@ function expiryAccess(
     encryptionKey: key,
     removalPolicy: RemovalPolicy.DESTROY,
   });
+  if (!key) {
+    acknowledge(
+      logGroup,
+      'NIST.800.53.R5-CloudWatchLogGroupEncrypted',
+      'S3-managed keys chosen by context; CloudWatch encrypts log data at rest.',
+    );
+  }
   const role = new iam.Role(scope, 'CheckpointExpiryRole', {
     description: 'Deletes expired intermediate checkpoints',
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
