@@ -19,11 +19,25 @@ const BUCKET = 'bench';
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-bench-'));
 const log: string[] = [];
 
-function writeRandomFile(file: string, bytes: number): void {
+/**
+ * A safetensors file of exactly `bytes` bytes: a header that names one tensor and random data, so the
+ * checkpoint rule (lib/checkpoints: each file at the size its header gives) finds it whole.
+ */
+function writeSafetensorsFile(file: string, bytes: number): void {
+  const HEADER = 128; // padded with spaces, as the format allows
+  const data = bytes - 8 - HEADER;
+  const json = JSON.stringify({ w: { dtype: 'U8', shape: [data], data_offsets: [0, data] } }).padEnd(
+    HEADER,
+    ' ',
+  );
+  const head = Buffer.alloc(8 + HEADER);
+  head.writeBigUInt64LE(BigInt(HEADER));
+  head.write(json, 8, 'utf8');
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const fd = fs.openSync(file, 'w');
-  for (let done = 0; done < bytes; done += 16 * MIB)
-    fs.writeSync(fd, randomBytes(Math.min(16 * MIB, bytes - done)));
+  fs.writeSync(fd, head);
+  for (let done = 0; done < data; done += 16 * MIB)
+    fs.writeSync(fd, randomBytes(Math.min(16 * MIB, data - done)));
   fs.closeSync(fd);
 }
 
@@ -230,10 +244,13 @@ async function main(): Promise<void> {
   try {
     // --- 1 GiB object ---------------------------------------------------------------------------
     const big = path.join(work, 'src/big/model.safetensors');
-    writeRandomFile(big, 1024 * MIB);
+    writeSafetensorsFile(big, 1024 * MIB);
     const J1 = 'annotations-adhoc-20260101-000001';
     await job(J1);
     await aws(['s3', 'cp', big, `${ck(J1)}run_final/model.safetensors`, '--quiet']);
+    // A checkpoint is whole with its config.json (their export writes it last).
+    fs.writeFileSync(path.join(work, 'src/config.json'), '{}');
+    await aws(['s3', 'cp', path.join(work, 'src/config.json'), `${ck(J1)}run_final/config.json`, '--quiet']);
     const {
       baseline: cli1,
       ours: ours1,
@@ -254,7 +271,7 @@ async function main(): Promise<void> {
     const folder = path.join(work, 'src/ckpt/run_final');
     // About the size of a Qwen3-1.7B checkpoint exported in fp16 (3.4 GB).
     for (let i = 1; i <= 4; i++)
-      writeRandomFile(path.join(folder, `model-0000${i}-of-00004.safetensors`), 896 * MIB);
+      writeSafetensorsFile(path.join(folder, `model-0000${i}-of-00004.safetensors`), 896 * MIB);
     fs.writeFileSync(path.join(folder, 'config.json'), '{}');
     fs.writeFileSync(
       path.join(folder, 'model.safetensors.index.json'),
