@@ -11,7 +11,7 @@ import {
   type SubmitInput,
   type SubmitSession,
 } from '../../lib/jobs';
-import { submitLocal } from '../../lib/local/submit-local';
+import { prepareLocalRun, runPreparedLocal } from '../../lib/local/submit-local';
 import type { ProgressListener } from '../../lib/progress';
 import { withInterrupt } from '../interrupt';
 import { planJson, renderPlan } from '../plan-output';
@@ -30,7 +30,7 @@ import { addSubmitOptions, localGpus, submitInput, type SubmitFlags } from './su
 
 /** Opens the session the plan and the submit share, and closes it whatever happens. */
 async function withSession<T>(input: SubmitInput, run: (session: SubmitSession) => Promise<T>): Promise<T> {
-  const session = await openSubmitSession(input);
+  const session = openSubmitSession(input);
   try {
     return await run(session);
   } finally {
@@ -89,20 +89,22 @@ async function runLocalCommand(
 ): Promise<number> {
   const gpus = localGpus(flags);
   const localInput = { ...input, dryRun: true };
-  const result = await withSession(localInput, (session) =>
-    withInterrupt((signal) =>
-      submitLocal(localInput, session, {
+  const build = { dockerDir: flags.dockerDir, buildArgs: parseBuildArgs(flags.buildArg) };
+  const common = { build, dockerHost: flags.dockerHost, onEvent: reporter };
+  const result = await withSession(localInput, async (session) => {
+    const prepared = await prepareLocalRun(localInput, session, common);
+    // Ctrl-C stops the running job as SageMaker would; before it runs, it simply ends the command.
+    return withInterrupt((signal) =>
+      runPreparedLocal(prepared, session, {
+        ...common,
         gpus,
-        build: { dockerDir: flags.dockerDir, buildArgs: parseBuildArgs(flags.buildArg) },
-        dockerHost: flags.dockerHost,
         // With --json, stdout carries only the result.
         out: flags.json ? process.stderr : process.stdout,
         err: process.stderr,
         signal,
-        onEvent: reporter,
       }),
-    ),
-  );
+    );
+  });
   (flags.json ? process.stdout : process.stderr).write(renderLocalRun(result, Boolean(flags.json)));
   return result.exitCode;
 }
@@ -112,7 +114,7 @@ async function runWaitCommand(jobName: string, flags: SubmitFlags): Promise<numb
   const context = await openJobContext({ settings: settingsOf(flags) });
   try {
     const out = flags.json ? process.stderr : process.stdout;
-    const onEvent = createReporter({ json: false, stream: out });
+    const onEvent = createReporter({ json: Boolean(flags.json), stream: out });
     const result = await waitForJob(context, jobName, { pollMs: Number(flags.poll ?? 15) * 1000, onEvent });
     const rendered = renderWaited(result);
     out.write(rendered.text);

@@ -78,6 +78,11 @@ export interface AwsErrorContext {
    * job that way ("Requested resource not found", "Could not find training job …").
    */
   readonly notFoundMessage?: RegExp;
+  /**
+   * Whether a bare HTTP 404 means "no such thing" (S3: yes, its 404s are about the object). SageMaker
+   * names a missing job in its error; a 404 there is a wrong endpoint or proxy, not a free name.
+   */
+  readonly notFoundByStatus?: boolean;
 }
 
 /** The kind of an SDK failure, or undefined when it is none of them. */
@@ -89,7 +94,7 @@ export function awsErrorKind(err: unknown, context: AwsErrorContext = {}): AwsEr
   if (code === 'ResourceInUse') return 'NameInUse';
   if (code === 'ResourceLimitExceeded' || code === 'ServiceQuotaExceededException') return 'QuotaExceeded';
   if (code === 'PreconditionFailed' || status === 412) return 'PreconditionFailed';
-  if (NOT_FOUND.has(code) || status === 404) return 'NotFound';
+  if (NOT_FOUND.has(code) || (status === 404 && context.notFoundByStatus !== false)) return 'NotFound';
   if (
     code === 'ValidationException' &&
     context.notFoundMessage &&

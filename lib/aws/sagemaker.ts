@@ -23,7 +23,8 @@ export class SdkSageMaker implements ISageMaker {
     context: AwsErrorContext = {},
   ): Promise<T> {
     const [sdk, client] = await Promise.all([import('@aws-sdk/client-sagemaker'), this.client()]);
-    return mapAwsErrors({ ...context, operation: `SageMaker ${operation}` }, () => run(sdk, client));
+    const mapping = { notFoundByStatus: false, ...context, operation: `SageMaker ${operation}` };
+    return mapAwsErrors(mapping, () => run(sdk, client));
   }
 
   async createTrainingJob(request: CreateTrainingJobRequest): Promise<string> {

@@ -219,6 +219,8 @@ class DockerodeEngine implements Engine {
   }
 
   async run(spec: ContainerSpec, options: ContainerRunOptions): Promise<ContainerExit> {
+    // Interrupted before it began: nothing to start, nothing to stop.
+    if (options.signal?.aborted) return { exitCode: 130, interrupted: true };
     const container = await this.docker.createContainer(containerConfig(spec));
     try {
       const output = await container.attach({ stream: true, stdout: true, stderr: true });

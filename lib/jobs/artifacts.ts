@@ -13,7 +13,7 @@ import type { InputPlan } from './inputs';
 import type { PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
 import type { JobConfigs, Placeholders } from './resolve';
-import type { SubmitSession } from './submit-session';
+import type { SubmitConnection } from './submit-session';
 import { checkTrainerScript } from './trainer-checks';
 import type { ResolvedJobOptions } from './options';
 
@@ -59,7 +59,7 @@ export interface ArtifactInput {
   readonly configs: JobConfigs;
   readonly inputs: InputPlan;
   readonly options: ResolvedJobOptions;
-  readonly session: SubmitSession;
+  readonly session: SubmitConnection;
   readonly placeholders: Placeholders;
   /** `--image`: used as it is. */
   readonly image?: string;

@@ -35,8 +35,9 @@ import {
   type JobConfigs,
   type PlaceholderName,
   type ResolvedJob,
+  type ResolvedTemplate,
 } from './resolve';
-import type { SubmitSession } from './submit-session';
+import type { SubmitConnection, SubmitSession } from './submit-session';
 
 export { newPlanCache, type PlanCache } from './artifacts';
 export { PLACEHOLDERS, type PlaceholderName } from './resolve';
@@ -183,6 +184,7 @@ interface PlanParts {
   readonly configs: JobConfigs;
   readonly job: ResolvedJob;
   readonly artifacts: Artifacts;
+  readonly template: ResolvedTemplate | undefined;
   readonly settings: ResolvedSettings;
   readonly placeholders: Placeholders;
   readonly submittedAt: Date;
@@ -190,7 +192,7 @@ interface PlanParts {
 
 /** The job's name, tags and description, and the CreateTrainingJob request within SageMaker's limits. */
 function planRequest(parts: PlanParts) {
-  const { input, configs, job, artifacts, settings, placeholders, submittedAt } = parts;
+  const { input, configs, job, artifacts, template, settings, placeholders, submittedAt } = parts;
   const { config, evalConfig } = configs;
   const launcher = config.value.launcher ?? {};
   const jobNamePrefix = settings.values.jobNamePrefix!;
@@ -211,9 +213,7 @@ function planRequest(parts: PlanParts) {
     'rlvr:user': os.userInfo().username,
     'rlvr:source-sha256': packed.sha256,
     ...(git?.commit ? { 'rlvr:git-commit': `${git.commit}${git.dirty ? '+dirty' : ''}` } : {}),
-    ...(launcher.template || input.template
-      ? { 'rlvr:template': (input.template ?? launcher.template)! }
-      : {}),
+    ...(template ? { 'rlvr:template': template.name } : {}),
     ...input.extraTags,
   };
   const requestSettings = {
@@ -257,7 +257,7 @@ function planRequest(parts: PlanParts) {
 /** Pre-flight: every object the job reads exists. Failures are bad input (exit 2). */
 async function preflightPlan(
   input: SubmitInput,
-  session: SubmitSession,
+  session: SubmitConnection,
   job: ResolvedJob,
   configs: JobConfigs,
   placeholders: Placeholders,
@@ -368,20 +368,30 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     typeof input.options.trainer_command === 'string' ? input.options.trainer_command : undefined;
   const configs = await loadJobConfigs({ ...input, trainerCommand }, cwd);
   const { config, evalConfig } = configs;
-  const template = await resolveTemplate(configs, input.template, session);
+  const aws = await session.connect(); // after the configs: a broken config is reported first
+  const template = await resolveTemplate(configs, input.template, aws);
   const placeholders = new Placeholders();
-  const job = resolveJob(configs, input.options, template, session.settings, placeholders);
+  const job = resolveJob(configs, input.options, template, aws.settings, placeholders);
   const artifacts = await prepareArtifacts({
     ...input,
     configs,
     inputs: job.inputs,
     options: job.options,
-    session,
+    session: aws,
     placeholders,
   });
-  const parts = { input, configs, job, artifacts, settings: session.settings, placeholders, submittedAt };
+  const parts = {
+    input,
+    configs,
+    job,
+    artifacts,
+    template,
+    settings: aws.settings,
+    placeholders,
+    submittedAt,
+  };
   const planned = planRequest(parts);
-  const preflight = await preflightPlan(input, session, job, configs, placeholders);
+  const preflight = await preflightPlan(input, aws, job, configs, placeholders);
   const resolvedConfigYaml = `# Resolved by rlvr submit from ${planned.configDisplayPath}: inputs point at the job's channels.\n${stringifyForTrainer(
     resolveConfigForJob(config.value, job.inputs),
   )}`;
@@ -392,7 +402,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     config,
     trainer: configs.trainer,
     evalConfig,
-    settings: session.settings,
+    settings: aws.settings,
     layout: job.layout,
     placeholders: placeholders.names,
     template: template && { name: template.name, from: template.from },

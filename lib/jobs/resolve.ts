@@ -16,7 +16,7 @@ import type { ResolvedSettings } from '../settings';
 import type { TrainerSelection } from '../trainers';
 import { planInputs, type InputPlan } from './inputs';
 import { resolveJobOptions, type JobOptionFlags, type ResolvedJobOptions } from './options';
-import type { SubmitSession } from './submit-session';
+import type { SubmitConnection } from './submit-session';
 import { trainerSourceOf } from './trainer-source';
 import {
   checkRoleGpus,
@@ -116,7 +116,7 @@ export function pickTemplate(
 export async function resolveTemplate(
   configs: JobConfigs,
   flag: string | undefined,
-  session: SubmitSession,
+  session: SubmitConnection,
 ): Promise<ResolvedTemplate | undefined> {
   const name = flag ?? configs.config.value.launcher?.template;
   const published = name ? await session.publishedTemplate(name) : undefined;

@@ -18,11 +18,11 @@ import {
 } from '../settings';
 
 /**
- * The AWS side of a submit, opened and closed by the caller (the CLI, a sweep, a local run) and
- * handed to the plan and the submit; a plan never holds it. A dry-run without AWS access still gets a
- * session: no clients, the settings from flags and environment, and a note saying why.
+ * The AWS side of a submit once connected: the settings, and clients when AWS may be reachable. A
+ * dry-run without AWS access still connects: no clients, the settings from flags and environment, and
+ * a note saying why.
  */
-export interface SubmitSession {
+export interface SubmitConnection {
   readonly region: string | undefined;
   /** Undefined when AWS is not reachable (dry-run only). */
   readonly aws: AwsClients | undefined;
@@ -32,6 +32,16 @@ export interface SubmitSession {
   readonly dryRun: boolean;
   /** The stack's published job template of that name, or undefined. */
   publishedTemplate(name: string): Promise<string | undefined>;
+}
+
+/**
+ * A submit's AWS session, opened and closed by the caller (the CLI, a sweep, a local run) and handed
+ * to the plan and the submit; a plan never holds it. It connects on the first `connect()` (once), so
+ * a plan checks its configs before any setting is read or any client opened.
+ */
+export interface SubmitSession {
+  readonly dryRun: boolean;
+  connect(): Promise<SubmitConnection>;
   close(): void;
 }
 
@@ -47,8 +57,22 @@ function awsFailure(what: string, err: unknown): RuntimeFailure {
   return new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
 }
 
+/** Opens nothing yet: the session connects when the plan first asks (after the configs are checked). */
+export function openSubmitSession(input: SubmitSessionInput): SubmitSession {
+  let connecting: Promise<SubmitConnection & { close(): void }> | undefined;
+  return {
+    dryRun: input.dryRun,
+    connect: () => (connecting ??= connectSubmit(input)),
+    close: () =>
+      void connecting?.then(
+        (c) => c.close(),
+        () => undefined,
+      ),
+  };
+}
+
 /** Settings: flags > environment > the stack's parameter; clients when AWS may be reachable. */
-export async function openSubmitSession(input: SubmitSessionInput): Promise<SubmitSession> {
+async function connectSubmit(input: SubmitSessionInput): Promise<SubmitConnection & { close(): void }> {
   const env = input.env ?? process.env;
   const { dryRun } = input;
   const region = mergeSettings(input.settings, env, undefined).values.region ?? (await sdkDefaultRegion());

@@ -28,7 +28,7 @@ export function quotaName(instanceType: string, spot: boolean): string {
  * before anything is written; a failed create removes the job's uploads.
  */
 export async function submit(input: SubmitInput): Promise<SubmitResult> {
-  const session = await openSubmitSession({ ...input, dryRun: false });
+  const session = openSubmitSession({ ...input, dryRun: false });
   try {
     const plan = await planSubmit({ ...input, dryRun: false }, session);
     return await submitPlanned(plan, session, input.listener);
@@ -43,8 +43,15 @@ export async function submitPlanned(
   session: SubmitSession,
   listener?: SubmitListener,
 ): Promise<SubmitResult> {
-  if (!session.aws) throw new RuntimeFailure('A submit needs a session with AWS clients', 'NoAwsClients');
-  return createJob({ plan, aws: session.aws, emit: listener ?? (() => undefined) });
+  // A plan made for a dry-run holds placeholders; a dry-run session probes, it does not submit.
+  if (session.dryRun || plan.placeholders.length > 0)
+    throw new RuntimeFailure(
+      'A dry-run plan or session cannot submit: plan again with dryRun: false',
+      'DryRun',
+    );
+  const { aws } = await session.connect();
+  if (!aws) throw new RuntimeFailure('A submit needs a session with AWS clients', 'NoAwsClients');
+  return createJob({ plan, aws, emit: listener ?? (() => undefined) });
 }
 
 /** What every step of a submit works with. */

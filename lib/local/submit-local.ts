@@ -1,7 +1,7 @@
 import { formatProblem } from '../errors';
 import type { ProgressListener } from '../progress';
 import { ensureImage } from '../image';
-import { planSubmit, type SubmitInput, type SubmitSession } from '../jobs';
+import { planSubmit, type SubmitInput, type SubmitPlan, type SubmitSession } from '../jobs';
 import { runLocal, type LocalRunResult } from './run';
 
 /** The repository name local builds get when no repository is configured. */
@@ -29,45 +29,61 @@ export interface LocalSubmitResult extends LocalRunResult {
   readonly image: string;
 }
 
+/** A local job ready to run: its plan and the image it runs in. */
+export interface PreparedLocalRun {
+  readonly plan: SubmitPlan;
+  readonly image: string;
+}
+
 /**
- * `submit --local`: plans the job as for SageMaker (no S3 checks), builds the image if the engine
- * lacks it, and runs the identical job in local Docker.
+ * `submit --local`, first half: plans the job as for SageMaker (no S3 checks) and builds the image if
+ * the engine lacks it. Nothing runs yet, so an interrupt here simply ends the command.
  */
-export async function submitLocal(
+export async function prepareLocalRun(
   input: SubmitInput,
+  session: SubmitSession,
+  options: Pick<LocalSubmitOptions, 'build' | 'dockerHost' | 'onEvent'>,
+): Promise<PreparedLocalRun> {
+  const plan = await planSubmit({ ...input, dryRun: true, local: true, pipeline: undefined }, session);
+  for (const w of plan.warnings) options.onEvent?.({ type: 'warning', message: formatProblem(w) });
+  const given = input.image ?? plan.config.value.launcher?.image;
+  if (given) return { plan, image: given };
+  const built = await ensureImage({
+    context: {
+      dockerDir: options.build.dockerDir,
+      trainerSrc: plan.source.root,
+      buildArgs: options.build.buildArgs,
+    },
+    repositoryUri: plan.placeholders.includes('repositoryUri')
+      ? LOCAL_REPOSITORY
+      : plan.requestSettings.repositoryUri,
+    build: true,
+    push: false,
+    dockerHost: options.dockerHost,
+    listener: options.onEvent,
+  });
+  return { plan, image: built.ref };
+}
+
+/**
+ * `submit --local`, second half: runs the identical job in local Docker; the signal (Ctrl-C) stops it
+ * as SageMaker would.
+ */
+export async function runPreparedLocal(
+  prepared: PreparedLocalRun,
   session: SubmitSession,
   options: LocalSubmitOptions,
 ): Promise<LocalSubmitResult> {
-  const plan = await planSubmit({ ...input, dryRun: true, local: true, pipeline: undefined }, session);
-  for (const w of plan.warnings) options.onEvent?.({ type: 'warning', message: formatProblem(w) });
-  let image = input.image ?? plan.config.value.launcher?.image;
-  if (!image) {
-    const built = await ensureImage({
-      context: {
-        dockerDir: options.build.dockerDir,
-        trainerSrc: plan.source.root,
-        buildArgs: options.build.buildArgs,
-      },
-      repositoryUri: plan.placeholders.includes('repositoryUri')
-        ? LOCAL_REPOSITORY
-        : plan.requestSettings.repositoryUri,
-      build: true,
-      push: false,
-      dockerHost: options.dockerHost,
-      listener: options.onEvent,
-    });
-    image = built.ref;
-  }
   const result = await runLocal({
-    plan,
-    image,
+    plan: prepared.plan,
+    image: prepared.image,
     gpus: options.gpus,
     dockerHost: options.dockerHost,
-    aws: session.aws,
+    aws: (await session.connect()).aws,
     out: options.out,
     err: options.err,
     signal: options.signal,
     listener: options.onEvent,
   });
-  return { ...result, image };
+  return { ...result, image: prepared.image };
 }

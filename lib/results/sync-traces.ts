@@ -14,6 +14,7 @@ import {
   runFoldersFromRunInfo,
   type RunFolder,
 } from './run-folders';
+import { sleep } from '../util/sleep';
 
 /*
  * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its
@@ -258,7 +259,8 @@ export async function syncTraces(
       emit({ type: 'note', message: `no change for ${Math.round(idleMs / 1000)} s: stopping` });
       break;
     }
-    await new Promise((r) => setTimeout(r, options.intervalSeconds! * 1000));
+    await sleep(options.intervalSeconds! * 1000, options.signal);
+    if (options.signal?.aborted) break;
   }
   return { jobs, stats };
 }

@@ -102,6 +102,12 @@ describe('awsErrorKind maps SDK exceptions', () => {
     expect(awsErrorKind(err)).toBe(kind);
   });
 
+  it('a bare 404 is NotFound unless the call says its 404s are not about the thing', () => {
+    const err = sageMakerError('UnknownError', 404, 'Not Found');
+    expect(awsErrorKind(err)).toBe('NotFound');
+    expect(awsErrorKind(err, { notFoundByStatus: false })).toBeUndefined();
+  });
+
   it('a ValidationException saying the resource is missing is NotFound only where the call says so', () => {
     const err = sageMakerError('ValidationException', 400, 'Requested resource not found.');
     expect(awsErrorKind(err)).toBeUndefined();
@@ -195,6 +201,11 @@ describe('the adapters map failures and keep their contracts', () => {
       expect(await new SdkSageMaker(stub.client).describeTrainingJob('j')).toBeUndefined();
       expect(stub.sent).toEqual(['DescribeTrainingJobCommand']);
     }
+    // A bare 404 from SageMaker is a wrong endpoint or proxy, not a missing job (a free name).
+    const bare404 = sageMakerError('UnknownError', 404, 'Not Found');
+    await expect(
+      new SdkSageMaker(failingClient<SageMakerClient>(bare404).client).describeTrainingJob('j'),
+    ).rejects.toBe(bare404);
     const invalid = sageMakerError('ValidationException', 400, 'TrainingJobName is invalid');
     await expect(
       new SdkSageMaker(failingClient<SageMakerClient>(invalid).client).describeTrainingJob('j'),

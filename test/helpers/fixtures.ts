@@ -111,7 +111,7 @@ export function safetensorsWith(data: Buffer): Buffer {
 
 /** A plan in a session of its own, as a one-job caller makes it. */
 export async function planInSession(input: SubmitInput): Promise<SubmitPlan> {
-  const session = await openSubmitSession(input);
+  const session = openSubmitSession(input);
   try {
     return await planSubmit(input, session);
   } finally {

@@ -1,6 +1,6 @@
-import { UserError } from '../../lib/errors';
-import { openSubmitSession, planSubmit, type SubmitInput } from '../../lib/jobs';
-import { exampleConfigs, REPO_ROOT } from '../helpers/fixtures';
+import { ProblemsError, UserError } from '../../lib/errors';
+import { openSubmitSession, planSubmit, submitPlanned, type SubmitInput } from '../../lib/jobs';
+import { exampleConfigs, gsm8kWith, REPO_ROOT, tempDir, writeConfig } from '../helpers/fixtures';
 
 const NO_AWS_ENV = { HOME: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
 
@@ -17,25 +17,38 @@ function input(extra: Partial<SubmitInput> = {}): SubmitInput {
 }
 
 describe('the submit session: opened and closed by the caller, never held by a plan', () => {
-  it('a dry-run without credentials gets no clients and a note the plan reports', async () => {
-    const session = await openSubmitSession(input());
+  it('a dry-run without credentials connects with no clients and a note the plan reports', async () => {
+    const session = openSubmitSession(input());
     try {
-      expect(session.aws).toBeUndefined();
-      expect(session.note).toBe('no AWS credentials found');
-      expect(await session.publishedTemplate('p4de-train-eval')).toBeUndefined();
+      const connection = await session.connect();
+      expect(connection.aws).toBeUndefined();
+      expect(connection.note).toBe('no AWS credentials found');
+      expect(await connection.publishedTemplate('p4de-train-eval')).toBeUndefined();
+      expect(await session.connect()).toBe(connection); // once
       const plan = await planSubmit(input(), session);
       expect(plan.preflight).toEqual({ ran: false, reason: 'no AWS credentials found', checks: [] });
       expect(Object.keys(plan)).not.toContain('aws');
+      // A dry-run's plan and session never submit.
+      await expect(submitPlanned(plan, session)).rejects.toThrow(/dry-run plan or session cannot submit/);
     } finally {
       session.close();
     }
   });
 
-  it('a submit (not a dry-run) without a region is bad input before anything opens', async () => {
-    const err = await openSubmitSession(input({ dryRun: false, settings: {}, env: NO_AWS_ENV })).catch(
-      (e) => e,
-    );
-    expect(err).toBeInstanceOf(UserError);
-    expect((err as Error).message).toMatch(/No AWS region/);
+  it('a broken config is reported before any setting is read (a submit without a region)', async () => {
+    const dir = tempDir('rlvr-session-');
+    const broken = writeConfig(dir, 'broken.yaml', gsm8kWith(['name: grpo', 'name: ppo']));
+    const submit = { ...input({ dryRun: false, settings: {}, configPath: broken }), cwd: dir };
+    const session = openSubmitSession(submit);
+    try {
+      const err = await planSubmit(submit, session).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProblemsError);
+      // With the config right, the missing region is what stops the submit.
+      const noRegion = await session.connect().catch((e: unknown) => e);
+      expect(noRegion).toBeInstanceOf(UserError);
+      expect((noRegion as Error).message).toMatch(/No AWS region/);
+    } finally {
+      session.close();
+    }
   });
 });
