@@ -23,6 +23,7 @@ import type { JobContract } from '../trainers/job-contract';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
 import { extractTarGz } from '../util/extract-tar';
+import { readJsonFile } from '../util/json-file';
 
 export type Yaml = Record<string, unknown>;
 
@@ -37,11 +38,7 @@ export class JobFailure extends Error {
 }
 
 export function readJson(file: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
+  return readJsonFile<Record<string, unknown> | undefined>(file, undefined);
 }
 
 /** Where everything is for this job, on this host; `runInfo` becomes our run.json. */

@@ -32,6 +32,7 @@ import {
   resolveRunFolders,
   type RunFolder,
 } from './run-folders';
+import { readJsonFile } from '../util/json-file';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
 export type CheckpointSelection = 'all' | 'final' | 'none' | readonly string[];
@@ -206,11 +207,7 @@ interface ManifestEntry {
 }
 
 function readManifest(dir: string): Record<string, ManifestEntry> {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dir, MANIFEST), 'utf8'));
-  } catch {
-    return {};
-  }
+  return readJsonFile<Record<string, ManifestEntry>>(path.join(dir, MANIFEST), {});
 }
 
 /**

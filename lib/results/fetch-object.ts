@@ -4,6 +4,7 @@ import type { IS3, S3ObjectInfo } from '../aws';
 import { RuntimeFailure } from '../errors';
 import { mapLimited } from '../util/pool';
 import { sha256OfFile } from './hash';
+import { readJsonFile } from '../util/json-file';
 
 /*
  * One object to one local file: byte ranges in parallel, written in place into `<file>.rlvr-partial`,
@@ -37,11 +38,7 @@ interface PartialState {
 }
 
 function readState(file: string): PartialState | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as PartialState;
-  } catch {
-    return undefined;
-  }
+  return readJsonFile<PartialState | undefined>(file, undefined);
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   type RunFolder,
 } from './run-folders';
 import { sleep } from '../util/sleep';
+import { readJsonFile } from '../util/json-file';
 
 /*
  * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its
@@ -91,14 +92,6 @@ function replaceAtomically(file: string, write: (tmp: string) => void): void {
   fs.fsyncSync(fd);
   fs.closeSync(fd);
   fs.renameSync(tmp, file);
-}
-
-function readJsonFile<T>(file: string, fallback: T): T {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return fallback;
-  }
 }
 
 /** The traces of one run folder, from the job's listing: returns whether anything changed. */

@@ -1,0 +1,10 @@
+import * as fs from 'node:fs';
+
+/** A JSON file's value, or `fallback` when it is missing or not (yet) valid JSON. */
+export function readJsonFile<T>(file: string, fallback: T): T {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch {
+    return fallback;
+  }
+}
