@@ -355,6 +355,37 @@ function estimateCost(
   };
 }
 
+function sourceSummary(artifacts: Artifacts, layout: S3Layout): SubmitPlan['source'] {
+  const { staged, packed } = artifacts;
+  return {
+    root: staged.root,
+    isGit: staged.isGit,
+    fileCount: packed.fileCount,
+    bytes: staged.totalBytes,
+    sha256: packed.sha256,
+    key: layout.sourceKey(packed.sha256),
+    excluded: staged.excluded,
+  };
+}
+
+/** Every warning of the plan, in the order the steps found them. */
+function planWarnings(
+  configs: JobConfigs,
+  artifacts: Artifacts,
+  job: ResolvedJob,
+  preflight: readonly Problem[],
+): Problem[] {
+  return [
+    ...configs.config.warnings,
+    ...(configs.evalConfig?.warnings ?? []),
+    ...artifacts.warnings,
+    ...job.warnings,
+    ...(artifacts.imageNote ? [{ where: 'image', message: artifacts.imageNote }] : []),
+    ...preflight,
+    ...idleGpuWarnings(job.options),
+  ];
+}
+
 /**
  * Validates everything and computes the exact request, without creating anything, in four steps:
  * the configs, the job they describe (resolveJob, pure), what it ships (prepareArtifacts) and the
@@ -380,44 +411,36 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     session: aws,
     placeholders,
   });
-  const parts = {
+  const settings = aws.settings;
+  const planned = planRequest({
     input,
     configs,
     job,
     artifacts,
     template,
-    settings: aws.settings,
+    settings,
     placeholders,
     submittedAt,
-  };
-  const planned = planRequest(parts);
+  });
   const preflight = await preflightPlan(input, aws, job, configs, placeholders);
   const resolvedConfigYaml = `# Resolved by rlvr submit from ${planned.configDisplayPath}: inputs point at the job's channels.\n${stringifyForTrainer(
     resolveConfigForJob(config.value, job.inputs),
   )}`;
   const contractJson = `${JSON.stringify(job.runtime.contract, null, 2)}\n`;
-  const { staged, packed, git } = artifacts;
+  const { packed, git } = artifacts;
   return {
     ...planned,
     config,
     trainer: configs.trainer,
     evalConfig,
-    settings: aws.settings,
+    settings,
     layout: job.layout,
     placeholders: placeholders.names,
     template: template && { name: template.name, from: template.from },
     options: job.options,
     image: artifacts.image,
     inputs: job.inputs,
-    source: {
-      root: staged.root,
-      isGit: staged.isGit,
-      fileCount: packed.fileCount,
-      bytes: staged.totalBytes,
-      sha256: packed.sha256,
-      key: job.layout.sourceKey(packed.sha256),
-      excluded: staged.excluded,
-    },
+    source: sourceSummary(artifacts, job.layout),
     packed,
     git,
     resolvedConfigYaml,
@@ -437,15 +460,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
       planned.requestSettings.region,
       placeholders.names.includes('region'),
     ),
-    warnings: [
-      ...config.warnings,
-      ...(evalConfig?.warnings ?? []),
-      ...artifacts.warnings,
-      ...job.warnings,
-      ...(artifacts.imageNote ? [{ where: 'image', message: artifacts.imageNote }] : []),
-      ...preflight.warnings,
-      ...idleGpuWarnings(job.options),
-    ],
+    warnings: planWarnings(configs, artifacts, job, preflight.warnings),
     jobLogPath: resolveJobLogPath({
       explicit: input.jobLog,
       env: input.env ?? process.env,
