@@ -345,13 +345,39 @@ function requireSelected(job: string, selection: CheckpointSelection, available:
   }
 }
 
-/** The weight files a checkpoint's index names, read from S3 (`unreadable` when it cannot be parsed). */
-async function indexedWeights(run: DownloadRun, ck: ListedCheckpoint): Promise<CheckpointFiles['indexed']> {
+/** The local file of `o` when an earlier run fetched this very version (same ETag and size). */
+function sameLocalCopy(run: DownloadRun, o: S3ObjectInfo): string | undefined {
+  const known = run.manifest[o.key];
+  const local = path.join(run.dir, known?.renamedTo ?? localPathFor(o.key.slice(run.prefix.length)));
+  if (!known || known.etag !== o.etag) return undefined;
+  return fs.existsSync(local) && fs.statSync(local).size === o.size ? local : undefined;
+}
+
+/**
+ * The weight files a checkpoint's index names (`unreadable` when it cannot be parsed): from the local
+ * copy when it is the listed version (a repeat download makes no GET), else from S3.
+ */
+async function indexedWeights(
+  run: DownloadRun,
+  listing: JobListing,
+  ck: ListedCheckpoint,
+): Promise<CheckpointFiles['indexed']> {
   if (!ck.sizes.has(MODEL_INDEX_FILE)) return undefined;
-  const text = await run.context.aws.s3
-    .getObjectText(run.layout.bucket, `${run.prefix}${ck.path}/${MODEL_INDEX_FILE}`)
-    .catch(() => undefined);
+  const key = `${run.prefix}${ck.path}/${MODEL_INDEX_FILE}`;
+  const listed = listing.objects.find((o) => o.key === key);
+  const local = listed && sameLocalCopy(run, listed);
+  const text = local
+    ? readTextOrUndefined(local)
+    : await run.context.aws.s3.getObjectText(run.layout.bucket, key).catch(() => undefined);
   return weightsNamedByIndex(text);
+}
+
+function readTextOrUndefined(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /** The selected checkpoint folders the listing shows incomplete: left out, each with a warning. */
@@ -367,7 +393,7 @@ async function incompleteCheckpoints(
   );
   const leftOut = new Set<string>();
   for (const ck of listed.filter((c) => selected(c.name, selection))) {
-    const indexed = await indexedWeights(run, ck);
+    const indexed = await indexedWeights(run, listing, ck);
     const attempt = runFolderIndex(ck, folders);
     const verdict = listedCheckpointVerdict(ck, {
       siblings: listed.filter((c) => c.parent === ck.parent).map((c) => c.folder),
@@ -413,9 +439,7 @@ async function fetchWanted(run: DownloadRun, wanted: readonly S3ObjectInfo[]): P
   let progressBytes = 0;
   const queue: S3ObjectInfo[] = [];
   for (const o of wanted) {
-    const known = manifest[o.key];
-    const local = path.join(dir, known?.renamedTo ?? localPathFor(o.key.slice(prefix.length)));
-    if (known && known.etag === o.etag && fs.existsSync(local) && fs.statSync(local).size === o.size) {
+    if (sameLocalCopy(run, o)) {
       tally.skipped++;
       progressBytes += o.size;
       emit({ type: 'file', key: o.key, bytes: o.size, skipped: true });

@@ -125,6 +125,22 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
     );
     expect(first.stdout).toMatch(/checkpoints here: r_final; in S3: step20, step40, final/);
 
+    // A repeat with nothing changed reads the index of the indexed checkpoint from its local copy:
+    // no GET at all (the listing and the job's artifact HEAD only).
+    const proxy = new FaultProxy(Number(new URL(moto.endpoint).port));
+    await proxy.start();
+    try {
+      const repeat = await runCli(['download', job, '--results-dir', out], {
+        env: emulator.cliEnv({ AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.port}` }),
+      });
+      expect(repeat.code).toBe(0);
+      expect(repeat.stdout).toMatch(/0 downloaded .* 6 already complete/);
+      expect(proxy.requests.list).toBeGreaterThan(0); // it went through the proxy
+      expect(proxy.requests.get).toBe(0);
+    } finally {
+      await proxy.stop();
+    }
+
     const again = await runCli(['download', job, '--results-dir', out, '--checkpoints', 'step20'], {
       env: cliEnv(),
     });
