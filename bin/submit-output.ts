@@ -47,6 +47,7 @@ export function renderSweepPlan(sweep: PlannedSweep, asJson: boolean): string {
       dryRun: true,
       sweepId,
       namesProvisional: PROVISIONAL_NAMES,
+      jobCount: jobs.length,
       jobs,
       totalEstimatedCost,
     });

@@ -3,6 +3,7 @@ import { parseGpuList } from '../../lib/config';
 import { UserError } from '../../lib/errors';
 import { createImagePipeline, type ImagePipeline } from '../../lib/image';
 import { OPTION_FLAGS, type JobOptionFlags, type SubmitInput } from '../../lib/jobs';
+import { SWEEP_MAX_JOBS } from '../../lib/jobs/sweep';
 import type { ProgressListener } from '../../lib/progress';
 import { settingsOf, type SettingsFlagValues } from './common';
 import { parseBuildArgs, type ImageFlagValues } from './image';
@@ -23,6 +24,7 @@ export interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
   jobLog?: string;
   tag?: string[];
   sweep?: string[];
+  maxJobs?: string;
   wait?: boolean;
   poll?: string;
   strict?: boolean;
@@ -81,6 +83,10 @@ export function addSubmitOptions(command: Command): Command {
       collect,
     )
     .option(
+      '--max-jobs <n>',
+      `with --sweep: the most jobs it may create (default ${SWEEP_MAX_JOBS}); more is refused before any`,
+    )
+    .option(
       '--wait',
       'follow the job (status and logs) until it ends; exit 0 only if it Completed with checkpoints',
     )
@@ -98,15 +104,35 @@ function optionFlags(flags: SubmitFlags): JobOptionFlags {
   const options: Record<string, unknown> = {};
   for (const [name, flag] of Object.entries(OPTION_FLAGS))
     if (flag.startsWith('--')) options[name] = values[attribute(flag)];
-  options.tags = flags.tag?.length
-    ? Object.fromEntries(
-        flags.tag.map((t) => {
-          const i = t.indexOf('=');
-          return i < 0 ? [t, ''] : [t.slice(0, i), t.slice(i + 1)];
-        }),
-      )
-    : undefined;
+  options.tags = flags.tag?.length ? parseTags(flags.tag) : undefined;
   return options as JobOptionFlags;
+}
+
+/** `--tag key=value`, each with a key and an `=` (an explicitly empty value, `key=`, is one). */
+export function parseTags(values: readonly string[]): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const t of values) {
+    const i = t.indexOf('=');
+    if (i <= 0 || t.slice(0, i).trim() === '')
+      throw new UserError(
+        `--tag ${t}: expected the form --tag key=value, e.g. --tag team=annotations`,
+        'BadFlag',
+      );
+    tags[t.slice(0, i)] = t.slice(i + 1);
+  }
+  return tags;
+}
+
+/** `--max-jobs N`: how many jobs a sweep may create (undefined: the default). */
+export function maxJobs(flags: SubmitFlags): number | undefined {
+  if (flags.maxJobs === undefined) return undefined;
+  const n = Number(flags.maxJobs);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UserError(
+      `--max-jobs ${flags.maxJobs}: a positive whole number, e.g. --max-jobs 100`,
+      'BadFlag',
+    );
+  return n;
 }
 
 /** The image pipeline the submit is handed: build/push as the flags say. */

@@ -26,7 +26,7 @@ import {
 } from '../submit-output';
 import { addSettingsOptions, exits, settingsOf } from './common';
 import { addImageOptions, parseBuildArgs } from './image';
-import { addSubmitOptions, localGpus, submitInput, type SubmitFlags } from './submit-flags';
+import { addSubmitOptions, localGpus, maxJobs, submitInput, type SubmitFlags } from './submit-flags';
 
 /** Opens the session the plan and the submit share, and closes it whatever happens. */
 async function withSession<T>(input: SubmitInput, run: (session: SubmitSession) => Promise<T>): Promise<T> {
@@ -62,7 +62,8 @@ async function runSubmitCommand(input: SubmitInput, flags: SubmitFlags): Promise
       process.stdout.write(flags.json ? json(planJson(plan)) : renderPlan(plan));
       return undefined;
     }
-    const result = await submitPlanned(plan, session, input.listener);
+    // Ctrl-C cleans up what the submit made (the library says what it removed, or the job it left).
+    const result = await withInterrupt((signal) => submitPlanned(plan, session, input.listener, signal));
     process.stdout.write(renderSubmitted(result, Boolean(flags.json)));
     return result.jobName;
   });
@@ -70,13 +71,16 @@ async function runSubmitCommand(input: SubmitInput, flags: SubmitFlags): Promise
 
 /** Plans every combination, then prints the plans (dry-run) or submits them one by one. */
 async function runSweepCommand(input: SubmitInput, flags: SubmitFlags): Promise<void> {
+  const axes = flags.sweep!.map(parseSweepFlag);
+  const limit = { maxJobs: maxJobs(flags) };
   await withSession(input, async (session) => {
-    const sweep = await planSweep(input.configPath, input, flags.sweep!.map(parseSweepFlag), session);
+    const sweep = await planSweep(input.configPath, input, axes, session, limit);
     if (flags.dryRun) {
       process.stdout.write(renderSweepPlan(sweep, Boolean(flags.json)));
       return;
     }
-    const results = await submitSweep(sweep, session, input.listener);
+    // A failure or Ctrl-C after some jobs were created names them and how to stop them (exit 1).
+    const results = await withInterrupt((signal) => submitSweep(sweep, session, input.listener, signal));
     process.stdout.write(renderSweepSubmitted(sweep, results, Boolean(flags.json)));
   });
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import {
   Document,
+  isAlias,
   isMap,
   isNode,
   isPair,
@@ -8,6 +9,7 @@ import {
   isSeq,
   LineCounter,
   parseDocument,
+  visit,
   type Node,
 } from 'yaml';
 import { ProblemsError, UserError, type Problem, type SourceLocation } from '../errors';
@@ -26,24 +28,16 @@ export class YamlFile {
     private readonly lines: LineCounter,
   ) {}
 
-  /** Reads and parses a file; YAML syntax errors (all of them) become a ProblemsError. */
+  /**
+   * Reads and parses a file; YAML syntax errors (all of them) become a ProblemsError. A file over
+   * `YAML_LIMITS.maxBytes`, bytes that are not UTF-8 and control characters are bad input too.
+   */
   static read(path: string, displayPath = path): YamlFile {
-    let text: string;
-    try {
-      text = fs.readFileSync(path, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new UserError(
-        code === 'ENOENT'
-          ? `${displayPath}: no such file. Check the path (it is relative to the current directory).`
-          : `${displayPath}: cannot read: ${(err as Error).message}`,
-        'ConfigNotReadable',
-      );
-    }
-    return YamlFile.parse(text, displayPath);
+    return YamlFile.parse(decodeUtf8(readLimited(path, displayPath), displayPath), displayPath);
   }
 
   static parse(text: string, displayPath: string): YamlFile {
+    checkText(text, displayPath);
     const lines = new LineCounter();
     const document = parseDocument(text, {
       lineCounter: lines,
@@ -68,8 +62,47 @@ export class YamlFile {
         },
       ]);
     }
+    file.checkAliases();
     file.checkDuplicateKeys();
     return file;
+  }
+
+  /**
+   * Aliases may not expand past `YAML_LIMITS.maxAliasNodes` values in all (a "billion laughs" file
+   * expands to 10^9 from a few lines): the alias where the total passes the limit is reported.
+   */
+  private checkAliases(): void {
+    const sizes = new Map<unknown, number>();
+    const sizeOf = (node: unknown): number => {
+      if (isAlias(node)) return sizeOf(node.resolve(this.document));
+      if (!isMap(node) && !isSeq(node) && !isPair(node)) return 1;
+      const known = sizes.get(node);
+      if (known !== undefined) return known;
+      sizes.set(node, Infinity); // an alias inside the node it names expands forever
+      const items: unknown[] = isPair(node) ? [node.key, node.value] : node.items;
+      const size = items.reduce<number>((sum, item) => sum + sizeOf(item), 1);
+      sizes.set(node, size);
+      return size;
+    };
+    let total = 0;
+    let over: Node | undefined;
+    visit(this.document, {
+      Alias: (_, alias) => {
+        total += sizeOf(alias);
+        if (total <= YAML_LIMITS.maxAliasNodes) return undefined;
+        over = alias;
+        return visit.BREAK;
+      },
+    });
+    if (!over) return;
+    throw new ProblemsError(`${this.path}: its YAML aliases expand too far`, [
+      {
+        location: this.locationOfOffset(rangeStart(over) ?? 0),
+        where: 'yaml',
+        message: `by this alias, the aliases expand to more than ${YAML_LIMITS.maxAliasNodes} values (a "billion laughs" file?)`,
+        hint: 'Write the values out, or nest fewer aliases in aliases.',
+      },
+    ]);
   }
 
   /** A key written twice: the same value is a warning, a different one an error (one is ignored). */
@@ -109,7 +142,8 @@ export class YamlFile {
 
   /** The plain JavaScript value of the document. */
   toJS(): unknown {
-    return this.document.toJS({ maxAliasCount: 100 });
+    // The aliases' expansion is bounded when parsing (checkAliases).
+    return this.document.toJS({ maxAliasCount: -1 });
   }
 
   locationOfOffset(offset: number): SourceLocation {
@@ -171,6 +205,149 @@ export class YamlFile {
   problem(path: KeyPath, message: string, hint?: string, options: { key?: boolean } = {}): Problem {
     return { location: this.locate(path, options), where: formatKeyPath(path), message, hint };
   }
+}
+
+/** What the launcher reads as YAML at most: any config, and `rlvr-trainers.yaml`. */
+export const YAML_LIMITS = {
+  /** A config is a few KiB; one over 1 MiB is a mistake (data belongs in a dataset). */
+  maxBytes: 1024 * 1024,
+  /** Values all aliases expand to together. */
+  maxAliasNodes: 10_000,
+} as const;
+
+/** 1-based line and column (in UTF-16 units, as the parser counts) of an offset into `text`. */
+function positionOf(file: string, text: string, offset: number): SourceLocation {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { file, line: before.split('\n').length, column: offset - lineStart + 1 };
+}
+
+function tooLarge(file: string, head: Uint8Array, size: number): ProblemsError {
+  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(head.subarray(0, YAML_LIMITS.maxBytes));
+  const mib = (size / 1024 / 1024).toFixed(1);
+  return new ProblemsError(`${file} is too large for a config`, [
+    {
+      location: positionOf(file, text, text.length),
+      where: 'file',
+      message: `the file is ${mib} MiB: it passes the limit of ${YAML_LIMITS.maxBytes / 1024 / 1024} MiB here`,
+      hint: 'A config is a few KiB: check that this is the file you meant (data belongs in a dataset).',
+    },
+  ]);
+}
+
+/** The file's bytes, reading at most one byte past the size limit (a 100 MB file is not read whole). */
+function readLimited(path: string, displayPath: string): Buffer {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'r');
+  } catch (err) {
+    throw notReadable(err, displayPath);
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const buffer = Buffer.alloc(YAML_LIMITS.maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const n = fs.readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length === buffer.length) throw tooLarge(displayPath, buffer, Math.max(size, length));
+    }
+    return buffer.subarray(0, length);
+  } catch (err) {
+    if (err instanceof ProblemsError) throw err;
+    throw notReadable(err, displayPath);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function notReadable(err: unknown, displayPath: string): UserError {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new UserError(
+    code === 'ENOENT'
+      ? `${displayPath}: no such file. Check the path (it is relative to the current directory).`
+      : `${displayPath}: cannot read: ${(err as Error).message}`,
+    'ConfigNotReadable',
+  );
+}
+
+/** The offset of the first byte that does not start a well-formed UTF-8 sequence, or -1. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i];
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    const more =
+      lead >= 0xc2 && lead <= 0xdf
+        ? 1
+        : lead >= 0xe0 && lead <= 0xef
+          ? 2
+          : lead >= 0xf0 && lead <= 0xf4
+            ? 3
+            : 0;
+    if (more === 0 || i + more >= bytes.length) return i;
+    let code = lead & (0x3f >> more);
+    for (let k = 1; k <= more; k++) {
+      if ((bytes[i + k] & 0xc0) !== 0x80) return i;
+      code = (code << 6) | (bytes[i + k] & 0x3f);
+    }
+    const min = [0, 0x80, 0x800, 0x10000][more];
+    if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return i;
+    i += more + 1;
+  }
+  return -1;
+}
+
+/** The bytes as text; bytes that are not UTF-8 are bad input at their line and column (never U+FFFD). */
+function decodeUtf8(bytes: Uint8Array, displayPath: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    const at = Math.max(0, firstInvalidUtf8(bytes));
+    const before = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes.subarray(0, at));
+    const shown = Array.from(bytes.subarray(at, at + 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
+    throw new ProblemsError(`${displayPath} is not UTF-8 text`, [
+      {
+        location: positionOf(displayPath, before, before.length),
+        where: 'file',
+        message: `bytes that are not UTF-8 (${shown}…)`,
+        hint: 'Save the file as UTF-8; a config is text.',
+      },
+    ]);
+  }
+}
+
+/** The offset of the first C0 control character but tab, line feed and carriage return (or DEL), or -1. */
+function firstControl(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0x7f) return i;
+  }
+  return -1;
+}
+
+/** The text's size, and no control characters (a NUL, say) but tab, line feed and carriage return. */
+function checkText(text: string, displayPath: string): void {
+  if (text.length > YAML_LIMITS.maxBytes / 4 && Buffer.byteLength(text) > YAML_LIMITS.maxBytes) {
+    const bytes = Buffer.from(text);
+    throw tooLarge(displayPath, bytes, bytes.length);
+  }
+  const at = firstControl(text);
+  if (at < 0) return;
+  const code = text.charCodeAt(at);
+  const name = code === 0 ? 'a NUL character' : 'a control character';
+  throw new ProblemsError(`${displayPath} is not a text file YAML allows`, [
+    {
+      location: positionOf(displayPath, text, at),
+      where: 'file',
+      message: `${name} (U+${code.toString(16).toUpperCase().padStart(4, '0')})`,
+      hint: 'Remove it: a config is text (was a binary file named, or the file damaged?).',
+    },
+  ]);
 }
 
 function rangeStart(node: unknown): number | undefined {

@@ -109,3 +109,53 @@ export function resolveJobLogPath(options: {
   const given = options.explicit ?? options.env[CLI_ENV.jobLog];
   return given ? path.resolve(options.cwd, given) : path.join(options.repoRoot, LOCAL.defaultJobLog);
 }
+
+/** Folders of the kernel's and devices' files: a log written there is never a log (and may hang). */
+const SYSTEM_FOLDERS = ['/proc', '/sys', '/dev'];
+
+function within(file: string, folder: string): boolean {
+  return file === folder || file.startsWith(`${folder}/`);
+}
+
+function canWrite(file: string, folder: boolean): boolean {
+  try {
+    fs.accessSync(file, folder ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The path itself when it exists, else its nearest existing parent. */
+function nearestExisting(file: string): string {
+  let at = file;
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  return at;
+}
+
+/**
+ * What would stop a submit writing the job log at `logPath` (the file, its folders, and the lock
+ * beside it), checked before the job is created; undefined when nothing would.
+ */
+export function jobLogPathProblem(logPath: string): string | undefined {
+  const file = path.resolve(logPath);
+  const existing = nearestExisting(file);
+  let real: string;
+  try {
+    real = fs.realpathSync(existing);
+  } catch (err) {
+    return `${existing} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+  const system = SYSTEM_FOLDERS.find((f) => within(file, f) || within(real, f));
+  if (system) return `it is under ${system}, a system folder, not a place for a log`;
+  const stat = fs.statSync(real);
+  if (existing !== file) {
+    if (!stat.isDirectory()) return `${existing} is a file, so the folder the log needs cannot be made`;
+    return canWrite(real, true) ? undefined : `the folder ${existing} is not writable`;
+  }
+  if (stat.isDirectory()) return 'it is a folder: name a file in it, e.g. job_log.md';
+  if (!stat.isFile()) return 'it is not a regular file';
+  if (!canWrite(real, false)) return 'the file is not writable';
+  // The lock is a folder made beside the log.
+  return canWrite(path.dirname(real), true) ? undefined : `its folder ${path.dirname(file)} is not writable`;
+}

@@ -11,6 +11,9 @@ import { UserError } from '../errors';
 
 export type SweepValue = number | string | boolean;
 
+/** The most jobs a sweep creates unless told more (`--max-jobs`): a slip must not launch hundreds. */
+export const SWEEP_MAX_JOBS = 64;
+
 export interface SweepAxis {
   readonly key: string;
   readonly values: readonly SweepValue[];
@@ -94,8 +97,33 @@ export function sweepLiteral(value: SweepValue): string {
   return JSON.stringify(value);
 }
 
-/** Every combination of the axes, each as config text (the first axis varies slowest). */
-export function expandSweep(file: YamlFile, axes: readonly SweepAxis[]): SweepVariant[] {
+/** How many jobs the axes make: the product of their value counts. */
+export function sweepSize(axes: readonly SweepAxis[]): number {
+  return axes.reduce((n, axis) => n * axis.values.length, 1);
+}
+
+/** More combinations than `maxJobs` is bad input, refused before anything is planned. */
+export function checkSweepSize(axes: readonly SweepAxis[], maxJobs = SWEEP_MAX_JOBS): void {
+  const size = sweepSize(axes);
+  if (size <= maxJobs) return;
+  const product = axes.map((a) => a.values.length).join(' × ');
+  throw new UserError(
+    `--sweep: ${axes.length > 1 ? `${product} = ` : ''}${size} combinations would create ${size} jobs, ` +
+      `more than the ${maxJobs} a sweep may create. Sweep fewer values, or raise the limit with --max-jobs ${size}.`,
+    'SweepTooLarge',
+  );
+}
+
+/**
+ * Every combination of the axes, each as config text (the first axis varies slowest); more than
+ * `maxJobs` of them is refused.
+ */
+export function expandSweep(
+  file: YamlFile,
+  axes: readonly SweepAxis[],
+  maxJobs = SWEEP_MAX_JOBS,
+): SweepVariant[] {
+  checkSweepSize(axes, maxJobs);
   const resolved = axes.map((axis) => ({ ...axis, path: resolveSweepKey(file, axis.key) }));
   const keys = new Set<string>();
   for (const axis of resolved) {
