@@ -189,6 +189,7 @@ function sourceSection(plan: SubmitPlan): string {
     out += row('commit', `${plan.git.commit}${dirty}`);
   }
   if (source.excluded.length > 0) out += row('excluded', source.excluded.slice(0, 10).join(', '));
+  for (const w of source.withheld) out += row('withheld', w.path, `${w.why}: credentials never leave`);
   out += row(
     'checkpoints',
     `${layout.uri(layout.checkpointsPrefix(plan.jobName))} (streamed while the job runs)`,

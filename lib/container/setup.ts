@@ -3,9 +3,11 @@
  * contract, BRIEF §4), the trainer's source, the config and the job's trainer contract, our files in the
  * run folder, a restart's resume, the config the trainer reads, and the datasets where its loaders look.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { parse } from 'yaml';
 import { stringifyForTrainer } from '../config/yaml-write';
 import {
@@ -22,7 +24,7 @@ import {
 import type { JobContract } from '../trainers/job-contract';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
-import { extractTarGz } from '../util/extract-tar';
+import { extractTarGz, UnsafeEntryError } from '../util/extract-tar';
 import { readJsonFile } from '../util/json-file';
 
 export type Yaml = Record<string, unknown>;
@@ -127,23 +129,57 @@ export function describeContainer(options: {
   };
 }
 
-/** The trainer's source: the `code` channel's archive, or a folder mounted at /opt/ml/code (local runs). */
+/**
+ * The trainer's source: the `code` channel's archive, unpacked only once its SHA-256 is the one the
+ * launcher submitted (RLVR_SOURCE_SHA256: an archive replaced in S3 after submit fails the job), or a
+ * folder mounted at /opt/ml/code (local runs).
+ */
 export async function prepareCode(job: ContainerJob): Promise<void> {
   const codeChannel = path.join(job.dataDir, CHANNELS.code);
   if (fs.existsSync(codeChannel)) {
     const archive = fs.readdirSync(codeChannel).find((f) => f.endsWith('.tar.gz'));
     if (!archive) throw new JobFailure(`the code channel ${codeChannel} holds no .tar.gz`);
-    const n = await unpackSource(path.join(codeChannel, archive), job.codeDir);
-    job.say(`unpacked the trainer's source (${n} files, ${archive}) into ${job.codeDir}`);
+    const file = path.join(codeChannel, archive);
+    await checkSourceDigest(file, job.env[JOB_ENV.sourceSha256]);
+    const n = await unpackSource(file, job.codeDir);
+    job.say(`unpacked the trainer's source (${n} files, ${archive}, sha256 verified) into ${job.codeDir}`);
   } else if (!fs.existsSync(job.codeDir) || fs.readdirSync(job.codeDir).length === 0) {
     throw new JobFailure(`no trainer source: neither a code channel nor files in ${job.codeDir}`);
   }
 }
 
-/** The source archive into `dest`: files and symlinks; an entry or symlink reaching outside fails the job. */
+/** The archive's SHA-256 against the one submitted; a mismatch or no digest at all fails the job. */
+async function checkSourceDigest(file: string, expected: string | undefined): Promise<void> {
+  const want = (expected ?? '').trim().toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(want)) {
+    throw new JobFailure(
+      `${JOB_ENV.sourceSha256} is ${expected === undefined ? 'not set' : `"${expected}", not a SHA-256`}: ` +
+        `the trainer's source cannot be verified, so it is not unpacked (was this job started by rlvr submit?)`,
+    );
+  }
+  const hash = createHash('sha256');
+  await pipeline(fs.createReadStream(file), hash);
+  const got = hash.digest('hex');
+  if (got !== want) {
+    throw new JobFailure(
+      `the trainer's source archive ${path.basename(file)} has SHA-256 ${got}, not the ${want} submitted ` +
+        `(${JOB_ENV.sourceSha256}): it was changed after submit, so it is not unpacked. Submit the job again.`,
+    );
+  }
+}
+
+/**
+ * The source archive into `dest`: files and symlinks; an absolute name, a `..`, an entry or symlink
+ * reaching outside, a device or fifo entry fails the job.
+ */
 async function unpackSource(archive: string, dest: string): Promise<number> {
-  const files = await extractTarGz(fs.createReadStream(archive), dest, { symlinks: true, unsafe: 'fail' });
-  return files.length;
+  try {
+    const files = await extractTarGz(fs.createReadStream(archive), dest, { symlinks: true, unsafe: 'fail' });
+    return files.length;
+  } catch (err) {
+    if (err instanceof UnsafeEntryError) throw new JobFailure(`the trainer's source archive: ${err.message}`);
+    throw err;
+  }
 }
 
 /** The resolved config and the job's trainer contract (both written by the launcher). */

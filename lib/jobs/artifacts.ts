@@ -1,3 +1,5 @@
+import * as path from 'node:path';
+import type { KeyPath } from '../config';
 import type { ImagePipeline } from '../image';
 import { ProblemsError, UserError, type Problem } from '../errors';
 import type { ProgressOf } from '../progress';
@@ -15,7 +17,8 @@ import { checkReferencedFiles } from './references';
 import type { JobConfigs, Placeholders } from './resolve';
 import type { SubmitConnection } from './submit-session';
 import { checkTrainerScript } from './trainer-checks';
-import type { ResolvedJobOptions } from './options';
+import { problemAt, type ResolvedJobOptions } from './options';
+import { checkedSourceRoot } from './trainer-source';
 
 /**
  * Work a sweep's plans share: every combination stages the same source and reads the same inputs, so
@@ -92,6 +95,66 @@ async function packTrainerSource(
   );
 }
 
+/** Every string value in the config, with where it is. */
+function stringValues(value: unknown, at: KeyPath = []): { path: KeyPath; value: string }[] {
+  if (typeof value === 'string') return [{ path: at, value }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => stringValues(v, [...at, i]));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([k, v]) => stringValues(v, [...at, k]));
+  }
+  return [];
+}
+
+/** A path as the staged source spells it (relative, `/`-separated, no `./`). */
+function sourceRelative(value: string): string {
+  return path.posix.normalize(value.replace(/^(\.\/)+/, ''));
+}
+
+const WITHHELD_HINT =
+  'Credential files never travel with the job. Give the job what it needs another way (the job environment, a secret store), or, if the file holds no secret, rename it (.rlvrignore only adds to the deny-list).';
+
+/**
+ * A config value, or a word of the trainer command, naming a withheld file: the job would miss it, so
+ * the submit stops (exit 2) rather than ship a job that fails, or quietly ship the secret.
+ */
+function checkWithheldReferences(input: ArtifactInput, staged: StagedSource): void {
+  if (staged.withheld.length === 0) return;
+  const withheld = new Map(staged.withheld.map((w) => [w.path, w.why]));
+  const { config } = input.configs;
+  const problems: Problem[] = [];
+  for (const ref of stringValues(config.value)) {
+    if (ref.path[0] === 'launcher' && ref.path[1] === 'exclude') continue; // leaving it out is fine
+    const why = withheld.get(sourceRelative(ref.value));
+    if (why) {
+      problems.push(
+        config.file.problem(
+          ref.path,
+          `"${ref.value}" is withheld from the job's source (${why})`,
+          WITHHELD_HINT,
+        ),
+      );
+    }
+  }
+  const command = input.options.trainerCommand;
+  const words = command.value.split(/\s+/).flatMap((w) => [w, ...w.split('=').slice(1)]);
+  for (const word of new Set(words.map((w) => w.replace(/^['"]|['"]$/g, '')))) {
+    const why = word && withheld.get(sourceRelative(word));
+    if (why) {
+      problems.push(
+        problemAt(
+          command.source,
+          'trainer_command',
+          `the trainer command names ${word}, which is withheld from the job's source (${why})`,
+          WITHHELD_HINT,
+        ),
+      );
+    }
+  }
+  if (problems.length > 0) {
+    throw new ProblemsError('The job would need files withheld from its source', problems);
+  }
+}
+
 /** Every file the config names travels with the job, and so does the trainer command's script. */
 function checkSourceCarries(input: ArtifactInput, staged: StagedSource): readonly Problem[] {
   const { config } = input.configs;
@@ -154,17 +217,12 @@ async function resolveImage(
 
 /** What the job ships: the trainer's source package and the image it runs in. */
 export async function prepareArtifacts(input: ArtifactInput): Promise<Artifacts> {
-  const { config, sourceRootFor } = input.configs;
+  const { config } = input.configs;
   const launcher = config.value.launcher ?? {};
-  const sourceRoot = sourceRootFor(launcher.trainer_src);
-  if (!sourceRoot) {
-    throw new UserError(
-      `${config.displayPath} is not inside a git repository, so the trainer's source is unknown. Pass --trainer-src DIR or set launcher.trainer_src.`,
-      'NoTrainerSource',
-    );
-  }
+  const sourceRoot = await checkedSourceRoot(input.configs);
   input.listener?.({ type: 'step', message: `staging the trainer's source from ${sourceRoot}` });
   const source = await packTrainerSource(sourceRoot, launcher, input.cache);
+  checkWithheldReferences(input, source.staged);
   const warnings = checkSourceCarries(input, source.staged);
   const { image, note } = await resolveImage(input, sourceRoot);
   return { ...source, sourceRoot, image, imageNote: note, warnings };

@@ -11,8 +11,9 @@ import {
   type TrainingConfig,
 } from '../config';
 import { classifyAwsError, describeAwsError, type AwsClientOptions } from '../aws';
-import { ProblemsError, RuntimeFailure, type Problem } from '../errors';
-import { JOB_FILES, jobNameCandidate, PATCH_FILES, type S3Layout } from '../layout';
+import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
+import { imageReferenceProblem } from '../image/reference';
+import { CLI_ENV, JOB_FILES, jobNameCandidate, PATCH_FILES, type S3Layout } from '../layout';
 import type { ResolvedSettings, SettingFlags } from '../settings';
 import type { GitState, PackedSource } from '../source';
 import type { ProgressOf } from '../progress';
@@ -21,7 +22,7 @@ import type { ImagePipeline } from '../image';
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from './limits';
-import { resolveJobLogPath } from './job-log';
+import { jobLogPathProblem, resolveJobLogPath } from './job-log';
 import { firstJobName } from './job-name';
 import { idleGpus, type JobOptionFlags, type JobOptions, type ResolvedJobOptions } from './options';
 import { runPreflight, type PreflightCheck } from './preflight';
@@ -121,6 +122,8 @@ export interface SubmitPlan {
     readonly sha256: string;
     readonly key: string;
     readonly excluded: readonly string[];
+    /** Credential files left out whatever the source's globs say, each with why. */
+    readonly withheld: readonly { readonly path: string; readonly why: string }[];
   };
   readonly packed: PackedSource;
   readonly git: GitState | undefined;
@@ -365,7 +368,65 @@ function sourceSummary(artifacts: Artifacts, layout: S3Layout): SubmitPlan['sour
     sha256: packed.sha256,
     key: layout.sourceKey(packed.sha256),
     excluded: staged.excluded,
+    withheld: staged.withheld,
   };
+}
+
+/** The images the submit names (--image, launcher.image) must be image references: before any upload. */
+function checkImageReferences(input: SubmitInput, config: LoadedConfig<TrainingConfig>): void {
+  const flagProblem = input.image === undefined ? undefined : imageReferenceProblem(input.image);
+  if (flagProblem) throw new UserError(`--image ${JSON.stringify(input.image)}: ${flagProblem}.`, 'BadImage');
+  const fromConfig = config.value.launcher?.image;
+  const configProblem = fromConfig === undefined ? undefined : imageReferenceProblem(fromConfig);
+  if (configProblem) {
+    throw new ProblemsError(`${config.displayPath}: launcher.image is not an image reference`, [
+      config.file.problem(['launcher', 'image'], configProblem, 'Name the image the job runs in.'),
+    ]);
+  }
+}
+
+/**
+ * The job log: its path and, since a submit writes it only once the job is created, whether it can be
+ * written (checked as soon as the path is known: a submit refuses, a dry run warns, a local run has none).
+ */
+class JobLogCheck {
+  private checked: string | undefined;
+  warnings: Problem[] = [];
+
+  constructor(
+    private readonly input: SubmitInput,
+    private readonly cwd: string,
+  ) {}
+
+  /** The path, given the repository root (undefined: not known yet, which only a default path needs). */
+  path(repoRoot: string | undefined): string | undefined {
+    const env = this.input.env ?? process.env;
+    if (repoRoot === undefined && !this.input.jobLog && !env[CLI_ENV.jobLog]) return undefined;
+    const file = resolveJobLogPath({
+      explicit: this.input.jobLog,
+      env,
+      cwd: this.cwd,
+      repoRoot: repoRoot ?? this.cwd,
+    });
+    if (!this.input.local && this.checked !== file) this.check(file);
+    return file;
+  }
+
+  private check(file: string): void {
+    this.checked = file;
+    const problem = jobLogPathProblem(file);
+    if (!problem) return;
+    const given =
+      this.input.jobLog !== undefined
+        ? '--job-log'
+        : (this.input.env ?? process.env)[CLI_ENV.jobLog]
+          ? CLI_ENV.jobLog
+          : 'job log';
+    const message = `the job log ${file} cannot be written: ${problem}`;
+    const hint = `Name a file in a folder you can write with --job-log <file> (or ${CLI_ENV.jobLog}).`;
+    if (!this.input.dryRun) throw new UserError(`${given}: ${message}. ${hint}`, 'BadJobLog');
+    this.warnings = [{ where: given, message: `${message}; a submit would stop here`, hint }];
+  }
 }
 
 /** Every warning of the plan, in the order the steps found them. */
@@ -374,8 +435,10 @@ function planWarnings(
   artifacts: Artifacts,
   job: ResolvedJob,
   preflight: readonly Problem[],
+  jobLog: readonly Problem[],
 ): Problem[] {
   return [
+    ...jobLog,
     ...configs.config.warnings,
     ...(configs.evalConfig?.warnings ?? []),
     ...artifacts.warnings,
@@ -399,6 +462,9 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     typeof input.options.trainer_command === 'string' ? input.options.trainer_command : undefined;
   const configs = await loadJobConfigs({ ...input, trainerCommand }, cwd);
   const { config, evalConfig } = configs;
+  checkImageReferences(input, config);
+  const jobLog = new JobLogCheck(input, cwd);
+  jobLog.path(configs.configGitRoot); // before an image is built or pushed, when it can be told
   const aws = await session.connect(); // after the configs: a broken config is reported first
   const template = await resolveTemplate(configs, input.template, aws);
   const placeholders = new Placeholders();
@@ -460,13 +526,8 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
       planned.requestSettings.region,
       placeholders.names.includes('region'),
     ),
-    warnings: planWarnings(configs, artifacts, job, preflight.warnings),
-    jobLogPath: resolveJobLogPath({
-      explicit: input.jobLog,
-      env: input.env ?? process.env,
-      cwd,
-      repoRoot: planned.configRepoRoot,
-    }),
+    jobLogPath: jobLog.path(planned.configRepoRoot)!,
+    warnings: planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings),
     submittedAt,
   };
 }

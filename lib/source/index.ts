@@ -7,4 +7,6 @@ export {
   type PackedSource,
   type StageOptions,
 } from './stage';
+export { WITHHOLD_FILE, withholdRules, type WithheldFile } from './withhold';
+export { refusedSourceFolder, systemFolderReason } from './location';
 export { captureGitState, gitRoot, type GitState } from './git';

@@ -78,10 +78,21 @@ export function safeEntryPath(dest: string, name: string, linkname?: string): st
   return target;
 }
 
+/** Entry types no archive of ours holds, refused like an unsafe name: what they would make, and why not. */
+const SPECIAL_ENTRIES: Readonly<Record<string, string>> = {
+  'character-device': 'a character device',
+  'block-device': 'a block device',
+  fifo: 'a fifo',
+  link: 'a hard link',
+};
+
 export interface ExtractOptions {
   /** Create symlink entries (each target through the guard); without, they are left out. */
   readonly symlinks?: boolean;
-  /** An unsafe entry: `fail` rejects the extraction (the default); `skip` leaves it out. */
+  /**
+   * An unsafe entry (outside the folder, or a device, fifo or hard link): `fail` rejects the extraction
+   * (the default); `skip` leaves it out.
+   */
   readonly unsafe?: 'fail' | 'skip';
   /**
    * Write each file as `<name><partialSuffix>`, renamed to its name when complete; a file cut off by
@@ -92,7 +103,7 @@ export interface ExtractOptions {
 
 /**
  * Streams a .tar.gz into `dest` (created if missing): regular files with their modes, symlinks when
- * asked, every other entry type left out. Returns the files written, as the archive names them (a
+ * asked; devices, fifos and hard links are unsafe entries; folders and other entries are left out. Returns the files written, as the archive names them (a
  * leading `./` dropped).
  */
 export async function extractTarGz(
@@ -115,6 +126,12 @@ export async function extractTarGz(
     for await (const entry of ex) {
       const { header } = entry;
       const name = header.name.replace(/^(\.\/)+/, '');
+      const special = SPECIAL_ENTRIES[header.type ?? ''];
+      if (special !== undefined) {
+        if (options.unsafe !== 'skip') throw new UnsafeEntryError(name, `${special} entry`);
+        entry.resume();
+        continue;
+      }
       const kind =
         header.type === 'file' ? 'file' : header.type === 'symlink' && options.symlinks ? 'link' : undefined;
       let target: string | undefined;

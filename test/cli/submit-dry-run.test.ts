@@ -5,6 +5,7 @@ import {
   GSM8K_EXAMPLE,
   gsm8kWith,
   lineOf,
+  makeTrainerRepo,
   REPO_ROOT,
   tempDir,
   writeConfig,
@@ -203,6 +204,21 @@ describe('rlvr submit --dry-run on a machine without AWS', () => {
     const json = JSON.parse((await runCli(['submit', allowed, '--dry-run', '--json'])).stdout);
     expect(json.allowed.map((a: { rule: string; reason: string }) => [a.rule, a.reason])).toEqual([
       ['RLVR120', 'sampler determinism test'],
+    ]);
+  });
+
+  it('lists the credential files withheld from the source, in the plan and its JSON', async () => {
+    const repo = makeTrainerRepo({ files: { '.env': 'HF_TOKEN=hf_x\n', 'keys/deploy.pem': 'x' } });
+    const text = await runCli(['submit', 'configs/gsm8k.yaml', '--dry-run'], { cwd: repo.root });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/withheld +\.env +← an environment file \(\.env\): credentials never leave/);
+    expect(text.stdout).toMatch(/withheld +keys\/deploy\.pem +← a key or certificate store/);
+    const json = JSON.parse(
+      (await runCli(['submit', 'configs/gsm8k.yaml', '--dry-run', '--json'], { cwd: repo.root })).stdout,
+    );
+    expect(json.source.withheld.map((w: { path: string }) => w.path).sort()).toEqual([
+      '.env',
+      'keys/deploy.pem',
     ]);
   });
 

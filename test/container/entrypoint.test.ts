@@ -82,7 +82,7 @@ describe('container entrypoint (in process)', () => {
     out.on('data', (d: Buffer) => (text += d.toString()));
     const code = await runEntrypoint({
       root,
-      env: envFor(root, 'sh entrypoints/train.sh {config}'),
+      env: envFor(root, 'sh entrypoints/train.sh {config}', { RLVR_SOURCE_SHA256: packed.sha256 }),
       out,
       pollMs: 50,
       stableMs: 0,

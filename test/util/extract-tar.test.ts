@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/fixtures';
 interface Entry {
   readonly name: string;
   readonly body?: string | Buffer;
-  readonly type?: 'file' | 'symlink' | 'directory';
+  readonly type?: 'file' | 'symlink' | 'directory' | 'character-device' | 'block-device' | 'fifo' | 'link';
   readonly linkname?: string;
   readonly mode?: number;
 }
@@ -32,6 +32,7 @@ async function tarGz(entries: readonly Entry[]): Promise<Buffer> {
       type,
       linkname: e.linkname,
       mode: e.mode ?? (type === 'directory' ? 0o755 : 0o644),
+      ...(type.endsWith('-device') ? { devmajor: 1, devminor: 3 } : {}),
     };
     if (type === 'file') tar.entry(header, e.body ?? e.name);
     else tar.entry(header);
@@ -154,6 +155,12 @@ describe('extractTarGz', () => {
     ['a/../../x', { name: 'a/../../x', body: 'escaped' }],
     ['l -> ../../etc', { name: 'l', type: 'symlink', linkname: '../../etc' }],
     ['self -> . then self/self/l -> ../../x', { name: 'self/self/l', type: 'symlink', linkname: '../../x' }],
+    // Entry types no archive of ours holds: a device node, a fifo, a hard link to a file outside.
+    ['a character device', { name: 'null', type: 'character-device' }],
+    ['a block device', { name: 'sda', type: 'block-device' }],
+    ['a fifo', { name: 'pipe', type: 'fifo' }],
+    ['a hard link to /etc/passwd', { name: 'passwd', type: 'link', linkname: '/etc/passwd' }],
+    ['a hard link inside', { name: 'again.txt', type: 'link', linkname: 'before.txt' }],
   ];
 
   describe.each(unsafe)('an entry %s', (_label, bad) => {
