@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { uploadPath, type UploadKind } from '../../lib/results';
+import { withInterrupt } from '../interrupt';
 import { formatBytes } from '../output';
 import { createReporter } from '../reporter';
 import {
@@ -29,13 +30,17 @@ export function registerUpload(program: Command): void {
           if (!KINDS.includes(kind as UploadKind)) {
             throw new UserError(`upload ${kind}: use model, dataset or curricula.`, 'BadFlag');
           }
+          // Ctrl-C aborts the multipart uploads in flight (none is left billed) and exits 1.
           const report = await withContext(flags, (context) =>
-            uploadPath(context, {
-              kind: kind as UploadKind,
-              localPath,
-              name: flags.name,
-              onEvent: createReporter({ json: Boolean(flags.json) }),
-            }),
+            withInterrupt((signal) =>
+              uploadPath(context, {
+                kind: kind as UploadKind,
+                localPath,
+                name: flags.name,
+                onEvent: createReporter({ json: Boolean(flags.json) }),
+                signal,
+              }),
+            ),
           );
           print(
             flags,

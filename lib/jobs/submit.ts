@@ -37,11 +37,19 @@ export async function submit(input: SubmitInput): Promise<SubmitResult> {
   }
 }
 
-/** Submits a plan made by `planSubmit` (not a dry-run) with the session it was made in (the caller closes it). */
+/**
+ * Submits a plan made by `planSubmit` (not a dry-run) with the session it was made in (the caller closes it).
+ * `signal` (Ctrl-C, from the CLI's withInterrupt) is checked between steps; a request in flight is let
+ * finish (a write that lands after its clean-up would be left behind). Interrupted before the job is
+ * created, what this submit wrote under `jobs/<job>/` (the name reservation, the job's files) is
+ * removed; after, the job runs on and keeps its files. Either way it rejects with RuntimeFailure
+ * `Interrupted` (exit 1) saying which.
+ */
 export async function submitPlanned(
   plan: SubmitPlan,
   session: SubmitSession,
   listener?: SubmitListener,
+  signal?: AbortSignal,
 ): Promise<SubmitResult> {
   // A plan made for a dry-run holds placeholders; a dry-run session probes, it does not submit.
   if (session.dryRun || plan.placeholders.length > 0)
@@ -49,9 +57,10 @@ export async function submitPlanned(
       'A dry-run plan or session cannot submit: plan again with dryRun: false',
       'DryRun',
     );
+  if (signal?.aborted) throw new RuntimeFailure(`Interrupted: ${NOTHING_CREATED}.`, 'Interrupted');
   const { aws } = await session.connect();
   if (!aws) throw new RuntimeFailure('A submit needs a session with AWS clients', 'NoAwsClients');
-  return createJob({ plan, aws, emit: listener ?? (() => undefined) });
+  return createJob({ plan, aws, emit: listener ?? (() => undefined), signal, made: [] });
 }
 
 /** What every step of a submit works with. */
@@ -59,6 +68,42 @@ interface Submitting {
   readonly plan: SubmitPlan;
   readonly aws: AwsClients;
   readonly emit: SubmitListener;
+  readonly signal?: AbortSignal;
+  /** Keys this submit wrote under `jobs/` and has not removed (reservations first): the clean-up's list. */
+  readonly made: string[];
+}
+
+const NOTHING_CREATED = 'no job was created and nothing was written';
+
+/**
+ * When Ctrl-C came: removes what this submit wrote under `jobs/` and throws `Interrupted` saying so
+ * (the source archive stays: it is content-addressed, shared with other submits of the same source,
+ * and reused by the next).
+ */
+async function checkInterrupt(s: Submitting): Promise<void> {
+  if (!s.signal?.aborted) return;
+  const { layout, source } = s.plan;
+  const sourceNote = `the source archive ${layout.uri(source.key)} stays (shared by content with other submits; the next submit reuses it)`;
+  if (s.made.length === 0)
+    throw new RuntimeFailure(`Interrupted: no job was created; ${sourceNote}.`, 'Interrupted');
+  const keys = [...s.made];
+  const reservations = keys.filter((k) => k.endsWith(`/${JOB_FILES.reservation}`)).length;
+  const what = `${reservations} name reservation(s) and ${keys.length - reservations} job file(s) under ${layout.uri(layout.jobsPrefix())}`;
+  try {
+    await s.aws.s3.deleteObjects(layout.bucket, keys);
+  } catch (err) {
+    throw new RuntimeFailure(
+      `Interrupted: no job was created, but ${what} could not be removed (${describeAwsError(err)}): ` +
+        `remove them by hand: ${keys.map((k) => layout.uri(k)).join(' ')}`,
+      'Interrupted',
+      { cause: err },
+    );
+  }
+  s.made.length = 0;
+  throw new RuntimeFailure(
+    `Interrupted: no job was created; removed what this submit wrote: ${what}; ${sourceNote}.`,
+    'Interrupted',
+  );
 }
 
 /** Claims a name, uploads the job's files, creates the job (the next name when SageMaker has it), logs it. */
@@ -66,18 +111,24 @@ async function createJob(s: Submitting): Promise<SubmitResult> {
   const { plan, aws } = s;
   const { layout } = plan;
   await uploadSource(s);
+  await checkInterrupt(s);
   const taken = new Set<string>();
   for (;;) {
     const jobName = await claimJobName(s, taken);
+    s.made.push(layout.jobKey(jobName, JOB_FILES.reservation));
+    await checkInterrupt(s);
     s.emit({ type: 'step', message: `job name ${jobName}` });
     const written = await uploadJobFiles(s, jobName);
+    await checkInterrupt(s);
     const jobArn = await createTrainingJob(s, jobName, written);
     if (jobArn === undefined) {
       taken.add(jobName);
+      await checkInterrupt(s);
       continue;
     }
     await recordInJobLog(plan, jobName);
     s.emit({ type: 'step', message: `logged in ${plan.jobLogPath}` });
+    if (s.signal?.aborted) throw interruptedAfterCreate(plan, jobName);
     return {
       jobName,
       jobArn,
@@ -87,6 +138,17 @@ async function createJob(s: Submitting): Promise<SubmitResult> {
       plan,
     };
   }
+}
+
+/** Ctrl-C after CreateTrainingJob succeeded: the job is not stopped (the user may want it), only reported. */
+function interruptedAfterCreate(plan: SubmitPlan, jobName: string): RuntimeFailure {
+  const { layout } = plan;
+  return new RuntimeFailure(
+    `Interrupted after job ${jobName} was created: it runs on (nothing was stopped), its files under ` +
+      `${layout.uri(layout.jobPrefix(jobName))} are kept and it is logged in ${plan.jobLogPath}. ` +
+      `Its checkpoints go to ${layout.uri(layout.checkpointsPrefix(jobName))}; to stop it: rlvr stop ${jobName}`,
+    'Interrupted',
+  );
 }
 
 /** The trainer's source: content-addressed, uploaded once (a sweep shares it). */
@@ -137,24 +199,33 @@ async function claimJobName({ plan, aws }: Submitting, taken: ReadonlySet<string
 }
 
 /** Removes keys written for a job, as far as it can: the failure being reported matters more. */
-async function removeKeys(aws: AwsClients, bucket: string, keys: readonly string[]): Promise<void> {
-  await aws.s3.deleteObjects(bucket, keys).catch(() => undefined);
+async function removeKeys(s: Submitting, keys: readonly string[]): Promise<void> {
+  await s.aws.s3.deleteObjects(s.plan.layout.bucket, keys).catch(() => undefined);
+  const removed = new Set(keys);
+  const kept = s.made.filter((k) => !removed.has(k));
+  s.made.splice(0, s.made.length, ...kept);
 }
 
-/** Uploads the job's files under `jobs/<job>/`: every key written, the reservation first. */
-async function uploadJobFiles({ plan, aws, emit }: Submitting, jobName: string): Promise<string[]> {
+/**
+ * Uploads the job's files under `jobs/<job>/` (each recorded in `made` once written): every key written,
+ * the reservation first. Ctrl-C between two files stops it (the caller cleans up).
+ */
+async function uploadJobFiles(s: Submitting, jobName: string): Promise<string[]> {
+  const { plan, aws, emit } = s;
   const { layout } = plan;
   const written: string[] = [layout.jobKey(jobName, JOB_FILES.reservation)];
   try {
     for (const file of jobUploads(plan)) {
+      if (s.signal?.aborted) break;
       const key = layout.jobKey(jobName, file.file);
       const type = file.file.endsWith('.yaml') ? 'application/yaml' : 'text/plain';
       await aws.s3.putObject(layout.bucket, key, file.body, type);
       written.push(key);
+      s.made.push(key);
       emit({ type: 'file', key, bytes: Buffer.byteLength(file.body), skipped: false });
     }
   } catch (err) {
-    await removeKeys(aws, layout.bucket, written);
+    await removeKeys(s, written);
     throw new RuntimeFailure(`Could not upload the job's files: ${describeAwsError(err)}`, 'UploadFailed', {
       cause: err,
     });
@@ -168,11 +239,11 @@ async function uploadJobFiles({ plan, aws, emit }: Submitting, jobName: string):
  * Any other failure removes every file written for it.
  */
 async function createTrainingJob(
-  { plan, aws, emit }: Submitting,
+  s: Submitting,
   jobName: string,
   written: readonly string[],
 ): Promise<string | undefined> {
-  const { bucket } = plan.layout;
+  const { plan, aws, emit } = s;
   try {
     return await aws.sagemaker.createTrainingJob(
       buildCreateTrainingJobRequest({ ...plan.requestInput, jobName }),
@@ -183,10 +254,10 @@ async function createTrainingJob(
       const existing = await aws.sagemaker.describeTrainingJob(jobName).catch(() => undefined);
       if (existing?.Environment?.[JOB_ENV.submitId] === plan.submitId) return existing.TrainingJobArn!;
       emit({ type: 'retry', message: `${jobName} is taken in SageMaker; trying the next name` });
-      await removeKeys(aws, bucket, written.slice(1));
+      await removeKeys(s, written.slice(1));
       return undefined;
     }
-    await removeKeys(aws, bucket, written);
+    await removeKeys(s, written);
     if (isAwsError(err, 'QuotaExceeded')) {
       const quota = quotaName(plan.options.instanceType.value, plan.options.spot.value);
       throw new RuntimeFailure(

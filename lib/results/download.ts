@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
-import type { S3ObjectInfo } from '../aws';
-import { UserError } from '../errors';
+import { isAwsError, type S3ObjectInfo } from '../aws';
+import { RlvrError, RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
 import { describeJob, requireLayout, type JobContext } from '../aws/session';
 import {
@@ -24,7 +24,7 @@ import {
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { extractTarGz } from '../util/extract-tar';
 import { mapLimited } from '../util/pool';
-import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
+import { fetchObject, freeBytes, isNoSpace, PARTIAL_SUFFIX } from './fetch-object';
 import {
   checkpointOfKey,
   isSafeRelative,
@@ -303,8 +303,19 @@ async function fetchArtifact(run: DownloadRun): Promise<void> {
     emit({ type: 'file', key: artifact.key, bytes: head.size, skipped: true });
     return;
   }
-  const body = await context.aws.s3.getObjectStream(artifact.bucket, artifact.key, { ifMatch: head.etag });
-  const files = await unpackArtifact(body, run.dir);
+  let files: string[];
+  try {
+    const body = await context.aws.s3.getObjectStream(artifact.bucket, artifact.key, { ifMatch: head.etag });
+    files = await unpackArtifact(body, run.dir);
+  } catch (err) {
+    if (!isAwsError(err, 'PreconditionFailed')) throw err;
+    throw new RuntimeFailure(
+      `s3://${artifact.bucket}/${artifact.key} changed in S3 between its HEAD and its GET (If-Match ETag ` +
+        `${head.etag}: 412 Precondition Failed); nothing of it was unpacked. Run again to fetch the new version.`,
+      'ObjectChanged',
+      { cause: err },
+    );
+  }
   manifest[`artifact:${artifact.key}`] = { etag: head.etag, size: head.size };
   run.saveManifest();
   tally.downloaded++;
@@ -467,7 +478,19 @@ async function fetchWanted(run: DownloadRun, wanted: readonly S3ObjectInfo[]): P
     emit({ type: 'file', key: o.key, bytes: o.size, skipped: false, resumed: result.resumed });
   };
   // Large files fetch their own ranges in parallel; small files go several at a time.
-  await mapLimited(queue, 4, fetchOne);
+  try {
+    await mapLimited(queue, 4, fetchOne);
+  } catch (err) {
+    if (!(err instanceof RuntimeFailure && err.code === 'NoSpace')) throw err;
+    const left = totalBytes - progressBytes;
+    throw new RuntimeFailure(
+      `${err.message} The whole download has ${left} bytes left to fetch.`,
+      'NoSpace',
+      {
+        cause: err.cause,
+      },
+    );
+  }
 }
 
 /**
@@ -508,6 +531,31 @@ function verifyCheckpoints(
  * selected checkpoints from `checkpoints/<job>/`. Complete files are skipped; interrupted ones resume.
  */
 export async function downloadJob(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
+  try {
+    return await downloadSteps(context, options);
+  } catch (err) {
+    throw explainDownloadFailure(err, options);
+  }
+}
+
+/**
+ * A full disk outside one object's ranges (the manifest, the unpacked artifact, a folder) named with
+ * the path and the free space; the files already complete stay, so a rerun continues.
+ */
+function explainDownloadFailure(err: unknown, options: DownloadOptions): unknown {
+  if (err instanceof RlvrError || !isNoSpace(err)) return err;
+  const dir = path.resolve(options.resultsDir ?? LOCAL.resultsDir, options.job);
+  const free = freeBytes(fs.existsSync(dir) ? dir : path.dirname(dir));
+  return new RuntimeFailure(
+    `No space left on the device writing ${err.path ?? dir}` +
+      `${free === undefined ? '' : ` (${free} bytes free)`}. Free space (or choose another --results-dir) ` +
+      'and run again: the files already complete are kept and skipped.',
+    'NoSpace',
+    { cause: err },
+  );
+}
+
+async function downloadSteps(context: JobContext, options: DownloadOptions): Promise<DownloadReport> {
   const layout = requireLayout(context);
   // The listing of the streamed checkpoints and traces needs only the job's name: it runs while the job
   // is described and its artifact fetched.

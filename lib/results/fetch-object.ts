@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { IS3, S3ObjectInfo } from '../aws';
-import { RuntimeFailure } from '../errors';
+import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
+import { RlvrError, RuntimeFailure } from '../errors';
 import { mapLimited } from '../util/pool';
 import { sha256OfFile } from './hash';
 import { readJsonFile } from '../util/json-file';
@@ -207,6 +207,63 @@ async function verifyContent(
   return true;
 }
 
+const MIB = 1024 * 1024;
+const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+
+/** Free bytes for an unprivileged writer on the file system of `dir`, when it can be read. */
+export function freeBytes(dir: string): number | undefined {
+  try {
+    const st = fs.statfsSync(dir);
+    return st.bavail * st.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `err` is a full disk (or a used-up quota). */
+export function isNoSpace(err: unknown): err is NodeJS.ErrnoException {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * A failed download said as the user needs it. The object changed since it was listed (412 on the
+ * If-Match of its ETag): the partial file of the old version is removed (it can never be finished)
+ * and a rerun fetches the new version. A full disk: the partial file and its finished ranges are kept,
+ * so the rerun after freeing space resumes. Anything else passes through.
+ */
+function explainFetchFailure(err: unknown, bucket: string, plan: RangePlan, dest: string): unknown {
+  if (err instanceof RlvrError) return err;
+  if (isAwsError(err, 'PreconditionFailed')) {
+    fs.rmSync(plan.partial, { force: true });
+    fs.rmSync(plan.stateFile, { force: true });
+    return new RuntimeFailure(
+      `s3://${bucket}/${plan.key} changed in S3 since it was listed: the download asked for the version ` +
+        `with ETag ${plan.etag} (If-Match) and S3 answered 412 Precondition Failed. Run again to fetch the ` +
+        `new version (the partial copy of the old one, ${plan.partial}, was removed).`,
+      'ObjectChanged',
+      { cause: err },
+    );
+  }
+  if (isNoSpace(err)) {
+    const written = [...plan.done].reduce(
+      (n, i) => n + Math.min(plan.partSize, plan.size - i * plan.partSize),
+      0,
+    );
+    const free = freeBytes(path.dirname(dest));
+    return new RuntimeFailure(
+      `No space left on the device writing ${dest}: the file needs ${mib(plan.size)} (${plan.size} bytes), ` +
+        `${mib(plan.size - written)} of it not yet written` +
+        `${free === undefined ? '' : `; ${mib(free)} free in ${path.dirname(dest)}`}. Free space (or choose ` +
+        `another --results-dir) and run again: the download resumes from ${plan.partial}, keeping the ` +
+        `${mib(written)} already written.`,
+      'NoSpace',
+      { cause: err },
+    );
+  }
+  return err;
+}
+
 /** Downloads `object` to `dest` (never leaving a partial file at `dest`). */
 export async function fetchObject(
   s3: IS3,
@@ -224,7 +281,12 @@ export async function fetchObject(
   const head = first ?? object;
   fs.mkdirSync(path.dirname(dest), { recursive: true });
   const plan = planRanges(object.key, head, dest, options.partSize ?? DEFAULT_PART_SIZE);
-  const downloaded = await fetchRanges(s3, bucket, plan, options);
+  let downloaded: number;
+  try {
+    downloaded = await fetchRanges(s3, bucket, plan, options);
+  } catch (err) {
+    throw explainFetchFailure(err, bucket, plan, dest);
+  }
   checkSize(plan);
   const full = listed ? await headed : head;
   if (full instanceof Error) throw full;

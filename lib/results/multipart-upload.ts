@@ -16,6 +16,25 @@ import { mapLimited } from '../util/pool';
 export interface UploadFileOptions {
   readonly partSize: number;
   readonly queueSize: number;
+  /**
+   * Ctrl-C: no part starts after it fires; the parts in flight finish (a part that lands after an
+   * AbortMultipartUpload would stay billed), then the upload is aborted and this rejects with
+   * `Interrupted`.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** The error an aborted transfer rejects with (the caller says what was kept and what was removed). */
+export class Interrupted extends Error {
+  constructor(readonly what: string) {
+    super(`interrupted: ${what}`);
+    this.name = 'Interrupted';
+  }
+}
+
+/** Throws `Interrupted` when the signal has fired. */
+export function checkInterrupt(signal: AbortSignal | undefined, what: string): void {
+  if (signal?.aborted) throw new Interrupted(what);
 }
 
 /** Reads parts of an open file front to back (as read-ahead expects), each into the buffer given. */
@@ -39,7 +58,7 @@ function partReader(handle: fs.promises.FileHandle, file: string, size: number, 
 
 /**
  * Multipart upload of `file`, `queueSize` parts in flight, each read into a reused buffer; a failed
- * upload is aborted. Resolves to each part's SHA-256 digest, in order: the one hash of the bytes,
+ * or interrupted upload is aborted once no part of it is in flight, so none is left billed. Resolves to each part's SHA-256 digest, in order: the one hash of the bytes,
  * which also signs the part (so S3 checks each part against it).
  */
 export async function uploadFile(
@@ -55,12 +74,15 @@ export async function uploadFile(
     const size = (await handle.stat()).size;
     const parts = Math.max(1, Math.ceil(size / options.partSize));
     uploadId = await s3.createMultipartUpload(bucket, key);
+    const { signal } = options;
+    const interrupted = () => checkInterrupt(signal, `the upload of ${key}`);
     const etags: string[] = new Array(parts);
     const digests: Buffer[] = new Array(parts);
     const read = partReader(handle, file, size, options.partSize);
     // One buffer per part in flight, reused: at most `queueSize` are ever allocated.
     const buffers: Buffer[] = [];
     const uploadPart = async (index: number) => {
+      interrupted();
       const buffer = buffers.pop() ?? Buffer.allocUnsafe(options.partSize);
       try {
         const body = buffer.subarray(0, await read(index, buffer));
@@ -82,6 +104,7 @@ export async function uploadFile(
       options.queueSize,
       uploadPart,
     );
+    interrupted();
     await s3.completeMultipartUpload(
       bucket,
       key,

@@ -1,5 +1,5 @@
 import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
-import { parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
+import { checkpointFolderOfKey, RUN_FOLDER, type S3Layout } from '../layout';
 
 /*
  * Where a job's trainer put its traces and checkpoints inside `checkpoints/<job>/`. A trainer with its
@@ -143,22 +143,10 @@ export function checkpointOfKey(
   relative: string,
   checkpointDirs: readonly string[] = [],
 ): CheckpointKey | undefined {
-  const parts = relative.split('/');
-  for (let i = 0; i < parts.length - 1; i++) {
-    const parsed = parseCheckpointFolder(parts[i]);
-    if (!parsed) continue;
-    const parent = parts.slice(0, i).join('/');
-    if (i === 0 || parts[i - 1] === RUN_FOLDER.checkpoints || checkpointDirs.includes(parent)) {
-      return {
-        path: parts.slice(0, i + 1).join('/'),
-        parent,
-        folder: parts[i],
-        name: parsed.final ? 'final' : `step${parsed.step}`,
-        inner: parts.slice(i + 1).join('/'),
-      };
-    }
-  }
-  return undefined;
+  const found = checkpointFolderOfKey(relative, checkpointDirs);
+  if (!found) return undefined;
+  const { path, parent, folder, inner } = found;
+  return { path, parent, folder, name: found.final ? 'final' : `step${found.step}`, inner };
 }
 
 /**

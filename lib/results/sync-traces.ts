@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAwsError, type S3ObjectInfo } from '../aws';
-import { UserError } from '../errors';
+import { RlvrError, UserError } from '../errors';
 import { requireLayout, type JobContext } from '../aws/session';
 import { isTerminal } from '../aws/session';
 import { LOCAL, RUN_FOLDER } from '../layout';
@@ -154,16 +154,34 @@ async function syncTracesFolder(
         continue; // it changed between the list and the read: the next poll takes it
       }
     }
-    if (!appended) {
-      const result = await fetchObject(context.aws.s3, layout.bucket, o, local);
-      stats.getRequests++;
-      stats.bodyBytes += result.bytesDownloaded;
-      emit({ type: 'file', key: o.key, bytes: o.size, skipped: false });
+    if (!appended && !(await fetchWhole(context, o, local, stats, emit))) {
+      emit({ type: 'note', message: `${job}/${name} changed while it was fetched: the next sync takes it` });
+      continue;
     }
     state[name] = { etag: o.etag ?? '', size: o.size };
     fs.writeFileSync(statePath, JSON.stringify(state));
   }
   return changed;
+}
+
+/** A trace fetched whole: false when it changed between the list and the read (412). */
+async function fetchWhole(
+  context: JobContext,
+  o: S3ObjectInfo,
+  local: string,
+  stats: SyncStats,
+  emit: (e: TransferEvent) => void,
+): Promise<boolean> {
+  try {
+    const result = await fetchObject(context.aws.s3, requireLayout(context).bucket, o, local);
+    stats.getRequests++;
+    stats.bodyBytes += result.bytesDownloaded;
+    emit({ type: 'file', key: o.key, bytes: o.size, skipped: false });
+    return true;
+  } catch (err) {
+    if (err instanceof RlvrError && err.code === 'ObjectChanged') return false;
+    throw err;
+  }
 }
 
 /** One job's traces, in each of its trainer run folders: returns whether anything changed. */
