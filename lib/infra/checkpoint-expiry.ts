@@ -7,7 +7,6 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { keyPattern, type S3Layout } from '../layout';
 import { acknowledge } from './nag';
@@ -66,20 +65,52 @@ function expiryAccess(
   return { logGroup, role, policy };
 }
 
+/** CloudFormation's limit on inline function code (AWS::Lambda::Function Code.ZipFile). */
+export const INLINE_CODE_LIMIT = 4096;
+
 /**
- * Expires intermediate checkpoints (`checkpoints/<job>/<run>_step<N>/`) after `days`, keeping every
- * `_final` and each job's newest step. S3 lifecycle filters match key prefixes only, so a daily
+ * The expiry function's code: functions/expire-checkpoints.ts bundled with the layout module it reads
+ * checkpoint folders by (the entrypoint's), minified; the S3 client is the Lambda runtime's. Small enough
+ * to inline (checked), so the stack needs no asset bucket.
+ */
+export function expiryFunctionCode(): string {
+  // esbuild is loaded only when the function is part of the stack.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const esbuild = require('esbuild') as typeof import('esbuild');
+  const result = esbuild.buildSync({
+    entryPoints: [path.join(__dirname, 'functions', 'expire-checkpoints.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    minify: true,
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+    external: ['@aws-sdk/*'],
+  });
+  const code = result.outputFiles[0].text;
+  if (Buffer.byteLength(code) > INLINE_CODE_LIMIT) {
+    throw new Error(
+      `The checkpoint-expiry function bundles to ${Buffer.byteLength(code)} bytes, over CloudFormation's ${INLINE_CODE_LIMIT}-byte inline limit: make it smaller or ship it as an asset.`,
+    );
+  }
+  return code;
+}
+
+/**
+ * Expires intermediate checkpoints (`<run>_step<N>/` in `checkpoints/<job>/…/checkpoints/` or at the top
+ * of `checkpoints/<job>/`, lib/layout's checkpointFolderOfKey) after `days`, keeping every `_final` and
+ * the newest step of each checkpoints folder. S3 lifecycle filters match key prefixes only, so a daily
  * function does it; its code is inlined (no asset to upload).
  */
 export function addCheckpointExpiry(scope: Construct, props: CheckpointExpiryProps): void {
   const { logGroup, role, policy } = expiryAccess(scope, props);
   const fn = new lambda.Function(scope, 'CheckpointExpiry', {
-    description: `Deletes intermediate checkpoints older than ${props.days} days (keeps _final and each job's newest)`,
+    description: `Deletes intermediate checkpoints older than ${props.days} days (keeps _final and the newest step of each checkpoints folder)`,
     runtime: lambda.Runtime.NODEJS_24_X,
     handler: 'index.handler',
-    code: lambda.Code.fromInline(
-      fs.readFileSync(path.join(__dirname, 'functions', 'expire-checkpoints.js'), 'utf8'),
-    ),
+    code: lambda.Code.fromInline(expiryFunctionCode()),
     role,
     logGroup,
     timeout: Duration.minutes(15),

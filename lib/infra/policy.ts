@@ -2,11 +2,16 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { acknowledge, acknowledgeWildcardResources } from './nag';
 
-/** What SageMaker needs to place a job's network interfaces in the VPC. */
-export const NETWORK_INTERFACE_ACTIONS = [
-  'ec2:CreateNetworkInterface',
-  'ec2:CreateNetworkInterfacePermission',
-  'ec2:DeleteNetworkInterface',
+/**
+ * The network-interface actions that have resource types (network-interface, subnet, security-group) and
+ * the ec2:Vpc / ec2:Subnet condition keys: roles.ts scopes them to the stack's VPC, subnets and group.
+ */
+export const SCOPED_NETWORK_INTERFACE_ACTIONS = {
+  create: ['ec2:CreateNetworkInterface'],
+  manage: ['ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface'],
+} as const;
+/** The ones with no resource type (Service Authorization Reference, Amazon EC2): on Resource "*". */
+export const UNSCOPED_NETWORK_INTERFACE_ACTIONS = [
   'ec2:DeleteNetworkInterfacePermission',
   'ec2:DescribeNetworkInterfaces',
   'ec2:DescribeVpcs',
@@ -14,11 +19,16 @@ export const NETWORK_INTERFACE_ACTIONS = [
   'ec2:DescribeSubnets',
   'ec2:DescribeSecurityGroups',
 ] as const;
+/** What SageMaker needs to place a job's network interfaces in the VPC (SageMaker Developer Guide, CreateTrainingJob execution role permissions). */
+export const NETWORK_INTERFACE_ACTIONS = [
+  ...SCOPED_NETWORK_INTERFACE_ACTIONS.create,
+  ...SCOPED_NETWORK_INTERFACE_ACTIONS.manage,
+  ...UNSCOPED_NETWORK_INTERFACE_ACTIONS,
+] as const;
 
 /**
  * The only actions a policy here may allow on Resource "*", each with why: AWS's service authorization
- * reference gives them no resource type to scope by (for the network-interface actions: none that
- * exists when SageMaker makes the request).
+ * reference gives them no resource type to scope by.
  */
 export const UNSCOPABLE_ACTIONS: Readonly<Record<string, string>> = {
   'ecr:GetAuthorizationToken':
@@ -26,9 +36,11 @@ export const UNSCOPABLE_ACTIONS: Readonly<Record<string, string>> = {
   'cloudwatch:PutMetricData': 'no resource type; limited by its cloudwatch:namespace condition',
   'sagemaker:ListTrainingJobs': 'list actions have no resource type',
   ...Object.fromEntries(
-    NETWORK_INTERFACE_ACTIONS.map((a) => [
+    UNSCOPED_NETWORK_INTERFACE_ACTIONS.map((a) => [
       a,
-      'SageMaker places the job in the VPC; no resource type to scope by',
+      a.startsWith('ec2:Describe')
+        ? 'read-only look-ups SageMaker makes to place a VPC job; no resource type'
+        : 'removes a permission SageMaker was given on an interface; no resource type (creating interfaces and permissions is scoped to the stack VPC and subnets)',
     ]),
   ),
 };

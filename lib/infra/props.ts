@@ -1,5 +1,14 @@
 import { z } from 'zod';
+import { BUILT_IN_DEFAULTS, BUILT_IN_TEMPLATES } from '../jobs/templates';
 import { DEFAULT_JOB_NAME_PREFIX, DEFAULT_ROOT_PREFIX } from '../layout';
+
+/** The instance types the launcher's defaults and built-in templates use: what jobs may run on by default. */
+export const DEFAULT_INSTANCE_TYPES: readonly string[] = [
+  ...new Set([
+    BUILT_IN_DEFAULTS.instance_type,
+    ...Object.values(BUILT_IN_TEMPLATES).flatMap((t) => (t.instance_type ? [t.instance_type] : [])),
+  ]),
+].sort();
 
 /**
  * Everything the stack can be told, from CDK context (`cdk.json` or `-c key=value`). Validated up
@@ -24,8 +33,24 @@ export interface RlvrInfraProps {
   readonly untaggedImageExpiryDays: number;
   /** Keep this many tagged images. @default 100 */
   readonly keepTaggedImages: number;
+  /**
+   * Jobs must run with network isolation (`EnableNetworkIsolation`); false lets a trainer that needs the
+   * network (inside the VPC, when there is one) be submitted. @default true
+   */
+  readonly networkIsolation: boolean;
+  /** Jobs must encrypt traffic between their instances (`EnableInterContainerTrafficEncryption`). @default false */
+  readonly interContainerTrafficEncryption: boolean;
+  /** The instance types jobs may use. @default the launcher's default and the built-in templates' types */
+  readonly instanceTypes: readonly string[];
+  /** The longest `max_runtime` a job may ask for, in hours (SageMaker's own limit is 28 days). @default 168 */
+  readonly maxRuntimeHours: number;
   /** Create a VPC without internet access for jobs. @default false */
   readonly vpc: boolean;
+  /**
+   * The region's S3 managed prefix list (`com.amazonaws.<region>.s3`, `pl-…`): the job security group's
+   * only way out to S3 (through the gateway endpoint). Required with `vpc`.
+   */
+  readonly s3PrefixListId?: string;
   /** Availability zones for the VPC. @default 2 */
   readonly vpcMaxAzs: number;
   /** GitHub repository (`owner/name`) whose workflow may push images; unset = no CI role. */
@@ -80,7 +105,19 @@ const schema = z.strictObject({
   checkpointExpiryDays: count(0, 3650).default(0),
   untaggedImageExpiryDays: count(1, 3650).default(7),
   keepTaggedImages: count(1, 10000).default(100),
+  networkIsolation: bool.default(true),
+  interContainerTrafficEncryption: bool.default(false),
+  instanceTypes: list(
+    z.string().regex(/^ml\.[a-z0-9-]+\.[a-z0-9]+$/, 'an instance type like ml.p4de.24xlarge'),
+  )
+    .refine((l) => l.length > 0, 'at least one instance type')
+    .default([...DEFAULT_INSTANCE_TYPES]),
+  maxRuntimeHours: count(1, 28 * 24).default(7 * 24),
   vpc: bool.default(false),
+  s3PrefixListId: z
+    .string()
+    .regex(/^pl-[0-9a-f]{8,17}$/, 'a prefix-list id like pl-68a54001')
+    .optional(),
   vpcMaxAzs: count(1, 6).default(2),
   githubRepository: z
     .string()
@@ -118,7 +155,13 @@ export function parseInfraProps(context: Record<string, unknown>): RlvrInfraProp
     // Empty strings in cdk.json mean "not set".
     if (value !== '' && value !== null) values[name] = value;
   }
-  const result = schema.safeParse(values);
+  const result = schema
+    .refine((p) => !p.vpc || p.s3PrefixListId !== undefined, {
+      path: ['s3PrefixListId'],
+      message:
+        'required with rlvr:vpc=true: the id of the managed prefix list com.amazonaws.<region>.s3 (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.s3)',
+    })
+    .safeParse(values);
   const problems = [
     ...unknown.map(
       (k) =>

@@ -62,7 +62,15 @@ export class RlvrInfraStack extends Stack {
       });
     }
     this.repository = imageRepository(this, props);
-    const network = props.vpc ? jobNetwork(this, props.vpcMaxAzs, this.key) : undefined;
+    const network = props.vpc
+      ? jobNetwork(this, {
+          maxAzs: props.vpcMaxAzs,
+          key: this.key,
+          bucket: this.bucket,
+          // parseInfraProps requires it with the VPC.
+          s3PrefixListId: props.s3PrefixListId!,
+        })
+      : undefined;
     this.vpc = network?.vpc;
     this.jobSecurityGroup = network?.jobSecurityGroup;
 

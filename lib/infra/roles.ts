@@ -17,7 +17,8 @@ import {
   ECR_PUSH_ACTIONS,
   ecrLoginStatement,
   leastPrivilegePolicy,
-  NETWORK_INTERFACE_ACTIONS,
+  SCOPED_NETWORK_INTERFACE_ACTIONS,
+  UNSCOPED_NETWORK_INTERFACE_ACTIONS,
 } from './policy';
 import type { RlvrInfraProps } from './props';
 
@@ -50,6 +51,25 @@ function useDataKeyStatement(key: kms.IKey): iam.PolicyStatement {
   });
 }
 
+/**
+ * The services the execution role's key use must come through (kms:ViaService, AWS KMS Developer Guide,
+ * "kms:ViaService"): S3 (the bucket's SSE-KMS objects SageMaker reads and writes for the job) and SageMaker
+ * (volumes and output), both in the stack's region. The job's credentials cannot call KMS directly.
+ */
+export const jobKeyServices = (): string[] => [
+  `s3.${Aws.REGION}.amazonaws.com`,
+  `sagemaker.${Aws.REGION}.amazonaws.com`,
+];
+
+function jobDataKeyStatement(key: kms.IKey): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'UseDataKeyThroughS3AndSageMaker',
+    actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey'],
+    resources: [key.keyArn],
+    conditions: { StringEquals: { 'kms:ViaService': jobKeyServices() } },
+  });
+}
+
 function executionStatements({
   bucket,
   keys,
@@ -78,13 +98,10 @@ function executionStatements({
     }),
     new iam.PolicyStatement({
       sid: 'StreamCheckpointsAndOutput',
-      actions: [
-        's3:GetObject',
-        's3:PutObject',
-        's3:DeleteObject',
-        's3:AbortMultipartUpload',
-        's3:ListMultipartUploadParts',
-      ],
+      // No s3:DeleteObject: a job cannot remove checkpoints (its own or another job's). Expiry is the
+      // lifecycle rules' and the checkpoint-expiry function's; AbortMultipartUpload only ends an
+      // unfinished upload (an object that was never written).
+      actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
       resources: keys.jobOutputPrefixes().map(objects),
     }),
     new iam.PolicyStatement({
@@ -109,16 +126,43 @@ function executionStatements({
       resources: ['*'],
       conditions: { StringEquals: { 'cloudwatch:namespace': SAGEMAKER_METRICS_NAMESPACE } },
     }),
-    ...(key ? [useDataKeyStatement(key)] : []),
-    ...(network
-      ? [
-          new iam.PolicyStatement({
-            sid: 'JobNetworkInterfaces',
-            actions: [...NETWORK_INTERFACE_ACTIONS],
-            resources: ['*'],
-          }),
-        ]
-      : []),
+    ...(key ? [jobDataKeyStatement(key)] : []),
+    ...(network ? networkInterfaceStatements(network) : []),
+  ];
+}
+
+const ec2Arn = (type: string, id: string) =>
+  `arn:${Aws.PARTITION}:ec2:${Aws.REGION}:${Aws.ACCOUNT_ID}:${type}/${id}`;
+
+/**
+ * What SageMaker needs to place a VPC job's network interfaces, scoped by the EC2 service authorization
+ * reference's resource types and condition keys (Service Authorization Reference, "Actions, resources,
+ * and condition keys for Amazon EC2"): CreateNetworkInterface only in the stack's subnets with the job
+ * security group; an interface may be created, shared with SageMaker (CreateNetworkInterfacePermission) or
+ * deleted only when it is in the stack's VPC (ec2:Vpc) and subnets (ec2:Subnet). The describe actions and
+ * DeleteNetworkInterfacePermission have no resource type (Resource "*", policy.ts).
+ */
+function networkInterfaceStatements({ vpc, jobSecurityGroup }: JobNetwork): iam.PolicyStatement[] {
+  const subnets = vpc.isolatedSubnets.map((s) => ec2Arn('subnet', s.subnetId));
+  return [
+    new iam.PolicyStatement({
+      sid: 'JobNetworkInterfacesInStackSubnets',
+      actions: [...SCOPED_NETWORK_INTERFACE_ACTIONS.create],
+      resources: [...subnets, ec2Arn('security-group', jobSecurityGroup.securityGroupId)],
+    }),
+    new iam.PolicyStatement({
+      sid: 'JobNetworkInterfacesInStackVpc',
+      actions: [...SCOPED_NETWORK_INTERFACE_ACTIONS.create, ...SCOPED_NETWORK_INTERFACE_ACTIONS.manage],
+      resources: [ec2Arn('network-interface', '*')],
+      conditions: {
+        ArnEquals: { 'ec2:Vpc': ec2Arn('vpc', vpc.vpcId), 'ec2:Subnet': subnets },
+      },
+    }),
+    new iam.PolicyStatement({
+      sid: 'DescribeJobNetwork',
+      actions: [...UNSCOPED_NETWORK_INTERFACE_ACTIONS],
+      resources: ['*'],
+    }),
   ];
 }
 
@@ -136,17 +180,74 @@ export function executionRole(scope: Construct, resources: JobResources): iam.Ro
     roles: [role],
     statements: executionStatements(resources),
     scopedWildcardReason:
-      'Objects under one fixed prefix of the stack bucket (or streams of the training-job log group): job names are not known in advance.',
+      'Objects under one fixed prefix of the stack bucket, streams of the training-job log group, or (VPC) network interfaces, only those in the stack VPC and subnets (ec2:Vpc, ec2:Subnet conditions): job names and interface ids are not known in advance.',
   });
   return role;
 }
 
+/** What the stack requires of every job it lets the submitter create. */
+export type JobPolicy = Pick<
+  RlvrInfraProps,
+  'networkIsolation' | 'interContainerTrafficEncryption' | 'instanceTypes' | 'maxRuntimeHours'
+>;
+
+type Conditions = Record<string, Record<string, unknown>>;
+
+/**
+ * The conditions on sagemaker:CreateTrainingJob: what the launcher promises, enforced by IAM. Keys and
+ * their types as the Service Authorization Reference defines them for CreateTrainingJob ("Actions,
+ * resources, and condition keys for Amazon SageMaker AI",
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html#amazonsagemaker-policy-keys):
+ * - sagemaker:NetworkIsolation (Bool): EnableNetworkIsolation. Required true unless the stack opts out.
+ * - sagemaker:VolumeKmsKey, sagemaker:OutputKmsKey (ARN): ResourceConfig.VolumeKmsKeyId and
+ *   OutputDataConfig.KmsKeyId. With the stack's key, both must be it; a request without one fails
+ *   ArnEquals (an absent key matches no value).
+ * - sagemaker:InterContainerTrafficEncryption (Bool): EnableInterContainerTrafficEncryption. IAM sees no
+ *   instance count, so when the stack asks for it every job must set it (it costs nothing on one instance).
+ * - sagemaker:InstanceTypes (ArrayOfString): every instance type of the request, within the stack's list;
+ *   ForAllValues passes an absent key, so Null requires it.
+ * - sagemaker:MaxRuntimeInSeconds (Numeric): StoppingCondition.MaxRuntimeInSeconds, at most the ceiling.
+ * - sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds (ArrayOfString): with the VPC on, every job runs
+ *   in the stack's subnets and security group (Null makes a job without any VPC config fail).
+ */
+export function createTrainingJobConditions(
+  { key, network }: Pick<JobResources, 'key' | 'network'>,
+  policy: JobPolicy,
+): Conditions {
+  const conditions: Conditions = {
+    'ForAllValues:StringEquals': { 'sagemaker:InstanceTypes': [...policy.instanceTypes] },
+    NumericLessThanEquals: { 'sagemaker:MaxRuntimeInSeconds': String(policy.maxRuntimeHours * 3600) },
+    Null: { 'sagemaker:InstanceTypes': 'false', 'sagemaker:MaxRuntimeInSeconds': 'false' },
+  };
+  const bools: Record<string, string> = {};
+  if (policy.networkIsolation) bools['sagemaker:NetworkIsolation'] = 'true';
+  if (policy.interContainerTrafficEncryption) bools['sagemaker:InterContainerTrafficEncryption'] = 'true';
+  if (Object.keys(bools).length > 0) conditions.Bool = bools;
+  if (key)
+    conditions.ArnEquals = { 'sagemaker:VolumeKmsKey': key.keyArn, 'sagemaker:OutputKmsKey': key.keyArn };
+  if (network) {
+    conditions['ForAllValues:StringEquals']['sagemaker:VpcSubnets'] = network.vpc.isolatedSubnets.map(
+      (s) => s.subnetId,
+    );
+    conditions['ForAllValues:StringEquals']['sagemaker:VpcSecurityGroupIds'] = [
+      network.jobSecurityGroup.securityGroupId,
+    ];
+    Object.assign(conditions.Null, {
+      'sagemaker:VpcSubnets': 'false',
+      'sagemaker:VpcSecurityGroupIds': 'false',
+    });
+  }
+  return conditions;
+}
+
 /** The submitter's statements about jobs and images: create, stop and watch our jobs, push images. */
 function submitterJobStatements(
-  { repository, network }: JobResources,
+  resources: JobResources,
   role: iam.IRole,
   jobNamePrefix: string,
+  policy: JobPolicy,
 ): iam.PolicyStatement[] {
+  const { repository } = resources;
   const jobArn = `arn:${Aws.PARTITION}:sagemaker:${Aws.REGION}:${Aws.ACCOUNT_ID}:training-job/${jobNamePrefix}-*`;
   return [
     new iam.PolicyStatement({
@@ -163,17 +264,7 @@ function submitterJobStatements(
       sid: 'CreateOurTrainingJobs',
       actions: ['sagemaker:CreateTrainingJob'],
       resources: [jobArn],
-      // With the VPC on, every job must run in the stack's subnets and security group ("Null" makes
-      // the condition fail for a job without any VPC config).
-      conditions: network
-        ? {
-            'ForAllValues:StringEquals': {
-              'sagemaker:VpcSubnets': network.vpc.isolatedSubnets.map((s) => s.subnetId),
-              'sagemaker:VpcSecurityGroupIds': [network.jobSecurityGroup.securityGroupId],
-            },
-            Null: { 'sagemaker:VpcSubnets': 'false', 'sagemaker:VpcSecurityGroupIds': 'false' },
-          }
-        : undefined,
+      conditions: createTrainingJobConditions(resources, policy),
     }),
     new iam.PolicyStatement({
       sid: 'ListTrainingJobs',
@@ -258,12 +349,12 @@ export function submitterAccess(
   scope: Construct,
   resources: JobResources,
   executionRole: iam.IRole,
-  props: Pick<RlvrInfraProps, 'rootPrefix' | 'jobNamePrefix' | 'submitterPrincipalArns'>,
+  props: Pick<RlvrInfraProps, 'rootPrefix' | 'jobNamePrefix' | 'submitterPrincipalArns'> & JobPolicy,
 ): { policy: iam.ManagedPolicy; role: iam.Role | undefined } {
   const policy = leastPrivilegePolicy(scope, 'SubmitterPolicy', {
     description: 'rlvr researchers: submit and watch training jobs, push images, upload data',
     statements: [
-      ...submitterJobStatements(resources, executionRole, props.jobNamePrefix),
+      ...submitterJobStatements(resources, executionRole, props.jobNamePrefix, props),
       ...submitterDataStatements(resources, props),
       ...(resources.key ? [useDataKeyStatement(resources.key)] : []),
     ],

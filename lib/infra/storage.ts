@@ -118,6 +118,10 @@ export function experimentBucket(
     serverAccessLogsPrefix: 'rlvr-bucket/',
     removalPolicy: RemovalPolicy.RETAIN,
     lifecycleRules: [
+      // Parts of an upload that never completed (an interrupted `rlvr upload`, a killed submit, a job
+      // stopped mid-checkpoint) are billed until aborted. 7 days: longer than any upload a person would
+      // resume (a multi-GB checkpoint takes minutes to hours), short enough that a week's leftovers are
+      // all that is ever paid for. The launcher aborts its own on failure and SIGINT; this catches the rest.
       { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
       {
         id: 'expire-noncurrent-versions',

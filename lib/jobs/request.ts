@@ -136,7 +136,9 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     },
     EnableManagedSpotTraining: options.spot,
     EnableNetworkIsolation: options.networkIsolation,
-    EnableInterContainerTrafficEncryption: options.instanceCount > 1,
+    // Always: it costs nothing on one instance, and a stack that requires it (IAM sees no instance
+    // count) then admits every job.
+    EnableInterContainerTrafficEncryption: true,
     Environment: environment,
     Tags: tags,
   };

@@ -330,3 +330,57 @@ export const LOCAL = {
 export function consoleJobUrl(region: string, job: string): string {
   return `https://${region}.console.aws.amazon.com/sagemaker/home?region=${region}#/jobs/${job}`;
 }
+
+/**
+ * The S3 bucket ECR keeps image layers in (`prod-<region>-starport-layer-bucket`): a VPC without internet
+ * pulls layers from it through the S3 gateway endpoint, whose policy must name it (Amazon ECR User Guide,
+ * "Amazon ECR interface VPC endpoints (AWS PrivateLink)": minimum Amazon S3 bucket permissions).
+ */
+export function ecrLayerBucketName(region: string): string {
+  return `prod-${region}-starport-layer-bucket`;
+}
+
+/** A checkpoint folder a key lies in (keys relative to `checkpoints/<job>/`). */
+export interface CheckpointFolderKey {
+  /** e.g. `A/checkpoints/A_step20`, `checkpoints/r_step20`, or `r_step40` (a trainer that wrote at the top). */
+  readonly path: string;
+  /** The folder holding it: `A/checkpoints`, `checkpoints`, or `` (the top). */
+  readonly parent: string;
+  /** `A_step20` */
+  readonly folder: string;
+  /** The step, or undefined for `<run>_final`. */
+  readonly step?: number;
+  readonly final: boolean;
+  /** The key's path inside the checkpoint folder. */
+  readonly inner: string;
+}
+
+/**
+ * The checkpoint folder of a key relative to `checkpoints/<job>/`: `<run>_step<N>/` or `<run>_final/`
+ * inside any `…/checkpoints/` (the entrypoint's RLVR_CHECKPOINT_DIR `checkpoints/`, or a trainer's own run
+ * folder's `<folder>/checkpoints/`), inside a folder in `checkpointDirs`, or at the top of the job prefix.
+ * A folder of that name elsewhere (e.g. `evals/<checkpoint>/`) is not a checkpoint. The checkpoint-expiry
+ * function and download (lib/results/run-folders.ts) read the job prefix by this one rule.
+ */
+export function checkpointFolderOfKey(
+  relative: string,
+  checkpointDirs: readonly string[] = [],
+): CheckpointFolderKey | undefined {
+  const parts = relative.split('/');
+  for (let i = 0; i < parts.length - 1; i++) {
+    const parsed = parseCheckpointFolder(parts[i]);
+    if (!parsed) continue;
+    const parent = parts.slice(0, i).join('/');
+    if (i === 0 || parts[i - 1] === RUN_FOLDER.checkpoints || checkpointDirs.includes(parent)) {
+      return {
+        path: parts.slice(0, i + 1).join('/'),
+        parent,
+        folder: parts[i],
+        ...(parsed.step !== undefined ? { step: parsed.step } : {}),
+        final: parsed.final,
+        inner: parts.slice(i + 1).join('/'),
+      };
+    }
+  }
+  return undefined;
+}

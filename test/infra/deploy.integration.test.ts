@@ -5,18 +5,13 @@ import {
   DescribeStacksCommand,
   type Output,
 } from '@aws-sdk/client-cloudformation';
-import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { bareEnv, runCli } from '../helpers/cli';
 import { IMAGE, SAFETENSORS, SEEDED_KEYS } from '../helpers/emulator-data';
 import { makeTrainerRepo } from '../helpers/fixtures';
 import { describeWithPeer, motoAvailable, startMoto, TEST_REGION, type MotoServer } from '../helpers/moto';
 import { FULL_CONTEXT, synth } from './synth';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the function's own CommonJS file, as inlined
-const expireCheckpoints = require('../../lib/infra/functions/expire-checkpoints.js') as {
-  handler: (event: unknown, context: unknown, client: S3Client) => Promise<{ deleted: number }>;
-};
 
 describeWithPeer('moto_server', motoAvailable())('the stack in moto CloudFormation', () => {
   let moto: MotoServer;
@@ -122,43 +117,4 @@ describeWithPeer('moto_server', motoAvailable())('the stack in moto CloudFormati
       }
     },
   );
-
-  it('the checkpoint-expiry function deletes old intermediate checkpoints, keeping _final and each job newest', async () => {
-    const bucket = 'expiry-test';
-    await s3.send(
-      new CreateBucketCommand({
-        Bucket: bucket,
-        CreateBucketConfiguration: { LocationConstraint: TEST_REGION },
-      }),
-    );
-    const keys = [
-      'rlvr-experiments/checkpoints/job-a/run_step20/model.safetensors',
-      'rlvr-experiments/checkpoints/job-a/run_step20/config.json',
-      'rlvr-experiments/checkpoints/job-a/run_step40/model.safetensors',
-      'rlvr-experiments/checkpoints/job-a/run_final/model.safetensors',
-      'rlvr-experiments/checkpoints/job-a/traces/trace.jsonl',
-      'rlvr-experiments/checkpoints/job-b/run_step10/model.safetensors',
-      'rlvr-experiments/checkpoints/job-b/run_step30/model.safetensors',
-      'rlvr-experiments/checkpoints/job-b/config.yaml',
-      'rlvr-experiments/datasets/gsm8k_train/run_step5/x',
-    ];
-    for (const Key of keys) await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
-    const list = async () =>
-      ((await s3.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? [])
-        .map((o) => o.Key!)
-        .sort();
-    Object.assign(process.env, {
-      BUCKET: bucket,
-      CHECKPOINTS_PREFIX: 'rlvr-experiments/checkpoints/',
-      EXPIRY_DAYS: '1',
-    });
-    expect(await expireCheckpoints.handler({}, {}, s3)).toEqual({ deleted: 0 }); // all younger than a day
-    expect(await list()).toEqual([...keys].sort());
-    process.env.EXPIRY_DAYS = '0';
-    expect(await expireCheckpoints.handler({}, {}, s3)).toEqual({ deleted: 3 });
-    expect(await list()).toEqual(
-      keys.filter((k) => !k.includes('job-a/run_step20/') && !k.includes('job-b/run_step10/')).sort(),
-    );
-    for (const v of ['BUCKET', 'CHECKPOINTS_PREFIX', 'EXPIRY_DAYS']) delete process.env[v];
-  });
 });

@@ -3,9 +3,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { S3Layout } from '../../lib/layout';
 import { FEATURE_FLAGS } from '../../lib/infra/app';
 import { jobNetwork } from '../../lib/infra/network';
+import { parseInfraProps } from '../../lib/infra/props';
 import { jobNotifications } from '../../lib/infra/notifications';
 import { executionRole, imageBuildRole, submitterAccess, type JobResources } from '../../lib/infra/roles';
 import { dataKey, experimentBucket, accessLogBucket, imageRepository } from '../../lib/infra/storage';
+
+/** The job policy the stack gets by default. */
+const JOB_POLICY = parseInfraProps({});
 
 type Statement = { Sid?: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
@@ -24,7 +28,9 @@ function parts(options: { key: boolean; vpc: boolean }): { stack: Stack; resourc
     untaggedImageExpiryDays: 7,
     keepTaggedImages: 10,
   });
-  const network = options.vpc ? jobNetwork(stack, 2, key) : undefined;
+  const network = options.vpc
+    ? jobNetwork(stack, { maxAzs: 2, key, bucket, s3PrefixListId: 'pl-68a54001' })
+    : undefined;
   return { stack, resources: { bucket, keys: new S3Layout('unused', 'root/'), repository, key, network } };
 }
 
@@ -40,14 +46,21 @@ describe('stack parts', () => {
     const plain = parts({ key: false, vpc: false });
     executionRole(plain.stack, plain.resources);
     const plainSids = policyStatements(plain.stack, 'ExecutionPolicy').map((s) => s.Sid);
-    expect(plainSids).not.toContain('UseDataKey');
-    expect(plainSids).not.toContain('JobNetworkInterfaces');
+    expect(plainSids).not.toContain('UseDataKeyThroughS3AndSageMaker');
+    expect(plainSids).not.toContain('JobNetworkInterfacesInStackVpc');
 
     const full = parts({ key: true, vpc: true });
     executionRole(full.stack, full.resources);
     const sids = policyStatements(full.stack, 'ExecutionPolicy').map((s) => s.Sid);
     expect(sids).toEqual(
-      expect.arrayContaining(['UseDataKey', 'JobNetworkInterfaces', 'ReadInputs', 'PullImage']),
+      expect.arrayContaining([
+        'UseDataKeyThroughS3AndSageMaker',
+        'JobNetworkInterfacesInStackSubnets',
+        'JobNetworkInterfacesInStackVpc',
+        'DescribeJobNetwork',
+        'ReadInputs',
+        'PullImage',
+      ]),
     );
   });
 
@@ -55,6 +68,7 @@ describe('stack parts', () => {
     const { stack, resources } = parts({ key: false, vpc: false });
     const role = executionRole(stack, resources);
     const alone = submitterAccess(stack, resources, role, {
+      ...JOB_POLICY,
       rootPrefix: 'root/',
       jobNamePrefix: 'team-a',
       submitterPrincipalArns: [],
@@ -65,7 +79,7 @@ describe('stack parts', () => {
     expect(list.Condition).toEqual({ StringLike: { 's3:prefix': ['root/*'] } });
     const create = statements.find((s) => s.Sid === 'CreateOurTrainingJobs')!;
     expect(JSON.stringify(create.Resource)).toContain(':training-job/team-a-*');
-    expect(create.Condition).toBeUndefined();
+    expect(Object.keys(create.Condition as object)).not.toContain('ArnEquals'); // no key, no key condition
 
     const other = parts({ key: false, vpc: true });
     const withRole = submitterAccess(
@@ -73,6 +87,7 @@ describe('stack parts', () => {
       other.resources,
       executionRole(other.stack, other.resources),
       {
+        ...JOB_POLICY,
         rootPrefix: 'root/',
         jobNamePrefix: 'team-a',
         submitterPrincipalArns: ['arn:aws:iam::123456789012:role/researcher'],

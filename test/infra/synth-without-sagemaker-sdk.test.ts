@@ -32,7 +32,7 @@ describe('cdk synth', () => {
       detector: boolean;
     }>(`
 const { buildApp } = require('./lib/infra');
-const { app, stack } = buildApp({ outdir: ${JSON.stringify(outdir)}, context: { 'rlvr:vpc': true, 'rlvr:checkpointExpiryDays': 7 } });
+const { app, stack } = buildApp({ outdir: ${JSON.stringify(outdir)}, context: { 'rlvr:vpc': true, 'rlvr:s3PrefixListId': 'pl-68a54001', 'rlvr:checkpointExpiryDays': 7 } });
 const afterBuild = loaded();
 const assembly = app.synth();
 const afterSynth = loaded();

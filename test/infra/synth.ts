@@ -8,6 +8,9 @@ import { tempDir } from '../helpers/fixtures';
 /** Every optional feature on. */
 export const FULL_CONTEXT = {
   'rlvr:vpc': true,
+  // us-west-2's com.amazonaws.us-west-2.s3 managed prefix list.
+  'rlvr:s3PrefixListId': 'pl-68a54001',
+  'rlvr:interContainerTrafficEncryption': true,
   'rlvr:checkpointExpiryDays': 14,
   'rlvr:githubRepository': 'acme/grpo-trainer',
   'rlvr:githubBranch': 'main',

@@ -1,0 +1,264 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
+import { bareEnv, runCli } from '../helpers/cli';
+import { REPO_ROOT } from '../helpers/fixtures';
+import { FULL_CONTEXT, synth, type Synthesized } from './synth';
+
+/*
+ * Issue 19, "the stack enforces what the launcher promises": the submitter policy's CreateTrainingJob
+ * conditions, read from the synthesized template, evaluated against the request the launcher builds for
+ * every example config (`rlvr submit … --dry-run --json` with the stack's settings as flags).
+ */
+
+type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+type Statement = {
+  Sid?: string;
+  Action: string | string[];
+  Condition?: Record<string, Record<string, unknown>>;
+};
+type Value = string | string[] | undefined;
+
+const REGION = 'us-west-2';
+const ACCOUNT = '123456789012';
+const EXAMPLES = fs
+  .readdirSync(path.join(REPO_ROOT, 'configs', 'examples'))
+  .filter((f) => f.endsWith('.yaml'));
+const IMAGE = `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/rlvr-experiments@sha256:${'a'.repeat(64)}`;
+
+/** CloudFormation values as a deployment would make them: deterministic stand-ins per resource. */
+function resolver(template: Template): (v: unknown) => unknown {
+  const ids = Object.keys(template.Resources);
+  const n = (id: string) => String(ids.indexOf(id)).padStart(4, '0');
+  const fake: Record<string, (id: string) => string> = {
+    'AWS::KMS::Key': (id) => `arn:aws:kms:${REGION}:${ACCOUNT}:key/00000000-0000-0000-0000-00000000${n(id)}`,
+    'AWS::EC2::Subnet': (id) => `subnet-0000000000000${n(id)}`,
+    'AWS::EC2::SecurityGroup': (id) => `sg-0000000000000${n(id)}`,
+    'AWS::EC2::VPC': (id) => `vpc-0000000000000${n(id)}`,
+  };
+  const pseudo: Record<string, string> = {
+    'AWS::Region': REGION,
+    'AWS::AccountId': ACCOUNT,
+    'AWS::Partition': 'aws',
+  };
+  const of = (id: string) => {
+    if (pseudo[id]) return pseudo[id];
+    const make = fake[template.Resources[id]?.Type];
+    if (!make) throw new Error(`no stand-in for ${id}`);
+    return make(id);
+  };
+  const resolve = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(resolve);
+    if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (typeof o.Ref === 'string') return of(o.Ref);
+      if (o['Fn::GetAtt']) return of((o['Fn::GetAtt'] as string[])[0]);
+      if (o['Fn::Join']) {
+        const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
+        return parts.map(resolve).join(sep);
+      }
+      return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, resolve(x)]));
+    }
+    return v;
+  };
+  return resolve;
+}
+
+/** The submitter policy's CreateTrainingJob conditions, with CloudFormation values resolved. */
+function createConditions(s: Synthesized): Record<string, Record<string, unknown>> {
+  const template = s.json as Template;
+  const policy = Object.entries(template.Resources).find(([id]) => id.startsWith('SubmitterPolicy'))![1];
+  const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+  const create = statements.find((st) => [st.Action].flat().includes('sagemaker:CreateTrainingJob'))!;
+  return resolver(template)(create.Condition ?? {}) as Record<string, Record<string, unknown>>;
+}
+
+/** The condition keys AWS defines for CreateTrainingJob, as a request sets them. */
+function requestContext(r: CreateTrainingJobRequest): Record<string, Value> {
+  const bool = (b: boolean | undefined) => (b === undefined ? undefined : String(b));
+  return {
+    'sagemaker:NetworkIsolation': bool(r.EnableNetworkIsolation),
+    'sagemaker:InterContainerTrafficEncryption': bool(r.EnableInterContainerTrafficEncryption),
+    'sagemaker:VolumeKmsKey': r.ResourceConfig?.VolumeKmsKeyId,
+    'sagemaker:OutputKmsKey': r.OutputDataConfig?.KmsKeyId,
+    'sagemaker:InstanceTypes': [
+      ...(r.ResourceConfig?.InstanceType ? [r.ResourceConfig.InstanceType] : []),
+      ...(r.ResourceConfig?.InstanceGroups ?? []).map((g) => g.InstanceType!),
+    ],
+    'sagemaker:MaxRuntimeInSeconds': r.StoppingCondition?.MaxRuntimeInSeconds?.toString(),
+    'sagemaker:VpcSubnets': r.VpcConfig?.Subnets,
+    'sagemaker:VpcSecurityGroupIds': r.VpcConfig?.SecurityGroupIds,
+  };
+}
+
+/** IAM's evaluation for the operators the stack uses; an unknown operator or key fails loudly. */
+const OPERATORS: Record<string, (actual: Value, allowed: string[]) => boolean> = {
+  Bool: (a, v) => typeof a === 'string' && v.includes(a.toLowerCase()),
+  ArnEquals: (a, v) => typeof a === 'string' && v.includes(a),
+  StringEquals: (a, v) => typeof a === 'string' && v.includes(a),
+  NumericLessThanEquals: (a, v) => typeof a === 'string' && v.some((x) => Number(a) <= Number(x)),
+  // ForAllValues: every value in the request is allowed (an absent or empty key passes).
+  'ForAllValues:StringEquals': (a, v) => [a ?? []].flat().every((x) => v.includes(x)),
+  Null: (a, v) => v.includes(String(a === undefined || (Array.isArray(a) && a.length === 0))),
+};
+
+/** The conditions a request breaks, as "Operator key" (empty: allowed). */
+export function brokenConditions(
+  conditions: Record<string, Record<string, unknown>>,
+  request: CreateTrainingJobRequest,
+): string[] {
+  const context = requestContext(request);
+  const broken: string[] = [];
+  for (const [operator, keys] of Object.entries(conditions)) {
+    const test = OPERATORS[operator];
+    if (!test) throw new Error(`no evaluator for ${operator}`);
+    for (const [key, expected] of Object.entries(keys)) {
+      if (!(key in context)) throw new Error(`no request value for ${key}`);
+      if (!test(context[key], [expected as string | string[]].flat().map(String)))
+        broken.push(`${operator} ${key}`);
+    }
+  }
+  return broken;
+}
+
+/** The launcher's dry-run request for a config, with settings that match the synthesized stack. */
+async function dryRunRequest(
+  conditions: Record<string, Record<string, unknown>>,
+  config: string,
+  extra: string[] = [],
+): Promise<CreateTrainingJobRequest> {
+  const arn = conditions.ArnEquals?.['sagemaker:VolumeKmsKey'] as string | undefined;
+  const all = conditions['ForAllValues:StringEquals'] ?? {};
+  const subnets = all['sagemaker:VpcSubnets'] as string[] | undefined;
+  const groups = all['sagemaker:VpcSecurityGroupIds'] as string[] | undefined;
+  const { code, stdout, stderr } = await runCli(
+    [
+      'submit',
+      path.join('configs', 'examples', config),
+      '--dry-run',
+      '--json',
+      ...['--bucket', `rlvr-experiments-${ACCOUNT}-${REGION}`, '--region', REGION],
+      ...['--role-arn', `arn:aws:iam::${ACCOUNT}:role/RlvrInfra-ExecutionRole`, '--image', IMAGE],
+      ...(arn ? ['--kms-key', arn] : []),
+      ...(subnets ? ['--subnets', subnets.join(','), '--security-groups', groups!.join(',')] : []),
+      ...extra,
+    ],
+    { env: bareEnv() },
+  );
+  if (code !== 0) throw new Error(`dry-run of ${config} exited ${code}: ${stderr}`);
+  return (JSON.parse(stdout) as { createTrainingJobRequest: CreateTrainingJobRequest })
+    .createTrainingJobRequest;
+}
+
+describe.each([
+  ['default', {}],
+  [
+    'VPC, expiry, every option on but inter-container encryption',
+    { ...FULL_CONTEXT, 'rlvr:interContainerTrafficEncryption': false },
+  ],
+])('CreateTrainingJob conditions of the stack (%s)', (_label, context) => {
+  let conditions: Record<string, Record<string, unknown>>;
+  const requests = new Map<string, CreateTrainingJobRequest>();
+  beforeAll(async () => {
+    conditions = createConditions(synth(context));
+    for (const config of EXAMPLES) requests.set(config, await dryRunRequest(conditions, config));
+  }, 120_000);
+
+  it('carries the keys AWS defines: network isolation, volume and output key, instance types, runtime ceiling', () => {
+    expect(conditions).toMatchObject({
+      Bool: { 'sagemaker:NetworkIsolation': 'true' },
+      ArnEquals: {
+        'sagemaker:VolumeKmsKey': expect.stringMatching(/^arn:aws:kms:/),
+        'sagemaker:OutputKmsKey': expect.stringMatching(/^arn:aws:kms:/),
+      },
+      'ForAllValues:StringEquals': {
+        'sagemaker:InstanceTypes': expect.arrayContaining([
+          'ml.p4de.24xlarge',
+          'ml.p5.48xlarge',
+          'ml.g5.2xlarge',
+        ]),
+      },
+      NumericLessThanEquals: { 'sagemaker:MaxRuntimeInSeconds': String(7 * 24 * 3600) },
+      Null: { 'sagemaker:InstanceTypes': 'false', 'sagemaker:MaxRuntimeInSeconds': 'false' },
+    });
+    expect(conditions.Bool).not.toHaveProperty(['sagemaker:InterContainerTrafficEncryption']);
+  });
+
+  it.each(EXAMPLES)("allows the launcher's request for %s", (config) => {
+    expect(brokenConditions(conditions, requests.get(config)!)).toEqual([]);
+  });
+
+  const mutations: [string, (r: CreateTrainingJobRequest) => void, string][] = [
+    ['network isolation off', (r) => (r.EnableNetworkIsolation = false), 'Bool sagemaker:NetworkIsolation'],
+    ['no volume key', (r) => delete r.ResourceConfig!.VolumeKmsKeyId, 'ArnEquals sagemaker:VolumeKmsKey'],
+    [
+      'another output key',
+      (r) => (r.OutputDataConfig!.KmsKeyId = `arn:aws:kms:${REGION}:${ACCOUNT}:key/other`),
+      'ArnEquals sagemaker:OutputKmsKey',
+    ],
+    [
+      'an instance type not in the list',
+      (r) => (r.ResourceConfig!.InstanceType = 'ml.p5en.48xlarge'),
+      'ForAllValues:StringEquals sagemaker:InstanceTypes',
+    ],
+    [
+      'a runtime over the ceiling',
+      (r) => (r.StoppingCondition!.MaxRuntimeInSeconds = 8 * 24 * 3600),
+      'NumericLessThanEquals sagemaker:MaxRuntimeInSeconds',
+    ],
+    ['no runtime at all', (r) => delete r.StoppingCondition, 'Null sagemaker:MaxRuntimeInSeconds'],
+  ];
+  it.each(mutations)('denies a request with %s', (_what, mutate, broken) => {
+    const request = structuredClone(requests.get(EXAMPLES[0])!);
+    mutate(request);
+    expect(brokenConditions(conditions, request)).toContain(broken);
+  });
+
+  it('with the VPC, denies a job outside the stack subnets or without a VPC', () => {
+    if (!('rlvr:vpc' in context)) return expect(conditions.Null).not.toHaveProperty(['sagemaker:VpcSubnets']);
+    const outside = structuredClone(requests.get(EXAMPLES[0])!);
+    outside.VpcConfig!.Subnets = ['subnet-elsewhere'];
+    expect(brokenConditions(conditions, outside)).toEqual(['ForAllValues:StringEquals sagemaker:VpcSubnets']);
+    const none = structuredClone(requests.get(EXAMPLES[0])!);
+    delete none.VpcConfig;
+    expect(brokenConditions(conditions, none)).toEqual([
+      'Null sagemaker:VpcSubnets',
+      'Null sagemaker:VpcSecurityGroupIds',
+    ]);
+  });
+});
+
+describe('stack options that change the conditions', () => {
+  it('rlvr:networkIsolation=false lets a trainer that needs the network be submitted', async () => {
+    const conditions = createConditions(synth({ 'rlvr:networkIsolation': false }));
+    expect(conditions.Bool ?? {}).not.toHaveProperty(['sagemaker:NetworkIsolation']);
+    const request = await dryRunRequest(conditions, EXAMPLES[0], ['--no-network-isolation']);
+    expect(request.EnableNetworkIsolation).toBe(false);
+    expect(brokenConditions(conditions, request)).toEqual([]);
+  });
+
+  it('rlvr:interContainerTrafficEncryption requires it of every job (IAM sees no instance count)', async () => {
+    const conditions = createConditions(synth({ 'rlvr:interContainerTrafficEncryption': true }));
+    expect(conditions.Bool).toEqual({
+      'sagemaker:NetworkIsolation': 'true',
+      'sagemaker:InterContainerTrafficEncryption': 'true',
+    });
+    // The launcher sets EnableInterContainerTrafficEncryption for every job, so every job is admitted.
+    const request = await dryRunRequest(conditions, EXAMPLES[0]);
+    expect(request.EnableInterContainerTrafficEncryption).toBe(true);
+    expect(brokenConditions(conditions, request)).toEqual([]);
+    request.EnableInterContainerTrafficEncryption = false;
+    expect(brokenConditions(conditions, request)).toEqual(['Bool sagemaker:InterContainerTrafficEncryption']);
+  });
+
+  it('rlvr:instanceTypes and rlvr:maxRuntimeHours set the list and the ceiling', () => {
+    const conditions = createConditions(
+      synth({ 'rlvr:instanceTypes': 'ml.g5.2xlarge, ml.g5.12xlarge', 'rlvr:maxRuntimeHours': 2 }),
+    );
+    expect(conditions['ForAllValues:StringEquals']['sagemaker:InstanceTypes']).toEqual([
+      'ml.g5.2xlarge',
+      'ml.g5.12xlarge',
+    ]);
+    expect(conditions.NumericLessThanEquals['sagemaker:MaxRuntimeInSeconds']).toBe('7200');
+  });
+});
