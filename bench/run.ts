@@ -10,6 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { copyBusybox, startDockerEngine, startRegistry } from '../test/helpers/docker';
+import { createAwsClients } from '../lib/aws';
+import { benchCurriculum } from '../test/curriculum/bench-curriculum';
 import { FaultProxy } from '../test/helpers/fault-proxy';
 import { freePort, startMoto, TEST_ACCOUNT } from '../test/helpers/moto';
 
@@ -444,6 +446,7 @@ async function main(): Promise<void> {
       target: '≤ growth + 64 KiB',
       pass: worst <= 64 * 1024,
     });
+    rows.push(await curriculumRow(env, s3Endpoint));
     await imageRows(rows, moto.env);
   } finally {
     sagemaker.destroy();
@@ -453,6 +456,45 @@ async function main(): Promise<void> {
     fs.rmSync(work, { recursive: true, force: true });
   }
   writeResults(rows);
+}
+
+/**
+ * The curriculum pre-flight's id check of a 100,000-row dataset copy on the same S3 server: cold (it
+ * reads the Arrow files once, only the columns the rule needs) and the cached repeat (the listing only).
+ */
+async function curriculumRow(env: NodeJS.ProcessEnv, s3Endpoint: string): Promise<Row> {
+  // In this process the SDK reads its credentials and checksum settings from process.env.
+  const saved = { ...process.env };
+  for (const k of [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_REQUEST_CHECKSUM_CALCULATION',
+    'AWS_RESPONSE_CHECKSUM_VALIDATION',
+  ])
+    process.env[k] = env[k];
+  const clients = createAwsClients({ region: 'us-west-2', s3Endpoint }, env);
+  try {
+    const b = await benchCurriculum(clients.s3, BUCKET, 'rlvr-experiments/datasets/math_train/');
+    const mib = (n: number) => `${(n / MIB).toFixed(1)} MiB`;
+    log.push(
+      `curriculum id check: ${b.rows} rows, copy ${mib(b.copyBytes)}; cold ${b.cold.seconds.toFixed(2)} s, ${mib(b.cold.bytesRead)} read in ${b.cold.gets} GETs; cached ${b.cached.seconds.toFixed(3)} s, ${b.cached.gets} GETs`,
+    );
+    return {
+      name: 'curriculum id check, 100,000-row dataset copy: cold, then the cached repeat',
+      ours: `${b.cold.seconds.toFixed(2)} s, ${mib(b.cold.bytesRead)} read; repeat ${b.cached.seconds.toFixed(3)} s, ${b.cached.gets} GETs`,
+      baseline: `the copy: ${mib(b.copyBytes)}`,
+      ratio: b.cold.bytesRead / b.copyBytes,
+      target: 'cold ≤ 2 s and ≤ the copy; repeat ≤ 0.05 s, 0 GETs',
+      pass:
+        b.cold.seconds <= 2 &&
+        b.cold.bytesRead <= b.copyBytes &&
+        b.cached.seconds <= 0.05 &&
+        b.cached.gets === 0,
+    };
+  } finally {
+    clients.close();
+    process.env = saved;
+  }
 }
 
 /**

@@ -1,10 +1,14 @@
 import type { Command } from 'commander';
 import { ALL_RULES, EVAL_RULES, ruleOf, type AllowedFinding } from '../../lib/config';
 import { lintConfigFile, type LintReport } from '../../lib/jobs';
+import type { LintCurricula } from '../../lib/jobs/lint';
 import { formatLocation, formatProblem, UserError, type Problem } from '../../lib/errors';
-import { exits, print } from './common';
+import { requireLayout } from '../../lib/aws/session';
+import { defaultCacheDir } from '../../lib/curriculum';
+import { addSettingsOptions, exits, print, withContext, type SettingsFlagValues } from './common';
 
-interface LintFlags {
+interface LintFlags extends SettingsFlagValues {
+  readonly curricula?: boolean;
   readonly strict?: boolean;
   readonly json?: boolean;
   readonly rules?: boolean;
@@ -12,12 +16,12 @@ interface LintFlags {
 
 /** `rlvr lint CONFIG…`: a submit's config checks alone, on training and eval configs; exit 2 on any error. */
 export function registerLint(program: Command): void {
-  program
-    .command('lint')
+  addSettingsOptions(program.command('lint'))
     .description('check training and eval configs as a submit would (no AWS, no image); exit 2 on errors')
     .argument('[configs...]', 'training or eval config files')
     .option('--strict', "likely typos of the trainer's keys are errors, not warnings")
     .option('--rules', 'list the rules by id, what each guards, and which a config can allow or acknowledge')
+    .option('--curricula', "also check each order file's ids against its dataset copy in S3 (needs AWS)")
     .option('--json', 'print the findings as JSON')
     .action(
       exits(async (configs: string[], flags: LintFlags) => {
@@ -27,8 +31,17 @@ export function registerLint(program: Command): void {
         }
         if (configs.length === 0)
           throw new UserError('name at least one config (or pass --rules)', 'BadFlag');
-        const reports: LintReport[] = [];
-        for (const c of configs) reports.push(await lintConfigFile(c, c, { strict: flags.strict }));
+        const lint = async (curricula?: LintCurricula) => {
+          const reports: LintReport[] = [];
+          for (const c of configs)
+            reports.push(await lintConfigFile(c, c, { strict: flags.strict, curricula }));
+          return reports;
+        };
+        const reports = flags.curricula
+          ? await withContext(flags, (context) =>
+              lint({ s3: context.aws.s3, layout: requireLayout(context), cacheDir: defaultCacheDir() }),
+            )
+          : await lint();
         const ok = reports.every((r) => !r.errors.length);
         print(flags, { ok, reports }, () => reports.map(render).join(''));
         return ok ? 0 : 2;
@@ -82,5 +95,6 @@ function render(r: LintReport): string {
   for (const p of r.errors) out += label('error', p);
   for (const p of r.warnings) out += label('warning', p);
   for (const a of r.allowed) out += allowedLine(a);
+  for (const c of r.curricula ?? []) out += `  ${c.ok ? 'ok' : 'FAILED'} ${c.detail} (${c.target})\n`;
   return out;
 }

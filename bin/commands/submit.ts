@@ -26,7 +26,8 @@ import {
 } from '../submit-output';
 import { addSettingsOptions, exits, settingsOf } from './common';
 import { addImageOptions, parseBuildArgs } from './image';
-import { addSubmitOptions, localGpus, maxJobs, submitInput, type SubmitFlags } from './submit-flags';
+import { localGpus, maxJobs, submitInput } from './submit-flags';
+import { addSubmitOptions, type SubmitFlags } from './submit-options';
 
 /** Opens the session the plan and the submit share, and closes it whatever happens. */
 async function withSession<T>(input: SubmitInput, run: (session: SubmitSession) => Promise<T>): Promise<T> {

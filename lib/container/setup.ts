@@ -200,6 +200,7 @@ export function readJobInputs(job: ContainerJob): {
   const contract = readJson(contractFile) as JobContract | undefined;
   if (!contract) throw new JobFailure(`${contractFile} is missing: was this job started by rlvr submit?`);
   job.runInfo.trainer = contract.trainer;
+  if (contract.acknowledged) job.runInfo.acknowledged = contract.acknowledged;
   return { config, contract, evalConfigPath };
 }
 

@@ -63,9 +63,22 @@ export interface DatasetInput {
   readonly loader?: string;
 }
 
+/** The dataset entry an order file orders (for the curriculum pre-flight). */
+export interface OrderUse {
+  readonly loader: string;
+  /** The loader's parameters (split, level, datasets, …). */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** `count`: how many prompts a sequential mix takes from it. */
+  readonly count?: number;
+  /** The mix's `mode` (`weighted`, `sequential`). */
+  readonly mode?: string;
+}
+
 export interface OrderFileInput {
   readonly location: S3Location;
   readonly referencedAt: KeyPath;
+  /** The one dataset entry it orders; undefined when it orders several (an iterator over a mix). */
+  readonly orders?: OrderUse;
   readonly channel: string;
   readonly containerPath: string;
   /** How a local path was mapped to S3, when it was. */
@@ -375,14 +388,32 @@ function planDatasets(plan: InputPlanning, config: TrainingConfig, options: Plan
  */
 function planOrderFiles(plan: InputPlanning, config: TrainingConfig): OrderFileInput[] {
   const { file, layout } = plan;
-  const orderRefs: { path: KeyPath; value: string }[] = [];
+  const orderRefs: { path: KeyPath; value: string; orders?: OrderUse }[] = [];
+  const orderUse = (use: ReturnType<typeof loaderUses>[number]): OrderUse => {
+    const section = config[use.at[0] as 'data' | 'sft_data'] as { mode?: unknown } | undefined;
+    return {
+      loader: use.name,
+      params: use.params,
+      ...(typeof use.params.count === 'number' ? { count: use.params.count } : {}),
+      ...(typeof section?.mode === 'string' ? { mode: section.mode } : {}),
+    };
+  };
   for (const use of loaderUses(config)) {
     if (typeof use.params.order === 'string')
-      orderRefs.push({ path: [...use.at, 'order'], value: use.params.order });
+      orderRefs.push({ path: [...use.at, 'order'], value: use.params.order, orders: orderUse(use) });
   }
-  for (const iterator of ['data_iter', 'sft_data_iter'] as const) {
+  for (const [iterator, section] of [
+    ['data_iter', 'data'],
+    ['sft_data_iter', 'sft_data'],
+  ] as const) {
     const order = config[iterator]?.order;
-    if (typeof order === 'string') orderRefs.push({ path: [iterator, 'order'], value: order });
+    const uses = loaderUses(config, [section]);
+    if (typeof order === 'string')
+      orderRefs.push({
+        path: [iterator, 'order'],
+        value: order,
+        ...(uses.length === 1 ? { orders: orderUse(uses[0]) } : {}),
+      });
   }
   const orderFiles: OrderFileInput[] = [];
   for (const ref of orderRefs) {
@@ -402,6 +433,7 @@ function planOrderFiles(plan: InputPlanning, config: TrainingConfig): OrderFileI
     orderFiles.push({
       location,
       referencedAt: ref.path,
+      ...(ref.orders ? { orders: ref.orders } : {}),
       channel,
       containerPath: `${channelPath(channel)}/${path.posix.basename(location.key)}`,
       note: s3

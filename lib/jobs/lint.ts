@@ -1,5 +1,16 @@
 import * as path from 'node:path';
-import { loadEvalConfig, loadTrainingConfig, YamlFile, type AllowedFinding } from '../config';
+import {
+  loadEvalConfig,
+  loadTrainingConfig,
+  YamlFile,
+  type AllowedFinding,
+  type LoadedConfig,
+  type TrainingConfig,
+} from '../config';
+import type { IS3 } from '../aws';
+import type { S3Layout } from '../layout';
+import { planInputs } from './inputs';
+import { checkCurricula, type PreflightCheck } from './preflight';
 import { ProblemsError, type Problem } from '../errors';
 import { isMap } from '../trainers';
 import { trainerSourceOf } from './trainer-source';
@@ -15,6 +26,15 @@ export interface LintReport {
   readonly warnings: readonly Problem[];
   /** Findings the config's `launcher.allow` silenced, with its reasons. */
   readonly allowed: readonly AllowedFinding[];
+  /** With `curricula`: each order file's ids against its dataset copy in S3. */
+  readonly curricula?: readonly PreflightCheck[];
+}
+
+/** `rlvr lint --curricula`: where the configs' order files and dataset copies are. */
+export interface LintCurricula {
+  readonly s3: IS3;
+  readonly layout: S3Layout;
+  readonly cacheDir?: string;
 }
 
 /**
@@ -25,7 +45,7 @@ export interface LintReport {
 export async function lintConfigFile(
   file: string,
   displayPath = file,
-  options: { strict?: boolean; cwd?: string } = {},
+  options: { strict?: boolean; cwd?: string; curricula?: LintCurricula } = {},
 ): Promise<LintReport> {
   const raw = YamlFile.read(file, displayPath).toJS();
   const kind = isMap(raw) && 'roles' in raw ? 'training' : 'eval';
@@ -41,10 +61,43 @@ export async function lintConfigFile(
     });
     const trainer = loaded.trainer && { id: loaded.trainer.profile.id, reason: loaded.trainer.reason };
     const allowed = loaded.allowed;
-    return { file: displayPath, kind, trainer, errors: [], warnings: loaded.warnings, allowed };
+    const report: LintReport = {
+      file: displayPath,
+      kind,
+      trainer,
+      errors: [],
+      warnings: loaded.warnings,
+      allowed,
+    };
+    return options.curricula ? await withCurricula(report, loaded, file, options.curricula) : report;
   } catch (err) {
     if (err instanceof ProblemsError)
       return { file: displayPath, kind, errors: err.problems, warnings: [], allowed: [] };
     throw err;
   }
+}
+
+/** The curriculum step of the pre-flight on a linted training config (no job, no image). */
+async function withCurricula(
+  report: LintReport,
+  loaded: LoadedConfig<TrainingConfig>,
+  file: string,
+  curricula: LintCurricula,
+): Promise<LintReport> {
+  const loaders = loaded.trainer!.profile.loaders;
+  const planned = planInputs(loaded.value, loaded.file, curricula.layout, path.dirname(path.resolve(file)), {
+    networkIsolation: true,
+    loaders,
+  });
+  if (!planned.inputs) return { ...report, errors: [...report.errors, ...planned.problems] };
+  const found = await checkCurricula(curricula.s3, planned.inputs, loaded.file, {
+    loaders,
+    cacheDir: curricula.cacheDir,
+  });
+  return {
+    ...report,
+    errors: [...report.errors, ...found.problems],
+    warnings: [...report.warnings, ...found.warnings],
+    curricula: found.checks,
+  };
 }

@@ -25,6 +25,8 @@ import { checkRequestLimits } from './limits';
 import { jobLogPathProblem, resolveJobLogPath } from './job-log';
 import { firstJobName } from './job-name';
 import { idleGpus, type JobOptionFlags, type JobOptions, type ResolvedJobOptions } from './options';
+import { defaultCacheDir } from '../curriculum';
+import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
 import { hourlyPrice } from './prices';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
@@ -81,6 +83,8 @@ export interface SubmitInput {
   readonly local?: boolean;
   /** Finds (or builds and pushes) the image when neither --image nor launcher.image names one. */
   readonly pipeline?: ImagePipeline;
+  /** Order-file ids missing from their dataset are a warning (recorded with the job), not an error. */
+  readonly allowMissingOrderIds?: boolean;
 }
 
 export interface Upload {
@@ -140,6 +144,8 @@ export interface SubmitPlan {
   readonly requestInput: Omit<RequestInput, 'jobName'>;
   readonly request: CreateTrainingJobRequest;
   readonly preflight: PreflightReport;
+  /** Missing order ids allowed by --allow-missing-order-ids (also in contract.json and the job log). */
+  readonly missingOrderIds: readonly MissingOrderIds[];
   /** On-demand estimate: per hour, and for the whole max runtime. */
   readonly estimate:
     { readonly perHour: number; readonly maxRuntimeCost: number; readonly note?: string } | undefined;
@@ -264,8 +270,16 @@ async function preflightPlan(
   job: ResolvedJob,
   configs: JobConfigs,
   placeholders: Placeholders,
-): Promise<{ report: PreflightReport; warnings: readonly Problem[] }> {
-  const notRun = (reason: string) => ({ report: { ran: false, reason, checks: [] }, warnings: [] });
+): Promise<{
+  report: PreflightReport;
+  warnings: readonly Problem[];
+  acknowledged: readonly MissingOrderIds[];
+}> {
+  const notRun = (reason: string) => ({
+    report: { ran: false, reason, checks: [] },
+    warnings: [],
+    acknowledged: [],
+  });
   if (input.local) return notRun('local run: inputs are bound from local folders or fetched by the run');
   const aws = session.aws;
   if (!aws) return notRun(session.note ?? 'AWS not available');
@@ -275,13 +289,29 @@ async function preflightPlan(
     message: 'pre-flight: checking the model, datasets and order files in S3',
   });
   const caches = job.runtime.contract.datasetCaches;
+  const curriculum = {
+    loaders: configs.trainer.profile.loaders,
+    allowMissingOrderIds: input.allowMissingOrderIds,
+    cacheDir: defaultCacheDir(input.env ?? process.env),
+  };
+  const key = JSON.stringify([job.inputs, caches, Boolean(input.allowMissingOrderIds)]);
   try {
-    const result = await cached(input.cache?.preflights, JSON.stringify([job.inputs, caches]), () =>
-      runPreflight(aws.s3, job.inputs, configs.config.file, new Map(caches.map((d) => [d.channel, d]))),
+    const result = await cached(input.cache?.preflights, key, () =>
+      runPreflight(
+        aws.s3,
+        job.inputs,
+        configs.config.file,
+        new Map(caches.map((d) => [d.channel, d])),
+        curriculum,
+      ),
     );
     if (result.problems.length > 0)
       throw new ProblemsError('Pre-flight failed: the job would not find its inputs', result.problems);
-    return { report: { ran: true, checks: result.checks }, warnings: result.warnings };
+    return {
+      report: { ran: true, checks: result.checks },
+      warnings: result.warnings,
+      acknowledged: result.acknowledged,
+    };
   } catch (err) {
     if (err instanceof ProblemsError) throw err;
     if (!session.dryRun) {
@@ -492,7 +522,10 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   const resolvedConfigYaml = `# Resolved by rlvr submit from ${planned.configDisplayPath}: inputs point at the job's channels.\n${stringifyForTrainer(
     resolveConfigForJob(config.value, job.inputs),
   )}`;
-  const contractJson = `${JSON.stringify(job.runtime.contract, null, 2)}\n`;
+  const acknowledged =
+    preflight.acknowledged.length > 0 ? { missingOrderIds: preflight.acknowledged } : undefined;
+  const contract = { ...job.runtime.contract, ...(acknowledged ? { acknowledged } : {}) };
+  const contractJson = `${JSON.stringify(contract, null, 2)}\n`;
   const { packed, git } = artifacts;
   return {
     ...planned,
@@ -521,6 +554,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
       git,
     }),
     preflight: preflight.report,
+    missingOrderIds: preflight.acknowledged,
     estimate: estimateCost(
       job.options,
       planned.requestSettings.region,

@@ -4,6 +4,12 @@ import type { IS3 } from '../aws';
 import type { Problem } from '../errors';
 import { folderVerdict, safetensorsHeadLength, safetensorsSize, weightsNamedByIndex } from '../checkpoints';
 import { DATASET_MARKERS, MODEL_INDEX_FILE } from '../layout';
+import {
+  checkOrderIds,
+  type CurriculumFindings,
+  type CurriculumOptions,
+  type MissingOrderIds,
+} from './curriculum-preflight';
 import { s3Uri, type DatasetInput, type InputPlan, type ModelInput, type OrderFileInput } from './inputs';
 
 /*
@@ -22,6 +28,8 @@ export interface PreflightResult {
   readonly checks: readonly PreflightCheck[];
   readonly problems: readonly Problem[];
   readonly warnings: readonly Problem[];
+  /** Missing order ids the user allowed (--allow-missing-order-ids), to record with the job. */
+  readonly acknowledged: readonly MissingOrderIds[];
 }
 
 /** What the checks find, gathered in the order they run. */
@@ -207,7 +215,7 @@ async function checkOrderFile(
   o: OrderFileInput,
   file: YamlFile,
   out: PreflightFindings,
-): Promise<void> {
+): Promise<boolean> {
   const uri = s3Uri(o.location);
   const head = await s3.headObject(o.location.bucket, o.location.key);
   if (!head) {
@@ -229,6 +237,7 @@ async function checkOrderFile(
     ok: Boolean(head && head.size > 0),
     detail: head ? `${head.size} bytes` : 'missing',
   });
+  return Boolean(head && head.size > 0);
 }
 
 export async function runPreflight(
@@ -237,12 +246,31 @@ export async function runPreflight(
   file: YamlFile,
   /** Channels the trainer's loader reads as a local copy, and the file it must find at the top. */
   cacheMarkers: ReadonlyMap<string, { readonly marker: string; readonly path: string }> = new Map(),
+  curriculum: CurriculumOptions = {},
 ): Promise<PreflightResult> {
-  const out: PreflightFindings = { checks: [], problems: [], warnings: [] };
+  const out: CurriculumFindings = { checks: [], problems: [], warnings: [], acknowledged: [] };
   for (const model of [inputs.model, ...inputs.otherModels]) await checkModel(s3, model, file, out);
   for (const d of inputs.datasets.filter((x) => x.kind === 'file')) await checkDataFile(s3, d, file, out);
   for (const d of inputs.datasets.filter((x) => x.kind === 'folder'))
     await checkDatasetFolder(s3, d, file, cacheMarkers.get(d.channel), out);
-  for (const o of inputs.orderFiles) await checkOrderFile(s3, o, file, out);
-  return { checks: out.checks, problems: out.problems, warnings: out.warnings };
+  await checkCurricula(s3, inputs, file, curriculum, out);
+  return out;
+}
+
+/**
+ * The order files: each there and not empty, and its ids in the dataset copy its loader reads (the
+ * pre-flight's last step, and what `rlvr lint --curricula` runs alone).
+ */
+export async function checkCurricula(
+  s3: IS3,
+  inputs: Pick<InputPlan, 'orderFiles' | 'datasets'>,
+  file: YamlFile,
+  curriculum: CurriculumOptions,
+  out: CurriculumFindings = { checks: [], problems: [], warnings: [], acknowledged: [] },
+): Promise<CurriculumFindings> {
+  for (const o of inputs.orderFiles) {
+    if (await checkOrderFile(s3, o, file, out))
+      await checkOrderIds(s3, o, inputs.datasets, file, curriculum, out);
+  }
+  return out;
 }

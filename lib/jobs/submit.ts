@@ -273,6 +273,11 @@ async function createTrainingJob(
   }
 }
 
+/** What `--allow-missing-order-ids` let through, for the job log row. */
+function allowedNote(m: SubmitPlan['missingOrderIds'][number]): string {
+  return `[allowed: ${m.missing.toLocaleString('en-US')} of ${m.of.toLocaleString('en-US')} order ids in ${m.order} not in ${m.dataset}]`;
+}
+
 /** Appends the job's row to the job log. */
 async function recordInJobLog(plan: SubmitPlan, jobName: string): Promise<void> {
   const { options, git } = plan;
@@ -280,7 +285,7 @@ async function recordInJobLog(plan: SubmitPlan, jobName: string): Promise<void> 
     await appendJobLogRow(plan.jobLogPath, {
       jobName,
       config: plan.configDisplayPath,
-      description: plan.description,
+      description: [plan.description, ...plan.missingOrderIds.map(allowedNote)].filter(Boolean).join(' '),
       submitted: plan.submittedAt,
       instance: `${options.instanceCount.value}× ${options.instanceType.value}${options.spot.value ? ' (spot)' : ''}`,
       template: plan.template?.name ?? '',

@@ -34,6 +34,15 @@ export interface JobContract {
     /** The result keys every checkpoint must have before the watcher is stopped. */
     readonly resultKeys: readonly string[];
   };
+  /** What the submit let through on the user's word (`--allow-missing-order-ids`), kept in run.json. */
+  readonly acknowledged?: {
+    readonly missingOrderIds?: readonly {
+      readonly order: string;
+      readonly missing: number;
+      readonly of: number;
+      readonly dataset: string;
+    }[];
+  };
 }
 
 export const WEIGHTS_ONLY_RESUME_NOTE = 'weights-only resume: optimizer state and data order restart';
