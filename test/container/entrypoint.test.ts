@@ -4,9 +4,8 @@ import { PassThrough } from 'node:stream';
 import { CheckpointTracker } from '../../lib/checkpoints';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { packSource, stageSource } from '../../lib/source';
-import { parse } from 'yaml';
-import { buildJobContract, profileForCommand } from '../../lib/trainers';
 import { safetensorsWith, tempDir } from '../helpers/fixtures';
+import { fakeMlRoot, type MlRootOptions } from '../helpers/ml-root';
 
 jest.setTimeout(60_000);
 
@@ -14,36 +13,12 @@ jest.setTimeout(60_000);
  * The entrypoint in this process, on a folder standing in for /opt/ml, with real child processes
  * (sh): the container contract's edges that the Docker tests do not reach.
  */
-function mlRoot(options: { hosts?: string[]; host?: string; config?: string; evalConfig?: string } = {}) {
-  const root = tempDir('rlvr-ml-');
-  const configDir = path.join(root, 'input', 'data', 'config');
-  fs.mkdirSync(configDir, { recursive: true });
-  fs.mkdirSync(path.join(root, 'input', 'config'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'input', 'config', 'resourceconfig.json'),
-    JSON.stringify({
-      current_host: options.host ?? 'algo-1',
-      hosts: options.hosts ?? ['algo-1'],
-      current_instance_type: 'ml.g5.2xlarge',
-    }),
-  );
-  fs.writeFileSync(
-    path.join(configDir, 'resolved-config.yaml'),
-    options.config ??
-      'run:\n  name: r\ntraining:\n  checkpoint_interval: 1\nroles:\n  - name: trainer\n    kind: titan\n    config:\n      optimizer:\n        lr: 1.0e-6\n',
-  );
-  if (options.evalConfig) fs.writeFileSync(path.join(configDir, 'eval-config.yaml'), options.evalConfig);
-  // What the launcher ships for a trainer without a profile (`sh train.sh`): it writes where it is told.
-  const contract = buildJobContract({
-    profile: profileForCommand('sh train.sh {config}'),
-    config: {},
-    configName: 'config.yaml',
-    expectCheckpoints: true,
-    cachedDatasets: [],
-    evalConfig: options.evalConfig ? (parse(options.evalConfig) as Record<string, unknown>) : undefined,
-  });
-  fs.writeFileSync(path.join(configDir, 'contract.json'), JSON.stringify(contract));
-  return root;
+const TITAN_CONFIG =
+  'run:\n  name: r\ntraining:\n  checkpoint_interval: 1\nroles:\n  - name: trainer\n    kind: titan\n    config:\n      optimizer:\n        lr: 1.0e-6\n';
+
+/** /opt/ml for a trainer without a profile (`sh train.sh`): it writes where it is told. */
+function mlRoot(options: MlRootOptions = {}): string {
+  return fakeMlRoot({ config: TITAN_CONFIG, ...options });
 }
 
 function envFor(root: string, trainerCommand: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -7,8 +7,8 @@ import { pack } from 'tar-stream';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { JOB_ENV } from '../../lib/layout';
 import { packSource, stageSource } from '../../lib/source';
-import { buildJobContract, profileForCommand } from '../../lib/trainers';
 import { tempDir } from '../helpers/fixtures';
+import { fakeMlRoot } from '../helpers/ml-root';
 
 jest.setTimeout(60_000);
 
@@ -22,26 +22,7 @@ jest.setTimeout(60_000);
 const TRAIN_SH =
   'mkdir -p "$RLVR_CHECKPOINT_DIR/r_final" && printf \'\\002\\000\\000\\000\\000\\000\\000\\000{}\' > "$RLVR_CHECKPOINT_DIR/r_final/model.safetensors" && echo {} > "$RLVR_CHECKPOINT_DIR/r_final/config.json" && touch "$RLVR_RUN_DIR/trainer-started"\n';
 
-function mlRoot(): string {
-  const root = tempDir('rlvr-ml-');
-  const configDir = path.join(root, 'input', 'data', 'config');
-  fs.mkdirSync(configDir, { recursive: true });
-  fs.mkdirSync(path.join(root, 'input', 'config'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'input', 'config', 'resourceconfig.json'),
-    JSON.stringify({ current_host: 'algo-1', hosts: ['algo-1'], current_instance_type: 'ml.g5.2xlarge' }),
-  );
-  fs.writeFileSync(path.join(configDir, 'resolved-config.yaml'), 'run:\n  name: r\n');
-  const contract = buildJobContract({
-    profile: profileForCommand('sh train.sh {config}'),
-    config: {},
-    configName: 'config.yaml',
-    expectCheckpoints: true,
-    cachedDatasets: [],
-  });
-  fs.writeFileSync(path.join(configDir, 'contract.json'), JSON.stringify(contract));
-  return root;
-}
+const mlRoot = () => fakeMlRoot();
 
 /** The code channel as SageMaker mounts it: the object under its submitted name. */
 function putArchive(root: string, name: string, gzip: Buffer): void {

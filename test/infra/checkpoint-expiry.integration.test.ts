@@ -8,6 +8,7 @@ import { expiryFunctionCode } from '../../lib/infra/checkpoint-expiry';
 import { S3Layout } from '../../lib/layout';
 import { BUILT_IN_PROFILES, buildJobContract, profileForCommand } from '../../lib/trainers';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures';
+import { fakeMlRoot } from '../helpers/ml-root';
 import { describeWithPeer, motoAvailable, startMoto, TEST_REGION, type MotoServer } from '../helpers/moto';
 
 jest.setTimeout(120_000);
@@ -29,19 +30,8 @@ function bundledFunction(): Expiry {
 }
 
 /** A folder standing in for /opt/ml, with the config channel, contract and resource config. */
-function mlRoot(config: Record<string, unknown>, contract: unknown): string {
-  const root = tempDir('rlvr-ml-');
-  const configDir = path.join(root, 'input', 'data', 'config');
-  fs.mkdirSync(configDir, { recursive: true });
-  fs.writeFileSync(path.join(configDir, 'resolved-config.yaml'), stringify(config));
-  fs.writeFileSync(path.join(configDir, 'contract.json'), JSON.stringify(contract));
-  fs.mkdirSync(path.join(root, 'input', 'config'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'input', 'config', 'resourceconfig.json'),
-    JSON.stringify({ current_host: 'algo-1', hosts: ['algo-1'], current_instance_type: 'ml.g5.12xlarge' }),
-  );
-  return root;
-}
+const mlRoot = (config: Record<string, unknown>, contract: unknown): string =>
+  fakeMlRoot({ config: stringify(config), contract, instanceType: 'ml.g5.12xlarge' });
 
 const baseEnv = (root: string, runName: string, command: string, extra: NodeJS.ProcessEnv = {}) => ({
   PATH: process.env.PATH,
