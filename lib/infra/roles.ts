@@ -223,8 +223,12 @@ export function createTrainingJobConditions(
   if (policy.networkIsolation) bools['sagemaker:NetworkIsolation'] = 'true';
   if (policy.interContainerTrafficEncryption) bools['sagemaker:InterContainerTrafficEncryption'] = 'true';
   if (Object.keys(bools).length > 0) conditions.Bool = bools;
-  if (key)
-    conditions.ArnEquals = { 'sagemaker:VolumeKmsKey': key.keyArn, 'sagemaker:OutputKmsKey': key.keyArn };
+  if (key) {
+    conditions.ArnEquals = { 'sagemaker:OutputKmsKey': key.keyArn };
+    // IfExists: instances with local storage (p4de, p5, g5, …) refuse a volume key, so requests for
+    // them carry none; any volume key a request does carry must be the stack's.
+    conditions.ArnEqualsIfExists = { 'sagemaker:VolumeKmsKey': key.keyArn };
+  }
   if (network) {
     conditions['ForAllValues:StringEquals']['sagemaker:VpcSubnets'] = network.vpc.isolatedSubnets.map(
       (s) => s.subnetId,

@@ -92,9 +92,21 @@ export async function checkOrderIds(
     detail: formatCurriculumLine(check, result.copy),
   });
   for (const w of curriculumWarnings(check, uri)) warn(w);
+  if (check.ids === 0) {
+    // Their trainer stops at start-up with no valid prompt_ids: never worth paying for.
+    out.problems.push(
+      file.problem(
+        o.referencedAt,
+        `${uri} lists no prompt ids`,
+        'An order file lists one prompt id per line.',
+      ),
+    );
+    return;
+  }
   const missing = missingIdsProblem(check, uri, result.copy);
   if (!missing) return;
-  if (!options.allowMissingOrderIds) {
+  // None of its ids there: the trainer stops at start-up, so no flag lets that through.
+  if (!options.allowMissingOrderIds || check.missing.count === check.ids) {
     out.problems.push(file.problem(o.referencedAt, missing.message, missing.hint));
     return;
   }

@@ -65,6 +65,18 @@ export function suggestInstanceType(type: string): string | undefined {
   return didYouMean(type, [...knownTypes()]);
 }
 
+/**
+ * Families whose instances carry local NVMe storage (AWS instance specifications). Their volumes are
+ * encrypted by the instance's hardware, and CreateTrainingJob refuses a VolumeKmsKeyId for them
+ * (API reference, ResourceConfig.VolumeKmsKeyId: "You can't request a VolumeKmsKeyId when using an
+ * instance type with local storage").
+ */
+const LOCAL_STORAGE_FAMILY = /^ml\.(p3dn|p4d|p4de|p5|p5e|p5en|g4dn|g5|g6|g6e|trn1|trn1n|[cmr]\d+[a-z]*d)\./;
+
+export function hasLocalStorage(type: string): boolean {
+  return LOCAL_STORAGE_FAMILY.test(type);
+}
+
 /** GPUs on one instance of `type`; undefined for types outside the table (CPU or unknown families). */
 export function gpuCount(type: string): number | undefined {
   return GPU_COUNTS[type];

@@ -10,6 +10,7 @@ import {
   type CurriculumOptions,
   type MissingOrderIds,
 } from './curriculum-preflight';
+import { uncheckedWarning } from '../curriculum';
 import { s3Uri, type DatasetInput, type InputPlan, type ModelInput, type OrderFileInput } from './inputs';
 
 /*
@@ -263,7 +264,7 @@ export async function runPreflight(
  */
 export async function checkCurricula(
   s3: IS3,
-  inputs: Pick<InputPlan, 'orderFiles' | 'datasets'>,
+  inputs: Pick<InputPlan, 'orderFiles' | 'datasets' | 'localFiles'>,
   file: YamlFile,
   curriculum: CurriculumOptions,
   out: CurriculumFindings = { checks: [], problems: [], warnings: [], acknowledged: [] },
@@ -271,6 +272,15 @@ export async function checkCurricula(
   for (const o of inputs.orderFiles) {
     if (await checkOrderFile(s3, o, file, out))
       await checkOrderIds(s3, o, inputs.datasets, file, curriculum, out);
+  }
+  // An order file that travels with the source (a relative path) is not read here: said, not passed.
+  for (const f of inputs.localFiles.filter((l) => l.referencedAt[l.referencedAt.length - 1] === 'order')) {
+    const m = uncheckedWarning(
+      f.value,
+      'its',
+      'a relative order file travels with the source and is read only in the job',
+    );
+    out.warnings.push(file.problem(f.referencedAt, m.message, m.hint));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import type { Channel, CreateTrainingJobRequest, Tag } from '@aws-sdk/client-sagemaker';
 import { formatGpuList } from '../config';
 import { channelPath, CHANNELS, CONTAINER, JOB_ENV, JOB_FILES, S3Layout } from '../layout';
+import { hasLocalStorage } from './instance-types';
 
 export { JOB_ENV };
 import { s3Uri, type InputPlan } from './inputs';
@@ -127,7 +128,10 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
       >['InstanceType'],
       InstanceCount: options.instanceCount,
       VolumeSizeInGB: options.volumeGb,
-      ...(settings.kmsKeyId ? { VolumeKmsKeyId: settings.kmsKeyId } : {}),
+      // Instances with local storage encrypt it in hardware and refuse a volume key.
+      ...(settings.kmsKeyId && !hasLocalStorage(options.instanceType)
+        ? { VolumeKmsKeyId: settings.kmsKeyId }
+        : {}),
       ...(options.keepAliveSeconds > 0 ? { KeepAlivePeriodInSeconds: options.keepAliveSeconds } : {}),
     },
     StoppingCondition: {

@@ -31,7 +31,7 @@ const DENY_LIST: readonly { readonly why: string; readonly globs: readonly strin
   },
   {
     why: 'cloud credentials',
-    globs: ['.aws/**', '.azure/**', '.config/gcloud/**', '.kube/config', '.s3cfg', '.boto'],
+    globs: ['.aws/**', 'credentials', '.azure/**', '.config/gcloud/**', '.kube/config', '.s3cfg', '.boto'],
   },
   {
     why: 'a login or token file',
@@ -48,6 +48,7 @@ const DENY_LIST: readonly { readonly why: string; readonly globs: readonly strin
     ],
   },
   { why: 'a service-account or OAuth client file', globs: ['credentials.json', 'client_secret*.json'] },
+  { why: 'a GnuPG keyring', globs: ['.gnupg/**'] },
 ];
 
 const SNIFF_MAX_BYTES = 1024 * 1024;
@@ -102,7 +103,8 @@ export function withholdRules(root: string): (rel: string) => string | undefined
     why: d.why,
     match: picomatch(
       d.globs.map((g) => `**/${g}`),
-      GLOB_OPTIONS,
+      // Case-insensitive: on macOS `KEY.PEM` and `key.pem` are the same file, and both are keys.
+      { ...GLOB_OPTIONS, nocase: true },
     ),
   }));
   const own = repositoryRules(root);

@@ -95,6 +95,8 @@ function requestContext(r: CreateTrainingJobRequest): Record<string, Value> {
 const OPERATORS: Record<string, (actual: Value, allowed: string[]) => boolean> = {
   Bool: (a, v) => typeof a === 'string' && v.includes(a.toLowerCase()),
   ArnEquals: (a, v) => typeof a === 'string' && v.includes(a),
+  // IfExists: a key the request does not carry passes.
+  ArnEqualsIfExists: (a, v) => a === undefined || (typeof a === 'string' && v.includes(a)),
   StringEquals: (a, v) => typeof a === 'string' && v.includes(a),
   NumericLessThanEquals: (a, v) => typeof a === 'string' && v.some((x) => Number(a) <= Number(x)),
   // ForAllValues: every value in the request is allowed (an absent or empty key passes).
@@ -127,7 +129,7 @@ async function dryRunRequest(
   config: string,
   extra: string[] = [],
 ): Promise<CreateTrainingJobRequest> {
-  const arn = conditions.ArnEquals?.['sagemaker:VolumeKmsKey'] as string | undefined;
+  const arn = conditions.ArnEquals?.['sagemaker:OutputKmsKey'] as string | undefined;
   const all = conditions['ForAllValues:StringEquals'] ?? {};
   const subnets = all['sagemaker:VpcSubnets'] as string[] | undefined;
   const groups = all['sagemaker:VpcSecurityGroupIds'] as string[] | undefined;
@@ -167,10 +169,8 @@ describe.each([
   it('carries the keys AWS defines: network isolation, volume and output key, instance types, runtime ceiling', () => {
     expect(conditions).toMatchObject({
       Bool: { 'sagemaker:NetworkIsolation': 'true' },
-      ArnEquals: {
-        'sagemaker:VolumeKmsKey': expect.stringMatching(/^arn:aws:kms:/),
-        'sagemaker:OutputKmsKey': expect.stringMatching(/^arn:aws:kms:/),
-      },
+      ArnEquals: { 'sagemaker:OutputKmsKey': expect.stringMatching(/^arn:aws:kms:/) },
+      ArnEqualsIfExists: { 'sagemaker:VolumeKmsKey': expect.stringMatching(/^arn:aws:kms:/) },
       'ForAllValues:StringEquals': {
         'sagemaker:InstanceTypes': expect.arrayContaining([
           'ml.p4de.24xlarge',
@@ -185,12 +185,20 @@ describe.each([
   });
 
   it.each(EXAMPLES)("allows the launcher's request for %s", (config) => {
-    expect(brokenConditions(conditions, requests.get(config)!)).toEqual([]);
+    const request = requests.get(config)!;
+    expect(brokenConditions(conditions, request)).toEqual([]);
+    // Their instance types have local storage: no volume key (AWS refuses one), the output key set.
+    expect(request.ResourceConfig?.VolumeKmsKeyId).toBeUndefined();
+    expect(request.OutputDataConfig?.KmsKeyId).toMatch(/^arn:aws:kms:/);
   });
 
   const mutations: [string, (r: CreateTrainingJobRequest) => void, string][] = [
     ['network isolation off', (r) => (r.EnableNetworkIsolation = false), 'Bool sagemaker:NetworkIsolation'],
-    ['no volume key', (r) => delete r.ResourceConfig!.VolumeKmsKeyId, 'ArnEquals sagemaker:VolumeKmsKey'],
+    [
+      'another volume key',
+      (r) => (r.ResourceConfig!.VolumeKmsKeyId = `arn:aws:kms:${REGION}:${ACCOUNT}:key/other`),
+      'ArnEqualsIfExists sagemaker:VolumeKmsKey',
+    ],
     [
       'another output key',
       (r) => (r.OutputDataConfig!.KmsKeyId = `arn:aws:kms:${REGION}:${ACCOUNT}:key/other`),

@@ -67,6 +67,26 @@ describeWithPeer('moto_server', motoAvailable())('curriculum pre-flight in a sub
     await assertNothingCreated(emulator.moto.endpoint, before);
   });
 
+  it.each([
+    ['lists only blank lines', '\n  \n\n', /lists no prompt ids/],
+    [
+      'names no id the dataset has, even with the flag',
+      'gsm8k_90000\ngsm8k_90001\n',
+      /2 ids of the 2 .* the trainer would stop at start-up/,
+    ],
+  ])('an order file that %s exits 2: the job could not start', async (_what, text, message) => {
+    await put(ORDER_KEY, text);
+    const { root } = repoWithOrder();
+    const before = await snapshot(emulator.moto.endpoint, [path.join(root, 'docs')]);
+    const r = await runCli(['submit', 'configs/gsm8k.yaml', '--image', IMAGE, '--allow-missing-order-ids'], {
+      env: env(),
+      cwd: root,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    await assertNothingCreated(emulator.moto.endpoint, before);
+  });
+
   it('rlvr lint --curricula runs the same check without submitting; plain lint stays offline', async () => {
     await put(ORDER_KEY, ['gsm8k_1', 'gsm8k_2', 'gsm8k_20000'].join('\n') + '\n');
     const { root, config } = repoWithOrder();

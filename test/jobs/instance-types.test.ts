@@ -3,7 +3,12 @@ import * as path from 'node:path';
 import { TrainingInstanceType } from '@aws-sdk/client-sagemaker';
 import { YamlFile } from '../../lib/config';
 import { resolveJobOptions } from '../../lib/jobs/options';
-import { checkInstanceType, gpuCount, gpuInstanceTypes } from '../../lib/jobs/instance-types';
+import {
+  checkInstanceType,
+  gpuCount,
+  gpuInstanceTypes,
+  hasLocalStorage,
+} from '../../lib/jobs/instance-types';
 
 function resolveInstance(instanceType: string) {
   return resolveJobOptions({
@@ -66,5 +71,20 @@ console.log(JSON.stringify({ table, afterTableType, other, afterOtherType: loade
       other: false,
       afterOtherType: true,
     });
+  });
+});
+
+describe('hasLocalStorage: the instance types that refuse a volume KMS key', () => {
+  it.each([
+    ['ml.p4de.24xlarge', true],
+    ['ml.p5.48xlarge', true],
+    ['ml.g5.2xlarge', true],
+    ['ml.g6e.12xlarge', true],
+    ['ml.m5d.2xlarge', true],
+    ['ml.p3.16xlarge', false],
+    ['ml.m5.2xlarge', false],
+    ['ml.c5.4xlarge', false],
+  ])('%s → %s', (type, local) => {
+    expect(hasLocalStorage(type)).toBe(local);
   });
 });

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { Readable } from 'node:stream';
-import { packSource, stageSource, WITHHOLD_FILE } from '../../lib/source';
+import { packSource, stageSource, WITHHOLD_FILE, withholdRules } from '../../lib/source';
 import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
 
 /** The names in a packed source archive. */
@@ -152,5 +152,19 @@ describe(`${WITHHOLD_FILE}: the repository extends the deny-list (gitignore synt
     fs.writeFileSync(path.join(root, 'tokens', 'b.txt'), 'b');
     const staged = await stageSource({ root });
     expect(staged.withheld.map((w) => w.path)).toEqual(['tokens/a.txt', 'tokens/b.txt']);
+  });
+});
+
+describe('the built-in deny-list ignores case and covers bare credential files', () => {
+  it.each([
+    'KEY.PEM',
+    'certs/Server.Key',
+    'ID_RSA',
+    '.ENV',
+    'Credentials.json',
+    'credentials',
+    'home/.gnupg/pubring.kbx',
+  ])('%s is withheld', (rel) => {
+    expect(withholdRules(tempDir('rlvr-withhold-'))(rel)).toBeDefined();
   });
 });
