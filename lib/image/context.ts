@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import ignore from '@balena/dockerignore';
 import { UserError } from '../errors';
 import { packageRoot } from '../package-root';
+import { systemFolderReason } from '../source/location';
 import { compareBytes, reproducibleTar, type TarEntry } from '../source/tar';
 
 /** Where the trainer's dependency files go in the build context (the Dockerfile copies this folder). */
@@ -106,6 +107,14 @@ export async function assembleContext(options: ContextOptions = {}): Promise<Bui
 
   if (options.trainerSrc !== undefined) {
     const src = path.resolve(options.trainerSrc);
+    // As for a submit's source: the image reads dependency files from it, never from a system folder.
+    const systemFolder = systemFolderReason(src);
+    if (systemFolder) {
+      throw new UserError(
+        `The trainer source ${src} ${systemFolder}. Pass --trainer-src with the trainer's folder.`,
+        'BadTrainerSource',
+      );
+    }
     if (!fs.existsSync(src) || !fs.statSync(src).isDirectory()) {
       throw new UserError(
         `The trainer source ${src} is not a folder. Pass --trainer-src with the trainer's folder.`,

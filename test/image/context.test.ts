@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as os from 'node:os';
 import {
   assembleContext,
   cachedCredentials,
@@ -7,6 +8,7 @@ import {
   decodeBuildkitTrace,
   isTrainerDependencyFile,
 } from '../../lib/image';
+import { UserError } from '../../lib/errors';
 import { tempDir } from '../helpers/fixtures';
 
 const ENTRY = [{ path: 'rlvr/entrypoint.js', body: Buffer.from('// bundle\n') }];
@@ -41,6 +43,14 @@ describe('build context and content tag', () => {
       'trainer-deps/requirements-dev.txt',
     ]);
     expect(ctx.tag).toMatch(/^deps-[0-9a-f]{24}$/);
+  });
+
+  it.each(['/etc', '/', os.homedir()])('refuses the system folder %s as the trainer source', async (src) => {
+    const err = await assembleContext({ dockerDir: dockerDir(), trainerSrc: src, generated: ENTRY }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as Error).message).toMatch(/is (a system folder|your home folder)/);
   });
 
   it('changes with a dependency file or a build argument, not with source or ignored files', async () => {
