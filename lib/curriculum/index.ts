@@ -112,7 +112,10 @@ export async function checkOrderReference(
   const { rule } = ref;
   if (!rule.checkable) return { kind: 'unchecked', loader: rule.loader, reason: rule.reason };
   const [orderText, dataset] = await Promise.all([
-    s3.getObjectText(ref.order.bucket, ref.order.key),
+    // The bytes as the trainer's open() reads them: a byte-order mark stays (getObjectText drops it).
+    s3
+      .getObjectRange(ref.order.bucket, ref.order.key, 0)
+      .then((bytes) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes)),
     readDatasetIds(s3, ref.copy, rule, options),
   ]);
   if (!dataset.ok) return { kind: 'unchecked', loader: rule.loader, reason: dataset.reason };

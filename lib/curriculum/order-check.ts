@@ -12,13 +12,24 @@ export interface OrderLine {
   readonly line: number;
 }
 
-/** The ids an order file lists, with their line numbers, as the trainer reads it. */
+/**
+ * Python's whitespace (`str.isspace()`), which `str.strip()` removes. Unlike JavaScript's `trim()`, it
+ * keeps U+FEFF: an order file saved with a byte-order mark gives the trainer a first id that starts
+ * with it, which no dataset has.
+ */
+const PY_SPACE =
+  '[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const PY_STRIP = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, 'g');
+
+/**
+ * The ids an order file lists, with their line numbers, as the trainer reads it (S/data.py:1279-1280:
+ * `open(order, "r")`, its lines with universal newlines, each `line.strip()`, blank ones skipped).
+ */
 export function parseOrderFile(text: string): OrderLine[] {
   const out: OrderLine[] = [];
-  const lines = text.split('\n');
+  const lines = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < lines.length; i++) {
-    // Python's str.strip() with no argument: whitespace, \r included.
-    const id = lines[i].trim();
+    const id = lines[i].replace(PY_STRIP, '');
     if (id) out.push({ id, line: i + 1 });
   }
   return out;

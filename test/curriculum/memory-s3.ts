@@ -62,7 +62,13 @@ export class MemoryS3 {
         return Readable.from(chunks);
       },
       headObject: unused,
-      getObjectRange: unused,
+      async getObjectRange(_bucket: string, key: string, start: number, end?: number): Promise<Buffer> {
+        count.get(key);
+        const body = objects.get(key);
+        if (!body)
+          throw new AwsError('NotFound', `no ${key}`, 'NoSuchKey', 'S3 GetObject', { cause: undefined });
+        return Buffer.from(body.subarray(start, end === undefined ? undefined : end + 1));
+      },
       getObjectTags: unused,
       putObjectTags: unused,
       putObjectTagged: unused,

@@ -17,6 +17,17 @@ describe('order file against the dataset ids', () => {
     ]);
   });
 
+  test('as Python reads it: a byte-order mark stays on the first id, and a lone \\r ends a line', () => {
+    expect(parseOrderFile('\ufeffgsm8k_0\ngsm8k_1\rgsm8k_2\u3000\n')).toEqual([
+      { id: '\ufeffgsm8k_0', line: 1 },
+      { id: 'gsm8k_1', line: 2 },
+      { id: 'gsm8k_2', line: 3 },
+    ]);
+    const check = checkCurriculum('\ufeffgsm8k_0\ngsm8k_1\n', gsm8k(10));
+    expect(check.missing.count).toBe(1);
+    expect(check.missing.first[0].line).toBe(1);
+  });
+
   test('every id present: ok, and the plan line', () => {
     const order = gsm8k(4691).reverse().join('\n') + '\n';
     const check = checkCurriculum(order, gsm8k(7473));
