@@ -10,20 +10,26 @@ export const SCOPED_NETWORK_INTERFACE_ACTIONS = {
   create: ['ec2:CreateNetworkInterface'],
   manage: ['ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface'],
 } as const;
-/** The ones with no resource type (Service Authorization Reference, Amazon EC2): on Resource "*". */
-export const UNSCOPED_NETWORK_INTERFACE_ACTIONS = [
-  'ec2:DeleteNetworkInterfacePermission',
-  'ec2:DescribeNetworkInterfaces',
-  'ec2:DescribeVpcs',
-  'ec2:DescribeDhcpOptions',
-  'ec2:DescribeSubnets',
-  'ec2:DescribeSecurityGroups',
-] as const;
+/**
+ * The ones with no resource type (Service Authorization Reference, Amazon EC2), on Resource "*": the
+ * read-only look-ups, and the removal of a permission SageMaker was given on an interface.
+ */
+export const UNSCOPED_NETWORK_INTERFACE_ACTIONS = {
+  describe: [
+    'ec2:DescribeNetworkInterfaces',
+    'ec2:DescribeVpcs',
+    'ec2:DescribeDhcpOptions',
+    'ec2:DescribeSubnets',
+    'ec2:DescribeSecurityGroups',
+  ],
+  removePermission: ['ec2:DeleteNetworkInterfacePermission'],
+} as const;
 /** What SageMaker needs to place a job's network interfaces in the VPC (SageMaker Developer Guide, CreateTrainingJob execution role permissions). */
 export const NETWORK_INTERFACE_ACTIONS = [
   ...SCOPED_NETWORK_INTERFACE_ACTIONS.create,
   ...SCOPED_NETWORK_INTERFACE_ACTIONS.manage,
-  ...UNSCOPED_NETWORK_INTERFACE_ACTIONS,
+  ...UNSCOPED_NETWORK_INTERFACE_ACTIONS.describe,
+  ...UNSCOPED_NETWORK_INTERFACE_ACTIONS.removePermission,
 ] as const;
 
 /**
@@ -36,13 +42,13 @@ export const UNSCOPABLE_ACTIONS: Readonly<Record<string, string>> = {
   'cloudwatch:PutMetricData': 'no resource type; limited by its cloudwatch:namespace condition',
   'sagemaker:ListTrainingJobs': 'list actions have no resource type',
   ...Object.fromEntries(
-    UNSCOPED_NETWORK_INTERFACE_ACTIONS.map((a) => [
+    UNSCOPED_NETWORK_INTERFACE_ACTIONS.describe.map((a) => [
       a,
-      a.startsWith('ec2:Describe')
-        ? 'read-only look-ups SageMaker makes to place a VPC job; no resource type'
-        : 'removes a permission SageMaker was given on an interface; no resource type (creating interfaces and permissions is scoped to the stack VPC and subnets)',
+      'read-only look-ups SageMaker makes to place a VPC job; no resource type',
     ]),
   ),
+  'ec2:DeleteNetworkInterfacePermission':
+    "no resource type; SageMaker's documented VPC permissions list it for the job's clean-up. It only revokes a permission on an interface (it grants no access), and creating interfaces and permissions is scoped to the stack VPC and subnets",
 };
 
 /** Pulling images from the one repository (the job, researchers, CI). */

@@ -160,7 +160,12 @@ function networkInterfaceStatements({ vpc, jobSecurityGroup }: JobNetwork): iam.
     }),
     new iam.PolicyStatement({
       sid: 'DescribeJobNetwork',
-      actions: [...UNSCOPED_NETWORK_INTERFACE_ACTIONS],
+      actions: [...UNSCOPED_NETWORK_INTERFACE_ACTIONS.describe],
+      resources: ['*'],
+    }),
+    new iam.PolicyStatement({
+      sid: 'RevokeJobInterfacePermissions',
+      actions: [...UNSCOPED_NETWORK_INTERFACE_ACTIONS.removePermission],
       resources: ['*'],
     }),
   ];

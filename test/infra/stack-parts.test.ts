@@ -58,6 +58,7 @@ describe('stack parts', () => {
         'JobNetworkInterfacesInStackSubnets',
         'JobNetworkInterfacesInStackVpc',
         'DescribeJobNetwork',
+        'RevokeJobInterfacePermissions',
         'ReadInputs',
         'PullImage',
       ]),
