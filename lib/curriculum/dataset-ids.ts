@@ -1,12 +1,5 @@
 import * as path from 'node:path';
-import {
-  RecordBatchReader,
-  Type,
-  type DataType,
-  type Dictionary,
-  type RecordBatch,
-  type Vector,
-} from 'apache-arrow';
+import type { DataType, Dictionary, RecordBatch, Type, Vector } from 'apache-arrow';
 import type { IS3, S3ObjectInfo } from '../aws';
 import { mapLimited } from '../util/pool';
 import type { CopyColumns } from './id-rules';
@@ -96,6 +89,18 @@ async function readJson(
   }
 }
 
+type Arrow = typeof import('apache-arrow');
+let arrowModule: Arrow | undefined;
+
+/**
+ * apache-arrow, loaded when a copy is first read: it costs ~50 ms, which every command that loads
+ * lib/jobs (status, logs, download, …) would otherwise pay at start.
+ */
+function arrow(): Arrow {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy, synchronous load (see above)
+  return (arrowModule ??= require('apache-arrow') as Arrow);
+}
+
 /** A value as Python's `str()` prints it, for the scalar types a `save_to_disk` column holds. */
 function pythonStr(value: unknown, type: DataType): string | null {
   if (value === null || value === undefined) return null;
@@ -103,8 +108,9 @@ function pythonStr(value: unknown, type: DataType): string | null {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   if (typeof value === 'number') {
-    const valueType = type.typeId === Type.Dictionary ? (type as Dictionary).dictionary : type;
-    if (valueType.typeId === Type.Int) return String(value);
+    const { Type: T } = arrow();
+    const valueType = type.typeId === T.Dictionary ? (type as Dictionary).dictionary : type;
+    if (valueType.typeId === T.Int) return String(value);
     if (Number.isNaN(value)) return 'nan';
     if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
     return Number.isInteger(value) && Math.abs(value) < 1e16 ? `${value}.0` : String(value);
@@ -112,15 +118,11 @@ function pythonStr(value: unknown, type: DataType): string | null {
   throw new Error(`unsupported value ${String(value)}`);
 }
 
-const SCALAR_TYPES = new Set<Type>([
-  Type.Utf8,
-  Type.LargeUtf8,
-  Type.Int,
-  Type.Float,
-  Type.Bool,
-  Type.Dictionary,
-  Type.Null,
-]);
+/** The column types a rule can read (a `save_to_disk` copy's scalar columns). */
+function isScalarType(type: Type): boolean {
+  const { Type: T } = arrow();
+  return [T.Utf8, T.LargeUtf8, T.Int, T.Float, T.Bool, T.Dictionary, T.Null].includes(type);
+}
 
 interface StateFile {
   _data_files?: { filename?: unknown }[];
@@ -157,7 +159,7 @@ async function readStream(
 ): Promise<number> {
   let rows = 0;
   try {
-    for await (const batch of await RecordBatchReader.from(source)) {
+    for await (const batch of await arrow().RecordBatchReader.from(source)) {
       rows += appendColumns(batch, columns, out, file);
     }
   } catch (err) {
@@ -178,7 +180,7 @@ function appendColumns(
   for (const name of columns) {
     const vector = batch.getChild(name) as Vector | null;
     if (!vector) throw new CopyError(`${file} has no column \`${name}\``);
-    if (!SCALAR_TYPES.has(vector.type.typeId)) {
+    if (!isScalarType(vector.type.typeId)) {
       throw new CopyError(`${file}: column \`${name}\` is ${String(vector.type)}, not a scalar`);
     }
     const values = out[name];
