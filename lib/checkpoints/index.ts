@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MODEL_INDEX_FILE, parseCheckpointFolder } from '../layout';
+import { readTextFile } from '../util/json-file';
 
 const WEIGHTS = /\.(safetensors|bin|pt)$/;
 const CONFIG_FILE = 'config.json';
@@ -53,14 +54,6 @@ export function weightsNamedByIndex(text: string | undefined): readonly string[]
     return [...new Set(Object.values(index.weight_map ?? {}))];
   } catch {
     return 'unreadable';
-  }
-}
-
-function readOrUndefined(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
   }
 }
 
@@ -195,7 +188,7 @@ export function localCheckpointFiles(folder: string): CheckpointFiles & { readon
   };
   visit('');
   const indexed = sizes.has(MODEL_INDEX_FILE)
-    ? weightsNamedByIndex(readOrUndefined(path.join(folder, MODEL_INDEX_FILE)))
+    ? weightsNamedByIndex(readTextFile(path.join(folder, MODEL_INDEX_FILE)))
     : undefined;
   const expectedSizes = new Map<string, number>();
   for (const f of sizes.keys()) {

@@ -32,7 +32,7 @@ import {
   resolveRunFolders,
   type RunFolder,
 } from './run-folders';
-import { readJsonFile } from '../util/json-file';
+import { readJsonFile, readTextFile } from '../util/json-file';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
 export type CheckpointSelection = 'all' | 'final' | 'none' | readonly string[];
@@ -378,17 +378,9 @@ async function indexedWeights(
   const listed = listing.objects.find((o) => o.key === key);
   const local = listed && sameLocalCopy(run, listed);
   const text = local
-    ? readTextOrUndefined(local)
+    ? readTextFile(local)
     : await run.context.aws.s3.getObjectText(run.layout.bucket, key).catch(() => undefined);
   return weightsNamedByIndex(text);
-}
-
-function readTextOrUndefined(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
 }
 
 /** The selected checkpoint folders the listing shows incomplete: left out, each with a warning. */

@@ -8,3 +8,12 @@ export function readJsonFile<T>(file: string, fallback: T): T {
     return fallback;
   }
 }
+
+/** A text file's content, or undefined when it cannot be read (missing, removed while we looked). */
+export function readTextFile(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
