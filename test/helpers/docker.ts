@@ -199,7 +199,8 @@ export function writeTestDockerDir(dir: string): void {
 /**
  * The container test image: `FROM scratch` with the host's node (and the libraries ldd lists), busybox
  * for a shell, a `python` that runs the fake trainer and watcher (JavaScript in .py files, so the job's
- * default commands run unchanged), a fake `ray` that records how it was started, and our `train`.
+ * default commands run unchanged), the stand-in `ray` of test/fixtures/fake-ray (a real TCP rendezvous
+ * between containers, each call recorded), and our `train`.
  */
 export function writeContainerDockerDir(dir: string): void {
   const base = path.join(dir, 'base');
@@ -219,10 +220,15 @@ export function writeContainerDockerDir(dir: string): void {
   fs.copyFileSync(path.join(__dirname, '..', '..', 'docker', 'train'), path.join(dir, 'train'));
   fs.chmodSync(path.join(dir, 'train'), 0o755);
   fs.writeFileSync(path.join(dir, 'python'), '#!/bin/sh\nexec /usr/local/bin/node "$@"\n', { mode: 0o755 });
-  fs.writeFileSync(
-    path.join(dir, 'ray'),
-    '#!/bin/sh\necho "ray $* CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES" >> /opt/ml/checkpoints/logs/ray-calls.txt\n',
-    { mode: 0o755 },
+  // The stand-in `ray` (test/fixtures/fake-ray): a real TCP rendezvous between containers, and a record
+  // of each call in /opt/ml/checkpoints/logs/ray-calls.txt.
+  fs.writeFileSync(path.join(dir, 'ray'), '#!/bin/sh\nexec /usr/local/bin/node /opt/fake-ray/ray.js "$@"\n', {
+    mode: 0o755,
+  });
+  fs.mkdirSync(path.join(dir, 'fake-ray'), { recursive: true });
+  fs.copyFileSync(
+    path.join(__dirname, '..', 'fixtures', 'fake-ray', 'ray.js'),
+    path.join(dir, 'fake-ray', 'ray.js'),
   );
   fs.writeFileSync(
     path.join(dir, 'Dockerfile'),
@@ -232,6 +238,7 @@ export function writeContainerDockerDir(dir: string): void {
       'RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && mkdir -p /tmp && chmod 1777 /tmp"]',
       'COPY trainer-deps/ /opt/rlvr-build/trainer-deps/',
       'COPY python ray train /usr/local/bin/',
+      'COPY fake-ray/ /opt/fake-ray/',
       'COPY rlvr/ /opt/rlvr/',
       'ENV PATH=/usr/local/bin:/bin',
       'WORKDIR /opt/ml/code',
