@@ -27,6 +27,17 @@ export function planJson(plan: SubmitPlan) {
     ),
     image: plan.image,
     estimate: plan.estimate ?? null,
+    cluster: plan.cluster,
+    retries: {
+      maxRetryAttempts: plan.options.maxRetries.value ?? null,
+      source: describeSource(plan.options.maxRetries.source),
+    },
+    spotWait: plan.options.spot.value
+      ? {
+          maxWaitTimeInSeconds: plan.request.StoppingCondition?.MaxWaitTimeInSeconds ?? null,
+          source: describeSource(plan.options.maxWaitSeconds.source),
+        }
+      : null,
     trainer: {
       id: plan.trainer.profile.id,
       script: plan.trainer.profile.script,
@@ -116,18 +127,67 @@ function settingsSection(plan: SubmitPlan): string {
   return out;
 }
 
+/** `2 × ml.p4de.24xlarge`, then `= 16 GPUs (12 train, 4 eval)`; the count's source when it is not the type's. */
+function instanceRows(plan: SubmitPlan): string {
+  const o = plan.options;
+  const c = plan.cluster;
+  const countSource =
+    describeSource(o.instanceCount.source) === describeSource(o.instanceType.source)
+      ? ''
+      : `, count: ${describeSource(o.instanceCount.source)}`;
+  let out = row(
+    'instance',
+    `${c.hosts} × ${o.instanceType.value}`,
+    `${describeSource(o.instanceType.source)}${countSource}`,
+  );
+  const gpus = c.totalGpus === undefined ? '? GPUs' : `${c.totalGpus} GPU${c.totalGpus === 1 ? '' : 's'}`;
+  out += row('', `= ${gpus} (${c.trainGpus} train, ${c.evalGpus} eval)`);
+  return out;
+}
+
+/** Spot's max wait, and SageMaker's retries of a job failed by an internal error. */
+function waitAndRetryRows(plan: SubmitPlan): string {
+  const o = plan.options;
+  let out = '';
+  const wait = plan.request.StoppingCondition?.MaxWaitTimeInSeconds;
+  if (o.spot.value && wait !== undefined)
+    out += row(
+      'spot wait',
+      `up to ${formatDuration(wait)} (MaxWaitTimeInSeconds ${wait})`,
+      describeSource(o.maxWaitSeconds.source),
+    );
+  const n = o.maxRetries.value;
+  out += row(
+    'retries',
+    n === undefined ? 'none (no RetryStrategy)' : `up to ${n} (RetryStrategy.MaximumRetryAttempts ${n})`,
+    describeSource(o.maxRetries.source),
+  );
+  return out;
+}
+
+function costText(plan: SubmitPlan): string {
+  const e = plan.estimate;
+  if (!e) return 'no price known for this instance type';
+  const each = e.instances > 1 ? ` (${e.instances} × ${formatUsd(e.perInstanceHour)}/h)` : '';
+  return `${formatUsd(e.perHour)}/h${each}, at most ${formatUsd(e.maxRuntimeCost)} for the max runtime${e.note ? ` (${e.note})` : ''}`;
+}
+
 function runSection(plan: SubmitPlan): string {
   const o = plan.options;
   const src = describeSource;
   let out = '\nHow the job runs\n';
-  out += row('instance', `${o.instanceCount.value} × ${o.instanceType.value}`, src(o.instanceType.source));
+  out += instanceRows(plan);
   out += row('train GPUs', o.trainGpus.value.join(',') || 'none', src(o.trainGpus.source));
   out += row('eval GPUs', o.evalGpus.value.join(',') || 'none', src(o.evalGpus.source));
   out += row('max runtime', formatDuration(o.maxRuntimeSeconds.value), src(o.maxRuntimeSeconds.source));
-  const maxWait = formatDuration(o.maxWaitSeconds.value ?? o.maxRuntimeSeconds.value);
-  out += row('spot', o.spot.value ? `yes, max wait ${maxWait}` : 'no', src(o.spot.source));
+  out += row('spot', o.spot.value ? 'yes' : 'no', src(o.spot.source));
+  out += waitAndRetryRows(plan);
   const keepAlive = o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off';
   out += row('warm pool', keepAlive, src(o.keepAliveSeconds.source));
+  if (o.instanceCount.value > 1) {
+    const join = o.clusterJoinTimeoutSeconds;
+    out += row('join timeout', `${formatDuration(join.value)} for every host to join Ray`, src(join.source));
+  }
   if (plan.evalConfig)
     out += row('eval wait', formatDuration(o.evalWaitSeconds.value), src(o.evalWaitSeconds.source));
   out += row('volume', `${o.volumeGb.value} GB`, src(o.volumeGb.source));
@@ -137,17 +197,14 @@ function runSection(plan: SubmitPlan): string {
     src(o.networkIsolation.source),
   );
   out += row('command', o.trainerCommand.value, src(o.trainerCommand.source));
-  out += row('ray', o.useRay.value ? 'head on the train GPUs' : 'off', src(o.useRay.source));
+  const ray = o.instanceCount.value > 1 ? "one cluster of every host's train GPUs" : 'head on the train GPUs';
+  out += row('ray', o.useRay.value ? ray : 'off', src(o.useRay.source));
   out += row(
     'image',
     isPlaceholder(plan, 'image') ? '<UNRESOLVED image>' : plan.image.uri,
     plan.image.source,
   );
-  const e = plan.estimate;
-  const cost = e
-    ? `${formatUsd(e.perHour)}/h, at most ${formatUsd(e.maxRuntimeCost)} for the max runtime${e.note ? ` (${e.note})` : ''}`
-    : 'no price known for this instance type';
-  return out + row('cost', cost, `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
+  return out + row('cost', costText(plan), `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
 }
 
 function inputsSection(plan: SubmitPlan): string {

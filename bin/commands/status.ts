@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatUsd, jobStatus, type JobStatusReport } from '../../lib/jobs';
-import { describeResume } from '../../lib/jobs/inspect';
+import { describeAttempts, describeResume, type AttemptsReport } from '../../lib/jobs/inspect';
 import {
   addSettingsOptions,
   exits,
@@ -11,6 +11,23 @@ import {
   type JsonFlag,
   type SettingsFlagValues,
 } from './common';
+
+/** The attempts line, and one line per attempt run.json records when there was more than one. */
+function renderAttempts(attempts: AttemptsReport): string {
+  let out = `  attempts: ${describeAttempts(attempts)}\n`;
+  if (attempts.recorded.length < 2) return out;
+  attempts.recorded.forEach((a, i) => {
+    const end = a.endedAt ? `ended ${a.endedAt}${a.status ? ` (${a.status})` : ''}` : 'no end recorded';
+    const resumed =
+      a.resume?.step !== undefined
+        ? `, resumed from step ${a.resume.step}`
+        : a.resume
+          ? `, ${a.resume.note}`
+          : '';
+    out += `    ${i + 1}. started ${a.startedAt ?? '?'} on ${a.host ?? '?'}, ${end}${resumed}\n`;
+  });
+  return out;
+}
 
 function renderStatus(name: string, report: JobStatusReport): string {
   const j = report.job;
@@ -24,6 +41,7 @@ function renderStatus(name: string, report: JobStatusReport): string {
   const c = report.checkpoints;
   out += `  checkpoints: ${c.count} in ${report.checkpointsUri}${c.latestStep !== undefined ? `, latest step ${c.latestStep}` : ''}, final ${c.final ? 'present' : 'not present'}\n`;
   if (c.resume) out += `  ${describeResume(c.resume)}\n`;
+  out += renderAttempts(report.attempts);
   out += report.trace
     ? `  trace: step ${report.trace.step ?? '?'}, reward ${report.trace.reward ?? '?'} (read the last ${report.trace.bytesRead} bytes)\n`
     : '  trace: none yet\n';

@@ -81,6 +81,42 @@ export function submitInput(configPath: string, flags: SubmitFlags, onEvent: Pro
   };
 }
 
+/** The most containers `--local --instances` runs as one job's hosts. */
+export const MAX_LOCAL_INSTANCES = 8;
+
+/**
+ * `--instances N` (with --local): how many containers run the job as its hosts; undefined when not
+ * given (the job's instance count decides). Without --local it is a usage error.
+ */
+export function localInstances(flags: SubmitFlags): number | undefined {
+  if (flags.instances === undefined) return undefined;
+  if (!flags.local) {
+    throw new UserError(
+      `--instances runs a job as local containers, with --local; for SageMaker use --instance-count ${flags.instances}`,
+      'BadFlag',
+    );
+  }
+  const n = /^\d+$/.test(flags.instances) ? Number(flags.instances) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LOCAL_INSTANCES) {
+    throw new UserError(
+      `--instances ${flags.instances}: a whole number from 1 to ${MAX_LOCAL_INSTANCES}, e.g. --instances 2`,
+      'BadFlag',
+    );
+  }
+  return n;
+}
+
+/** `--restart <run folder>` (with --local): rehearse a restart in an earlier local run's folder. */
+export function localRestart(flags: SubmitFlags): string | undefined {
+  if (flags.restart !== undefined && !flags.local) {
+    throw new UserError(
+      '--restart rehearses a restart of a local run, with --local; SageMaker restarts its jobs itself (--spot, --max-retries)',
+      'BadFlag',
+    );
+  }
+  return flags.restart;
+}
+
 /** `--local` runs one job here: the flags that contradict that are bad input. */
 export function localGpus(flags: SubmitFlags): number[] | undefined {
   const gpus = flags.gpus === undefined ? undefined : parseGpuList(flags.gpus);

@@ -9,6 +9,8 @@ export interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
   push?: boolean;
   local?: boolean;
   gpus?: string;
+  instances?: string;
+  restart?: string;
   dryRun?: boolean;
   json?: boolean;
   description?: string;
@@ -47,6 +49,14 @@ export function addSubmitOptions(command: Command): Command {
     )
     .option('--local', 'run the same job in local Docker; the run folder is results/<config>_<time>/')
     .option('--gpus <list>', 'with --local: host GPUs for the container, e.g. 0,1,2,3 (inside: 0..n-1)')
+    .option(
+      '--instances <n>',
+      "with --local: run the job as n containers, one per host (1–8; default: the job's instance count)",
+    )
+    .option(
+      '--restart <run-folder>',
+      'with --local: run the job again in an earlier local run folder, as SageMaker restarts an interrupted job',
+    )
     .option('--job-log <file>', 'job log to append to (default: docs/job_log.md of the config repository)')
     .option('--instance-type <type>', 'e.g. ml.p4de.24xlarge')
     .option('--instance-count <n>', 'instances')
@@ -57,10 +67,18 @@ export function addSubmitOptions(command: Command): Command {
     .option('--spot', 'managed spot training (resumes from checkpoints)')
     .option('--no-spot', 'on-demand training')
     .option('--max-wait <duration>', 'spot: longest wait plus runtime (≥ max runtime)')
+    .option(
+      '--max-retries <n>',
+      "SageMaker's retries of a job failed by an internal error (1–30; RetryStrategy.MaximumRetryAttempts)",
+    )
     .option('--keep-alive <duration>', 'warm pool keep-alive (≤ 1h)')
     .option(
       '--eval-wait <duration>',
       'once training ends, how long the eval watcher may finish (default 30m)',
+    )
+    .option(
+      '--cluster-join-timeout <duration>',
+      'multi-node: how long every host has to join the Ray cluster (default 10m)',
     )
     .option(
       '--trainer-command <cmd>',

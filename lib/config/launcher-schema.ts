@@ -44,9 +44,12 @@ export const jobOptionsShape = {
   max_runtime: duration,
   spot: z.boolean(),
   max_wait: duration,
+  /** SageMaker's RetryStrategy.MaximumRetryAttempts: how often SageMaker retries a failed job. */
+  max_retries: z.number().int().min(1).max(30),
   keep_alive: duration,
   /** Once training ends, how long the eval watcher may take to finish the checkpoints left. */
   eval_wait: duration,
+  cluster_join_timeout: duration,
   model_input_mode: z.enum(['FastFile', 'File']),
   network_isolation: z.boolean(),
   use_ray: z.boolean(),

@@ -37,6 +37,15 @@ export async function summarizeCheckpoints(
   layout: S3Layout,
   job: string,
 ): Promise<CheckpointSummary> {
+  return (await readCheckpoints(s3, layout, job)).summary;
+}
+
+/** The checkpoint summary, and the run.json it was read with (undefined: none yet, or unreadable). */
+async function readCheckpoints(
+  s3: IS3,
+  layout: S3Layout,
+  job: string,
+): Promise<{ summary: CheckpointSummary; runInfo: unknown }> {
   const prefix = layout.checkpointsPrefix(job);
   const objects = await s3.listObjects(layout.bucket, prefix);
   // run.json is read only when the listing has it: a job not yet started costs no request.
@@ -72,7 +81,7 @@ export async function summarizeCheckpoints(
   }
   const sorted = [...steps].sort((a, b) => a - b);
   const resume = resumeFromRunInfo(runInfo);
-  return {
+  const summary: CheckpointSummary = {
     steps: sorted,
     latestStep: sorted[sorted.length - 1],
     final,
@@ -82,6 +91,76 @@ export async function summarizeCheckpoints(
     runFolders: folders.map((f) => f.folder),
     ...(resume ? { resume } : {}),
   };
+  return { summary, runInfo };
+}
+
+/** One attempt of a job, as the container records it in run.json. */
+export interface AttemptRecord {
+  readonly startedAt?: string;
+  readonly host?: string;
+  readonly endedAt?: string;
+  readonly status?: string;
+  readonly resume?: ResumeInfo;
+}
+
+/** How often the job ran: run.json's attempts, SageMaker's interruptions and retry strategy. */
+export interface AttemptsReport {
+  /** Attempts known: run.json's, or (when it records fewer) one more than the interruptions. */
+  readonly count: number;
+  /** `Interrupted` entries of SecondaryStatusTransitions (spot interruptions). */
+  readonly interruptions: number;
+  /** RetryStrategy.MaximumRetryAttempts, when the job has one. */
+  readonly maxRetries: number | undefined;
+  /** The attempts run.json records, oldest first. */
+  readonly recorded: readonly AttemptRecord[];
+  /** Where the latest restart resumed (run.json's `resume`). */
+  readonly resume: ResumeInfo | undefined;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** run.json's attempts, read defensively (the file comes from the job). */
+export function attemptsFromRunInfo(runInfo: unknown): AttemptRecord[] {
+  if (!isRecord(runInfo) || !Array.isArray(runInfo.attempts)) return [];
+  return runInfo.attempts.filter(isRecord).map((a) => {
+    const resume = resumeFromRunInfo({ resume: a.resume });
+    const record: Record<string, unknown> = {
+      startedAt: text(a.startedAt),
+      host: text(a.host),
+      endedAt: text(a.endedAt),
+      status: text(a.status),
+      resume,
+    };
+    for (const k of Object.keys(record)) if (record[k] === undefined) delete record[k];
+    return record as AttemptRecord;
+  });
+}
+
+/** Attempts, interruptions and the resumed step, from DescribeTrainingJob and run.json. Pure. */
+export function summarizeAttempts(job: DescribeTrainingJobResponse, runInfo: unknown): AttemptsReport {
+  const transitions = job.SecondaryStatusTransitions ?? [];
+  const interruptions = transitions.filter((t) => t.Status === 'Interrupted').length;
+  const started = transitions.some((t) => t.Status === 'Training');
+  const recorded = attemptsFromRunInfo(runInfo);
+  return {
+    count: Math.max(recorded.length, started ? interruptions + 1 : 0),
+    interruptions,
+    maxRetries: job.RetryStrategy?.MaximumRetryAttempts,
+    recorded,
+    resume: resumeFromRunInfo(runInfo),
+  };
+}
+
+/** `2 (1 interruption) · resumed from step 20 (run_step20)`: the line `rlvr status` prints. */
+export function describeAttempts(attempts: AttemptsReport): string {
+  const n = attempts.interruptions;
+  let out = `${attempts.count}${n > 0 ? ` (${n} interruption${n === 1 ? '' : 's'})` : ''}`;
+  const r = attempts.resume;
+  if (r?.step !== undefined) out += ` · resumed from step ${r.step}${r.from ? ` (${r.from})` : ''}`;
+  if (attempts.maxRetries !== undefined) out += ` · retries: up to ${attempts.maxRetries}`;
+  return out;
 }
 
 /** The line `rlvr status` prints for a restarted job. */
@@ -247,6 +326,7 @@ export interface JobStatusReport {
   readonly trace: TraceTail | undefined;
   readonly problem: string | undefined;
   readonly checkpointsUri: string;
+  readonly attempts: AttemptsReport;
 }
 
 /** Everything a researcher asks first about one job. */
@@ -257,7 +337,7 @@ export async function jobStatus(
 ): Promise<JobStatusReport> {
   const layout = requireLayout(context);
   const job = await describeJob(context, name);
-  const checkpoints = await summarizeCheckpoints(context.aws.s3, layout, name);
+  const { summary: checkpoints, runInfo } = await readCheckpoints(context.aws.s3, layout, name);
   const trace = checkpoints.traceKey
     ? await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes)
     : undefined;
@@ -268,5 +348,6 @@ export async function jobStatus(
     trace,
     problem: postJobProblem(job.TrainingJobStatus, checkpoints),
     checkpointsUri: layout.uri(layout.checkpointsPrefix(name)),
+    attempts: summarizeAttempts(job, runInfo),
   };
 }

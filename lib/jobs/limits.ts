@@ -1,7 +1,7 @@
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import type { Problem } from '../errors';
 import { isValidTrainingJobName, SETTINGS_ENV } from '../layout';
-import { MAX_KEEP_ALIVE_SECONDS, MAX_RUNTIME_SECONDS } from './options';
+import { MAX_KEEP_ALIVE_SECONDS, MAX_RETRIES, MAX_RUNTIME_SECONDS } from './options';
 
 /** CreateTrainingJob's limits (BRIEF §4), checked before sending so the user gets a clear error. */
 export const LIMITS = {
@@ -143,6 +143,19 @@ function checkTimes(request: CreateTrainingJobRequest, add: AddProblem): void {
   }
 }
 
+/** RetryStrategy, when set: SageMaker retries a job failed by an internal error 1–30 times. */
+function checkRetries(request: CreateTrainingJobRequest, add: AddProblem): void {
+  if (!request.RetryStrategy) return;
+  const n = request.RetryStrategy.MaximumRetryAttempts;
+  if (n === undefined || !Number.isInteger(n) || n < MAX_RETRIES.min || n > MAX_RETRIES.max) {
+    add(
+      'RetryStrategy.MaximumRetryAttempts',
+      `must be ${MAX_RETRIES.min}–${MAX_RETRIES.max}, got ${String(n)}`,
+      'Set --max-retries (launcher.max_retries) to a whole number from 1 to 30.',
+    );
+  }
+}
+
 function checkVpc(request: CreateTrainingJobRequest, add: AddProblem): void {
   if (!request.VpcConfig) return;
   const sg = request.VpcConfig.SecurityGroupIds ?? [];
@@ -174,6 +187,7 @@ export function checkRequestLimits(request: CreateTrainingJobRequest): Problem[]
     checkChannels,
     checkMetrics,
     checkTimes,
+    checkRetries,
     checkVpc,
   ])
     check(request, add);

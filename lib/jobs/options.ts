@@ -29,8 +29,12 @@ export interface JobOptions {
   readonly maxRuntimeSeconds: number;
   readonly spot: boolean;
   readonly maxWaitSeconds: number | undefined;
+  /** SageMaker's RetryStrategy.MaximumRetryAttempts (1–30); undefined: no RetryStrategy. */
+  readonly maxRetries: number | undefined;
   readonly keepAliveSeconds: number;
   readonly evalWaitSeconds: number;
+  /** Multi-host jobs: how long every host has to join the head's Ray cluster. */
+  readonly clusterJoinTimeoutSeconds: number;
   readonly modelInputMode: 'FastFile' | 'File';
   readonly networkIsolation: boolean;
   readonly useRay: boolean;
@@ -53,8 +57,10 @@ export const OPTION_FLAGS: Readonly<Record<JobOptionName, string>> = {
   max_runtime: '--max-runtime',
   spot: '--spot',
   max_wait: '--max-wait',
+  max_retries: '--max-retries',
   keep_alive: '--keep-alive',
   eval_wait: '--eval-wait',
+  cluster_join_timeout: '--cluster-join-timeout',
   model_input_mode: '--model-input-mode',
   network_isolation: '--no-network-isolation',
   use_ray: '--no-ray',
@@ -161,7 +167,10 @@ const gpus = (v: unknown) =>
   typeof v === 'string' || Array.isArray(v) ? parseGpuList(v as string | number[]) : undefined;
 
 /** The options read as they are: everything but the GPU split and max_wait, which depend on others. */
-type PlainOptions = Omit<ResolvedJobOptions, 'trainGpus' | 'evalGpus' | 'maxWaitSeconds'>;
+type PlainOptions = Omit<ResolvedJobOptions, 'trainGpus' | 'evalGpus' | 'maxWaitSeconds' | 'maxRetries'>;
+
+/** The API's range of RetryStrategy.MaximumRetryAttempts. */
+export const MAX_RETRIES = { min: 1, max: 30 } as const;
 
 function readPlainOptions(layers: OptionLayers, get: OptionReader): PlainOptions {
   return {
@@ -172,6 +181,7 @@ function readPlainOptions(layers: OptionLayers, get: OptionReader): PlainOptions
     spot: get('spot', bool, 'true or false'),
     keepAliveSeconds: get('keep_alive', duration, 'a duration'),
     evalWaitSeconds: get('eval_wait', duration, 'a duration'),
+    clusterJoinTimeoutSeconds: get('cluster_join_timeout', duration, 'a duration'),
     modelInputMode: get(
       'model_input_mode',
       (v) => (v === 'FastFile' || v === 'File' ? v : undefined),
@@ -205,6 +215,16 @@ function readMaxWait(layers: OptionLayers, problems: Problem[]): Sourced<number 
     problems.push(problemAt(picked.source, 'max_wait', `${JSON.stringify(picked.value)} is not a duration`));
   }
   return { value, source: picked.source };
+}
+
+/** max_retries: absent unless set; when set, an integer SageMaker accepts. */
+function readMaxRetries(layers: OptionLayers, get: OptionReader): Sourced<number | undefined> {
+  if (!pick(layers, 'max_retries')) return { value: undefined, source: { kind: 'default', note: 'not set' } };
+  return get(
+    'max_retries',
+    int(MAX_RETRIES.min, MAX_RETRIES.max),
+    `a retry count from ${MAX_RETRIES.min} to ${MAX_RETRIES.max}`,
+  );
 }
 
 /** Instance type: one SageMaker accepts, with GPUs we know how to split. Returns its GPU count. */
@@ -405,6 +425,20 @@ function checkTrainerCommand(trainerCommand: Sourced<string>, problems: Problem[
   }
 }
 
+/** More than one host is one Ray cluster: without Ray nothing joins the hosts. */
+function checkMultiNode(instanceCount: Sourced<number>, useRay: Sourced<boolean>, problems: Problem[]): void {
+  if (instanceCount.value === undefined || instanceCount.value <= 1 || useRay.value !== false) return;
+  const ray = useRay.source.kind === 'flag' ? useRay.source.flag : describeSource(useRay.source);
+  problems.push(
+    problemAt(
+      instanceCount.source,
+      'instance_count',
+      `${instanceCount.value} instances without Ray (use_ray: false, ${ray}): nothing would join the hosts into one cluster`,
+      'Set use_ray: true (or drop --no-ray), or run on one instance (instance_count: 1).',
+    ),
+  );
+}
+
 /** Resolves every job option and checks it; all problems at once. Pure. */
 export function resolveJobOptions(layers: OptionLayers): {
   options?: ResolvedJobOptions;
@@ -414,6 +448,7 @@ export function resolveJobOptions(layers: OptionLayers): {
   const get = optionReader(layers, problems);
   const plain = readPlainOptions(layers, get);
   const maxWait = readMaxWait(layers, problems);
+  const maxRetries = readMaxRetries(layers, get);
   const gpusOnInstance = checkInstance(plain.instanceType, problems);
   const split = resolveGpuSplit(layers, get, gpusOnInstance);
   if (gpusOnInstance !== undefined && split.trainGpus.value && split.evalGpus.value) {
@@ -423,6 +458,7 @@ export function resolveJobOptions(layers: OptionLayers): {
   const maxWaitSeconds = resolveMaxWait(plain, maxWait, problems);
   checkKeepAlive(plain.keepAliveSeconds, plain.spot.value, problems);
   checkTrainerCommand(plain.trainerCommand, problems);
+  checkMultiNode(plain.instanceCount, plain.useRay, problems);
   if (problems.length > 0) return { problems };
   return {
     problems,
@@ -435,8 +471,10 @@ export function resolveJobOptions(layers: OptionLayers): {
       maxRuntimeSeconds: plain.maxRuntimeSeconds,
       spot: plain.spot,
       maxWaitSeconds,
+      maxRetries,
       keepAliveSeconds: plain.keepAliveSeconds,
       evalWaitSeconds: plain.evalWaitSeconds,
+      clusterJoinTimeoutSeconds: plain.clusterJoinTimeoutSeconds,
       modelInputMode: plain.modelInputMode,
       networkIsolation: plain.networkIsolation,
       useRay: plain.useRay,

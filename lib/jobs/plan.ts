@@ -24,10 +24,17 @@ import { resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from './limits';
 import { jobLogPathProblem, resolveJobLogPath } from './job-log';
 import { firstJobName } from './job-name';
-import { idleGpus, type JobOptionFlags, type JobOptions, type ResolvedJobOptions } from './options';
+import {
+  idleGpus,
+  problemAt,
+  type JobOptionFlags,
+  type JobOptions,
+  type ResolvedJobOptions,
+} from './options';
 import { defaultCacheDir } from '../curriculum';
 import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
+import { gpuCount } from './instance-types';
 import { hourlyPrice } from './prices';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import {
@@ -102,6 +109,20 @@ export interface PreflightReport {
   readonly checks: readonly PreflightCheck[];
 }
 
+/** The hosts and GPUs a job pays for: every host runs the same train/eval split. */
+export interface ClusterPlan {
+  readonly hosts: number;
+  /** GPUs on one host (the instance-type table); undefined for a type outside it. */
+  readonly gpusPerHost: number | undefined;
+  readonly totalGpus: number | undefined;
+  /** hosts × the train split: every host gives its train GPUs to the Ray cluster. */
+  readonly trainGpus: number;
+  /** hosts × the eval split; only the head's run the eval watcher. */
+  readonly evalGpus: number;
+  /** The eval GPUs of the hosts other than the head: the eval watcher never uses them. */
+  readonly idleEvalGpus: number;
+}
+
 export interface SubmitPlan {
   readonly jobName: string;
   readonly config: LoadedConfig<TrainingConfig>;
@@ -148,7 +169,17 @@ export interface SubmitPlan {
   readonly missingOrderIds: readonly MissingOrderIds[];
   /** On-demand estimate: per hour, and for the whole max runtime. */
   readonly estimate:
-    { readonly perHour: number; readonly maxRuntimeCost: number; readonly note?: string } | undefined;
+    | {
+        /** For every host. */
+        readonly perHour: number;
+        /** For one host (perHour = instances × perInstanceHour). */
+        readonly perInstanceHour: number;
+        readonly instances: number;
+        readonly maxRuntimeCost: number;
+        readonly note?: string;
+      }
+    | undefined;
+  readonly cluster: ClusterPlan;
   readonly warnings: readonly Problem[];
   readonly jobLogPath: string;
   readonly configDisplayPath: string;
@@ -339,6 +370,37 @@ function idleGpuWarnings(options: ResolvedJobOptions): Problem[] {
   ];
 }
 
+/** Hosts × the per-host split. Pure. */
+export function planCluster(
+  options: Pick<ResolvedJobOptions, 'instanceType' | 'instanceCount' | 'trainGpus' | 'evalGpus'>,
+): ClusterPlan {
+  const hosts = options.instanceCount.value;
+  const gpusPerHost = gpuCount(options.instanceType.value);
+  const evalPerHost = options.evalGpus.value.length;
+  return {
+    hosts,
+    gpusPerHost,
+    totalGpus: gpusPerHost === undefined ? undefined : hosts * gpusPerHost,
+    trainGpus: hosts * options.trainGpus.value.length,
+    evalGpus: hosts * evalPerHost,
+    idleEvalGpus: (hosts - 1) * evalPerHost,
+  };
+}
+
+/** The eval watcher runs on the head only: the eval GPUs of the other hosts are paid for and idle. */
+function workerEvalWarnings(options: ResolvedJobOptions, cluster: ClusterPlan): Problem[] {
+  if (cluster.hosts <= 1 || cluster.idleEvalGpus === 0) return [];
+  const others = cluster.hosts - 1;
+  return [
+    problemAt(
+      options.evalGpus.source,
+      'eval_gpus',
+      `${cluster.hosts} instances: the eval watcher runs on the head only, so the ${cluster.idleEvalGpus} eval GPUs on the ${others} other host${others > 1 ? 's' : ''} (eval_gpus ${options.evalGpus.value.join(',')} on each) sit idle, paid`,
+      'Set aside fewer eval GPUs (every host gets the same split), or submit without the eval config and evaluate the checkpoints after training with a batch eval.',
+    ),
+  ];
+}
+
 /** The objects a submit writes, in order: the source (once per hash), the reservation, the job's files. */
 function planUploads(
   layout: S3Layout,
@@ -370,7 +432,8 @@ function estimateCost(
 ): SubmitPlan['estimate'] {
   const price = hourlyPrice(options.instanceType.value, region);
   if (!price) return undefined;
-  const perHour = price.perHour * options.instanceCount.value;
+  const instances = options.instanceCount.value;
+  const perHour = price.perHour * instances;
   const note = [
     price.approximateRegion
       ? regionUnresolved
@@ -383,6 +446,8 @@ function estimateCost(
     .join('; ');
   return {
     perHour,
+    perInstanceHour: price.perHour,
+    instances,
     maxRuntimeCost: (perHour * options.maxRuntimeSeconds.value) / 3600,
     note: note || undefined,
   };
@@ -476,6 +541,7 @@ function planWarnings(
     ...(artifacts.imageNote ? [{ where: 'image', message: artifacts.imageNote }] : []),
     ...preflight,
     ...idleGpuWarnings(job.options),
+    ...workerEvalWarnings(job.options, planCluster(job.options)),
   ];
 }
 
@@ -560,6 +626,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
       planned.requestSettings.region,
       placeholders.names.includes('region'),
     ),
+    cluster: planCluster(job.options),
     jobLogPath: jobLog.path(planned.configRepoRoot)!,
     warnings: planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings),
     submittedAt,

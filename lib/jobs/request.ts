@@ -94,6 +94,8 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     environment[JOB_ENV.evalWait] = String(options.evalWaitSeconds);
   }
   if (input.codeEval) environment.HF_ALLOW_CODE_EVAL = '1';
+  if (options.instanceCount > 1)
+    environment[JOB_ENV.clusterJoinTimeout] = String(options.clusterJoinTimeoutSeconds);
 
   const userTags = Object.entries(options.tags).map(([Key, Value]) => ({
     Key,
@@ -138,6 +140,9 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
       MaxRuntimeInSeconds: options.maxRuntimeSeconds,
       ...(options.spot ? { MaxWaitTimeInSeconds: options.maxWaitSeconds ?? options.maxRuntimeSeconds } : {}),
     },
+    ...(options.maxRetries !== undefined
+      ? { RetryStrategy: { MaximumRetryAttempts: options.maxRetries } }
+      : {}),
     EnableManagedSpotTraining: options.spot,
     EnableNetworkIsolation: options.networkIsolation,
     // Always: it costs nothing on one instance, and a stack that requires it (IAM sees no instance

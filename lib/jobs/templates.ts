@@ -22,6 +22,7 @@ export const BUILT_IN_DEFAULTS = {
   spot: false,
   keep_alive: 0,
   eval_wait: 30 * 60,
+  cluster_join_timeout: 10 * 60,
   model_input_mode: 'FastFile' as const,
   network_isolation: true,
   use_ray: true,

@@ -17,6 +17,7 @@ import {
   valueAtDotted,
   type YamlMap,
 } from '../trainers';
+import { RANK0_EXPORT_CITE } from '../trainers/rlvr-experiments';
 import type { InputPlan } from './inputs';
 import { RUNTIME_ENV } from '../layout';
 import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from './options';
@@ -156,17 +157,8 @@ export function planTrainerRuntime(input: {
     }
   }
 
-  const hosts = options.instanceCount;
-  if (hosts.value > 1 && runtime.sharedFolder) {
-    problems.push(
-      problemAt(
-        hosts.source,
-        'instance_count',
-        `${hosts.value} instances: ${profile.id} writes its torchtitan job configs into $${runtime.sharedFolder.env}, which Ray actors on the other hosts read (${runtime.sharedFolder.cite}), and this stack provides no folder all hosts share`,
-        'Run on one instance (instance_count: 1); multi-node runs need a shared file system (EFS or FSx), which the infrastructure does not create yet.',
-      ),
-    );
-  }
+  const multiNode = multiNodeProblem(profile, options);
+  if (multiNode) problems.push(multiNode);
 
   if (evalConfig && !contract.eval) {
     problems.push(
@@ -197,6 +189,26 @@ export function planTrainerRuntime(input: {
     );
   }
   return { contract, notes, problems, warnings };
+}
+
+/**
+ * A trainer with a shared folder cannot run on more than one host here: the stack provides no folder all
+ * hosts share, and (for one that exports checkpoints) its export is written by rank 0 of the model group,
+ * which Ray may place on a worker, where the head's checks and eval watcher never see it.
+ */
+function multiNodeProblem(profile: TrainerProfile, options: ResolvedJobOptions): Problem | undefined {
+  const hosts = options.instanceCount;
+  const shared = profile.runtime.sharedFolder;
+  if (hosts.value <= 1 || !shared) return undefined;
+  const rank0 = profile.checkpoints.writes
+    ? `; and its checkpoint export is written by rank 0 of the model group only (${RANK0_EXPORT_CITE}), which Ray may place on any host, so a checkpoint could land on a worker's disk where the head's checks and eval watcher never see it`
+    : '';
+  return problemAt(
+    hosts.source,
+    'instance_count',
+    `${hosts.value} instances: ${profile.id} writes its torchtitan job configs into $${shared.env}, which Ray actors on the other hosts read (${shared.cite}), and this stack provides no folder all hosts share${rank0}`,
+    'Run on one instance (instance_count: 1); multi-node runs need a shared file system (EFS or FSx), which the infrastructure does not create yet.',
+  );
 }
 
 /** Whether the job must end with a checkpoint: the trainer writes one at the end, or at an interval set > 0. */

@@ -206,6 +206,20 @@ export const JOB_ENV = {
   instanceType: 'RLVR_INSTANCE_TYPE',
   /** Tests only: replaces the trainer contract's eval command. */
   evalCommand: 'RLVR_EVAL_COMMAND',
+  /** Multi-host jobs: how long hosts may take to form the Ray cluster (seconds; default 600). */
+  clusterJoinTimeout: 'RLVR_CLUSTER_JOIN_TIMEOUT_S',
+  /** Multi-host jobs: silence after which a host counts as lost (seconds; default 30). */
+  clusterLostAfter: 'RLVR_CLUSTER_LOST_S',
+  /** Multi-host jobs: other ports than CLUSTER's (`<ray>,<status>`; tests running hosts side by side). */
+  clusterPorts: 'RLVR_CLUSTER_PORTS',
+} as const;
+
+/** Multi-host jobs: the ports hosts use between them (inside the job's network only). */
+export const CLUSTER = {
+  /** Ray's GCS on the head (`ray start --head --port`). */
+  rayPort: 6379,
+  /** The head's status endpoint: workers join, heartbeat and learn how the trainer ended. */
+  statusPort: 6390,
 } as const;
 
 /**
