@@ -33,6 +33,11 @@ export function renderEvent(event: ProgressEvent): string | undefined {
         `• local run ${event.name}: ${event.image}`,
         ...event.binds.map((b) => `  ${b.what}: ${b.host}`),
         `  run folder: ${event.runDir}`,
+        ...(event.hosts
+          ? [
+              `  hosts: ${event.hosts.names.join(', ')} (one container each, on network ${event.hosts.network})`,
+            ]
+          : []),
         ...(event.gpus ? [] : ['  no GPUs: pass --gpus 0,1,… to give the container host GPUs']),
       ].join('\n');
     case 'stopping':

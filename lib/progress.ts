@@ -52,6 +52,8 @@ export type ProgressEvent =
       readonly binds: readonly { readonly what: string; readonly host: string }[];
       readonly runDir: string;
       readonly gpus: number;
+      /** A multi-host rehearsal: one container per host on the job's own network. */
+      readonly hosts?: { readonly names: readonly string[]; readonly network: string };
     }
   /** A local run is being stopped (Ctrl-C): SIGTERM now, SIGKILL after the grace. */
   | { readonly type: 'stopping'; readonly graceSeconds: number }

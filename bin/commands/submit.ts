@@ -26,7 +26,7 @@ import {
 } from '../submit-output';
 import { addSettingsOptions, exits, settingsOf } from './common';
 import { addImageOptions, parseBuildArgs } from './image';
-import { localGpus, maxJobs, submitInput } from './submit-flags';
+import { localGpus, localInstances, localRestart, maxJobs, submitInput } from './submit-flags';
 import { addSubmitOptions, type SubmitFlags } from './submit-options';
 
 /** Opens the session the plan and the submit share, and closes it whatever happens. */
@@ -47,6 +47,9 @@ export function registerSubmit(program: Command): void {
       exits(async (configPath: string, flags: SubmitFlags) => {
         const reporter = createReporter({ json: Boolean(flags.json) });
         const input = submitInput(configPath, flags, reporter);
+        // --instances and --restart without --local are usage errors, before any work.
+        localInstances(flags);
+        localRestart(flags);
         if (flags.local) return runLocalCommand(input, flags, reporter);
         if (flags.sweep?.length) return runSweepCommand(input, flags);
         const jobName = await runSubmitCommand(input, flags);
@@ -93,7 +96,14 @@ async function runLocalCommand(
   reporter: ProgressListener,
 ): Promise<number> {
   const gpus = localGpus(flags);
-  const localInput = { ...input, dryRun: true };
+  const instances = localInstances(flags);
+  const restartIn = localRestart(flags);
+  // --instances plans the job for that many hosts, so the multi-host checks apply as on SageMaker.
+  const localInput = {
+    ...input,
+    dryRun: true,
+    ...(instances !== undefined ? { options: { ...input.options, instance_count: instances } } : {}),
+  };
   const build = { dockerDir: flags.dockerDir, buildArgs: parseBuildArgs(flags.buildArg) };
   const common = { build, dockerHost: flags.dockerHost, onEvent: reporter };
   const result = await withSession(localInput, async (session) => {
@@ -103,6 +113,8 @@ async function runLocalCommand(
       runPreparedLocal(prepared, session, {
         ...common,
         gpus,
+        ...(instances !== undefined ? { instances } : {}),
+        ...(restartIn !== undefined ? { restartIn } : {}),
         // With --json, stdout carries only the result.
         out: flags.json ? process.stderr : process.stdout,
         err: process.stderr,

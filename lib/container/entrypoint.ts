@@ -17,8 +17,16 @@ import {
   type EvalOutcome,
   type EvalWatcherPlan,
 } from './eval-watcher';
+import {
+  clusterTiming,
+  HeadEndpoint,
+  interHostEnvironment,
+  type ClusterTiming,
+  type HeadPhase,
+} from './cluster';
+import { formCluster, rayCommand, runWorker, type RayCommand } from './cluster-run';
 import { RunMonitor } from './monitor';
-import { runToEnd, shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
+import { shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
 import {
   describeContainer,
   JobFailure,
@@ -71,86 +79,199 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
   });
   const { env, say } = job;
   const graceMs = options.graceMs ?? 100_000;
-  let trainer: Started | undefined;
-  let watcher: Started | undefined;
-  let stopRequestedAt: number | undefined;
+  const useRay = env[JOB_ENV.useRay] === '1';
+  const timing = clusterTiming(env);
+  const run: Running = {};
   const onTerm = () => {
-    if (stopRequestedAt !== undefined) return;
-    stopRequestedAt = Date.now();
-    say('SIGTERM: asking the trainer to stop after its current checkpoint');
-    for (const p of [trainer, watcher]) signalGroup(p, 'SIGTERM');
+    if (run.stopRequestedAt !== undefined) return;
+    run.stopRequestedAt = Date.now();
+    say(
+      job.primary
+        ? 'SIGTERM: asking the trainer to stop after its current checkpoint'
+        : 'SIGTERM: leaving the Ray cluster',
+    );
+    for (const p of [run.trainer, run.watcher]) signalGroup(p, 'SIGTERM');
   };
   if (options.signal?.aborted) onTerm();
   options.signal?.addEventListener('abort', onTerm);
+  const stopping = () => run.stopRequestedAt !== undefined;
+  let endpoint: HeadEndpoint | undefined;
+  let ended: { phase: HeadPhase; reason?: string } = { phase: 'failed', reason: 'the head ended early' };
 
   try {
+    if (job.cluster && !useRay) {
+      throw new JobFailure(
+        `${job.cluster.hosts.length} hosts but ${JOB_ENV.useRay} is not 1: nothing would join them into one cluster (submit with rlvr, which refuses this)`,
+      );
+    }
+    // The head's endpoint opens first, so a failure while preparing reaches the workers too.
+    if (job.cluster?.isHead) {
+      endpoint = await HeadEndpoint.open(
+        timing.statusPort,
+        job.cluster.hosts.filter((h) => h !== job.host),
+        say,
+      );
+    }
     // 1. Prepare: source, config and contract, our files, a restart's resume, datasets.
-    const { contract, attempts, trainerConfig, baseEnv, evalPlan } = await prepareJob(job, options);
+    const prepared = await prepareJob(job, options);
+    if (job.cluster && !job.cluster.isHead) return await workerHost(job, prepared, timing, stopping);
 
-    // 2. Start: Ray's head on exactly the train GPUs (their GRPO trainer joins it), the trainer, the watcher.
-    const useRay = env[JOB_ENV.useRay] === '1' && job.primary;
+    // 2. Start: Ray on exactly the train GPUs (their GRPO trainer joins it), the trainer, the watcher.
+    const { contract, attempts, trainerConfig, baseEnv, evalPlan } = prepared;
     const rayEnv = { ...baseEnv, CUDA_VISIBLE_DEVICES: job.trainGpus };
-    if (useRay) await startRay(job, rayEnv);
+    const ray = rayCommand(job, rayEnv);
+    const rayAddress = useRay ? await startRay(job, { ray, endpoint, timing, stopping }) : undefined;
     const monitor = new RunMonitor({
       runDir: job.runDir,
       contract,
       stableMs: options.stableMs ?? 10_000,
       say,
-      onTrainerRun: (run) => {
-        job.runInfo.trainerRun = run;
-        attempts.current.trainerRun = run.folder;
+      onTrainerRun: (trainerRun) => {
+        job.runInfo.trainerRun = trainerRun;
+        attempts.current.trainerRun = trainerRun.folder;
         writeRunInfo(job, attempts);
       },
     });
-    trainer = startTrainer(job, baseEnv, trainerConfig, useRay);
-    if (evalPlan) watcher = startWatcher(job, baseEnv, evalPlan);
-    if (stopRequestedAt !== undefined) signalGroup(trainer, 'SIGTERM');
-    if (evalPlan && watcher) monitor.showTo(evalPlan);
+    run.trainer = startTrainer(job, baseEnv, trainerConfig, rayAddress);
+    if (evalPlan) run.watcher = startWatcher(job, baseEnv, evalPlan);
+    if (stopping()) signalGroup(run.trainer, 'SIGTERM');
+    if (evalPlan && run.watcher) monitor.showTo(evalPlan);
+    if (endpoint) followWorkers(job, endpoint, timing, run);
 
     // 3. Watch the run folder until the trainer ends; after SIGTERM, at most the grace period.
     const poll = setInterval(() => monitor.look(), options.pollMs ?? 5000);
-    const result = await waitWithGrace(
-      trainer,
-      () => stopRequestedAt !== undefined,
-      graceMs,
-      () => say(`the trainer did not stop within ${graceMs / 1000} s of SIGTERM: killing it`),
+    const result = await waitWithGrace(run.trainer, stopping, graceMs, () =>
+      say(`the trainer did not stop within ${graceMs / 1000} s of SIGTERM: killing it`),
     );
     clearInterval(poll);
+    clearTimeout(run.clusterKill);
+    endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));
     const checkpoints = monitor.trainingEnded();
 
     // 4. The watcher finishes this attempt's checkpoints (bounded), Ray stops.
     const evalOutcome =
-      watcher && evalPlan
+      run.watcher && evalPlan
         ? await finishEvaluation(job, options, {
-            watcher,
+            watcher: run.watcher,
             plan: evalPlan,
             names: monitor.shownThisAttempt(),
-            stopDeadline: stopRequestedAt !== undefined ? stopRequestedAt + graceMs : undefined,
+            stopDeadline: run.clusterFailure
+              ? Date.now()
+              : stopping()
+                ? run.stopRequestedAt! + graceMs
+                : undefined,
           })
         : undefined;
-    if (useRay) await stopRay(job, rayEnv);
+    if (useRay) await ray('ray stop --force');
 
     // 5. The outcome.
-    return finish(job, attempts, {
-      trainer,
+    const code = finish(job, attempts, {
+      trainer: run.trainer,
       result,
-      stopped: stopRequestedAt !== undefined,
+      stopped: stopping(),
+      clusterFailure: run.clusterFailure,
       checkpoints,
       trainerRun: monitor.trainerRun,
       expectCheckpoints: contract.expectCheckpoints,
       ownFolder: contract.runFolder.kind === 'own',
       evalOutcome,
     });
+    ended = { phase: stopping() ? 'stopped' : 'succeeded' };
+    return code;
   } catch (err) {
     const failure =
       err instanceof JobFailure ? err : new JobFailure(`entrypoint error: ${(err as Error).message}`);
-    for (const p of [trainer, watcher]) signalGroup(p, 'SIGKILL');
+    for (const p of [run.trainer, run.watcher]) signalGroup(p, 'SIGKILL');
     writeFailure(job.failureFile, failure);
     say(`FAILED: ${failure.message}`);
+    ended = { phase: 'failed', reason: failure.message };
     return 1;
   } finally {
+    clearTimeout(run.clusterKill);
     options.signal?.removeEventListener('abort', onTerm);
+    await endpoint?.close(ended.phase, ended.reason, Math.max(5000, 5 * timing.pollMs), timing.pollMs);
   }
+}
+
+/** The processes of this host and how the run is going. */
+interface Running {
+  trainer?: Started;
+  watcher?: Started;
+  stopRequestedAt?: number;
+  /** A multi-host job lost or was told of a failed host. */
+  clusterFailure?: string;
+  clusterKill?: NodeJS.Timeout;
+}
+
+/** Between a lost host and SIGKILL: the trainer would hang in a collective with a host gone. */
+const CLUSTER_FAILURE_GRACE_MS = 10_000;
+
+/** The head, while the trainer runs: a worker that fails or falls silent fails the job now. */
+function followWorkers(job: ContainerJob, endpoint: HeadEndpoint, timing: ClusterTiming, run: Running): void {
+  endpoint.publish('running');
+  endpoint.onFailure((reason) => {
+    if (run.clusterFailure !== undefined) return;
+    run.clusterFailure = `cluster: ${reason}`;
+    job.say(`${run.clusterFailure}: stopping the trainer`);
+    for (const p of [run.trainer, run.watcher]) signalGroup(p, 'SIGTERM');
+    run.clusterKill = setTimeout(() => {
+      for (const p of [run.trainer, run.watcher]) signalGroup(p, 'SIGKILL');
+    }, CLUSTER_FAILURE_GRACE_MS);
+  });
+  endpoint.watch(timing.lostAfterMs, timing.pollMs);
+}
+
+/** What the head tells the workers once its trainer has ended. */
+function trainerEnded(
+  result: { code: number | null; signal: NodeJS.Signals | null },
+  stopped: boolean,
+  clusterFailure: string | undefined,
+): [HeadPhase, { reason?: string }] {
+  if (clusterFailure) return ['failed', { reason: clusterFailure }];
+  if (stopped) return ['stopped', {}];
+  if (result.code === 0) return ['succeeded', {}];
+  return ['failed', { reason: `the trainer exited with code ${result.code ?? result.signal}` }];
+}
+
+/** Ray on this host's train GPUs: the head of a multi-host cluster once every host joined, or a one-host head. */
+async function startRay(
+  job: ContainerJob,
+  o: { ray: RayCommand; endpoint: HeadEndpoint | undefined; timing: ClusterTiming; stopping: () => boolean },
+): Promise<string> {
+  const gpus = job.trainGpus ? job.trainGpus.split(',').length : 0;
+  if (job.cluster && o.endpoint) {
+    return formCluster({ ...o, job, cluster: job.cluster, gpus, endpoint: o.endpoint });
+  }
+  const r = await o.ray(
+    `ray start --head --port=${o.timing.rayPort} --num-gpus=${gpus} --disable-usage-stats --include-dashboard=false`,
+  );
+  if (r.code !== 0) throw new JobFailure(`ray start exited with code ${r.code}`, r.tail);
+  return `127.0.0.1:${o.timing.rayPort}`;
+}
+
+/** A worker host: joins the head's Ray with its train GPUs and ends with the head; its run.json says how. */
+async function workerHost(
+  job: ContainerJob,
+  prepared: Awaited<ReturnType<typeof prepareJob>>,
+  timing: ClusterTiming,
+  stopping: () => boolean,
+): Promise<number> {
+  const ray = rayCommand(job, { ...prepared.baseEnv, CUDA_VISIBLE_DEVICES: job.trainGpus });
+  const gpus = job.trainGpus ? job.trainGpus.split(',').length : 0;
+  const outcome = await runWorker({ job, cluster: job.cluster!, timing, ray, gpus, stopping });
+  const endedAt = new Date().toISOString();
+  const { attempts } = prepared;
+  attempts.current.endedAt = endedAt;
+  attempts.current.status = outcome.status;
+  writeRunInfo(job, attempts, {
+    endedAt,
+    status: outcome.status,
+    exitCode: outcome.status === 'Failed' ? 1 : 0,
+    ...(outcome.reason ? { reason: outcome.reason } : {}),
+  });
+  if (outcome.status === 'Failed') throw new JobFailure(outcome.reason ?? 'failed', outcome.tail);
+  job.say(`${outcome.status}: this host's part of the job is done`);
+  return 0;
 }
 
 /** Step 1: the code, the config and contract, our files, a restart's resume, datasets, the watcher's plan. */
@@ -162,7 +283,12 @@ async function prepareJob(job: ContainerJob, options: EntrypointOptions) {
   const trainerConfig = writeTrainerConfig(job, contract, config);
   writeRunInfo(job, attempts);
   placeDatasets(job, contract);
-  const baseEnv = processEnvironment(job, contract);
+  // Hosts of one job talk over the interface SageMaker names (and EFA where there is one).
+  const between = job.cluster
+    ? interHostEnvironment(job.cluster, job.env, job.instanceType)
+    : { env: {}, notes: [] };
+  for (const n of between.notes) job.say(`cluster: ${n}`);
+  const baseEnv = { ...processEnvironment(job, contract), ...between.env };
   const evalPlan =
     evalConfigPath && contract.eval
       ? prepareEvalWatcher({
@@ -211,36 +337,11 @@ function finishEvaluation(
   });
 }
 
-async function stopRay(job: ContainerJob, rayEnv: NodeJS.ProcessEnv): Promise<void> {
-  await runToEnd('ray stop --force', {
-    cwd: job.codeDir,
-    env: rayEnv,
-    logFile: path.join(job.logsDir, job.own('ray.log')),
-    name: 'ray',
-    out: job.out,
-  });
-}
-
-async function startRay(job: ContainerJob, rayEnv: NodeJS.ProcessEnv): Promise<void> {
-  const gpus = job.trainGpus ? job.trainGpus.split(',').length : 0;
-  const r = await runToEnd(
-    `ray start --head --port=6379 --num-gpus=${gpus} --disable-usage-stats --include-dashboard=false`,
-    {
-      cwd: job.codeDir,
-      env: rayEnv,
-      logFile: path.join(job.logsDir, job.own('ray.log')),
-      name: 'ray',
-      out: job.out,
-    },
-  );
-  if (r.code !== 0) throw new JobFailure(`ray start exited with code ${r.code}`, r.tail);
-}
-
 function startTrainer(
   job: ContainerJob,
   baseEnv: NodeJS.ProcessEnv,
   trainerConfig: string,
-  useRay: boolean,
+  rayAddress: string | undefined,
 ): Started {
   // The launcher always sets it, from the trainer profile: no trainer is guessed in here.
   const template = job.env[JOB_ENV.trainerCommand];
@@ -255,7 +356,7 @@ function startTrainer(
       ...baseEnv,
       CUDA_VISIBLE_DEVICES: job.trainGpus,
       [RUNTIME_ENV.role]: 'trainer',
-      ...(useRay ? { RAY_ADDRESS: '127.0.0.1:6379' } : {}),
+      ...(rayAddress ? { RAY_ADDRESS: rayAddress } : {}),
     },
     logFile: path.join(job.logsDir, job.own('trainer.log')),
     out: job.out,
@@ -287,6 +388,8 @@ function finish(
     trainer: Started;
     result: { code: number | null; signal: NodeJS.Signals | null; killedAfterGrace: boolean };
     stopped: boolean;
+    /** A multi-host job's failed or lost host: the job's cause, whatever the trainer's exit. */
+    clusterFailure: string | undefined;
     checkpoints: readonly { name: string; path: string }[];
     trainerRun: { folder: string; checkpoints: string } | undefined;
     expectCheckpoints: boolean;
@@ -298,7 +401,9 @@ function finish(
   const trainerCode = result.code ?? (result.signal ? 128 + (os.constants.signals[result.signal] ?? 0) : 1);
   const finalCkpt = checkpoints.find((c) => c.name.endsWith('_final')) ?? checkpoints[checkpoints.length - 1];
   let failure: JobFailure | undefined;
-  if (trainerCode !== 0 && !r.stopped) {
+  if (r.clusterFailure) {
+    failure = new JobFailure(r.clusterFailure, r.trainer.tail.get());
+  } else if (trainerCode !== 0 && !r.stopped) {
     failure = new JobFailure(
       `trainer exited with code ${trainerCode}${result.signal ? ` (${result.signal})` : ''}`,
       r.trainer.tail.get(),

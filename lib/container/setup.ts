@@ -22,6 +22,7 @@ import {
   RUNTIME_ENV,
 } from '../layout';
 import type { JobContract } from '../trainers/job-contract';
+import { clusterOf, type ClusterHosts } from './cluster';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
 import { extractTarGz, UnsafeEntryError } from '../util/extract-tar';
@@ -58,8 +59,15 @@ export interface ContainerJob {
   readonly configChannel: string;
   readonly failureFile: string;
   readonly host: string;
+  /** Multi-host jobs: the hosts, the head, this host's part. */
+  readonly cluster: ClusterHosts | undefined;
+  /** The head of a multi-host job, or the one host: it runs the trainer and writes the shared files. */
   readonly primary: boolean;
-  /** A file of this host's own: hosts share one checkpoint prefix, so each one's files carry its name. */
+  readonly instanceType: string;
+  /**
+   * A file of this host's own: hosts share one checkpoint prefix, so a worker's files carry its name;
+   * the head's (or the one host's) are the job's.
+   */
   readonly own: (name: string) => string;
   readonly runInfoFile: string;
   readonly runInfo: Record<string, unknown>;
@@ -84,9 +92,12 @@ export function describeContainer(options: {
   ).sort();
   const hosts = Array.isArray(resource.hosts) ? (resource.hosts as string[]) : [];
   const host = typeof resource.current_host === 'string' ? resource.current_host : os.hostname();
-  const multi = hosts.length > 1;
+  const cluster = clusterOf(resource, host);
+  const multi = cluster !== undefined;
+  const instanceType = String(resource.current_instance_type ?? env[JOB_ENV.instanceType] ?? 'local');
+  // The head's files are the job's (run.json, summary.json, the trainer's log); a worker's carry its name.
   const own = (name: string) => {
-    if (!multi) return name;
+    if (!multi || cluster.isHead) return name;
     const ext = path.extname(name);
     return `${name.slice(0, name.length - ext.length)}-${host}${ext}`;
   };
@@ -105,7 +116,9 @@ export function describeContainer(options: {
     configChannel: path.join(dataDir, CHANNELS.config),
     failureFile: containerPathUnder(root, CONTAINER.failureFile),
     host,
-    primary: !multi || host === [...hosts].sort()[0],
+    cluster,
+    primary: !cluster || cluster.isHead,
+    instanceType,
     own,
     runInfoFile: path.join(runDir, own(RUN_FOLDER.runInfo)),
     trainGpus,
@@ -116,7 +129,8 @@ export function describeContainer(options: {
       host,
       hostname: os.hostname(),
       hosts,
-      instanceType: resource.current_instance_type ?? env[JOB_ENV.instanceType] ?? 'local',
+      instanceType,
+      ...(cluster ? { role: cluster.isHead ? 'head' : 'worker' } : {}),
       channels,
       image: env[JOB_ENV.image] ?? null,
       submitId: env[JOB_ENV.submitId] ?? null,
@@ -266,8 +280,16 @@ export function planRestart(job: ContainerJob, contract: JobContract, config: Ya
       job.say(`restart: no complete checkpoint from the earlier attempts: ${fromBase}`);
     }
   } else if (contract.resume.kind === 'none') {
-    resume = { kind: 'none', note: `${contract.trainer} cannot resume: ${fromBase}` };
-    job.say(`restart: ${String(resume.note)}`);
+    // Starting over would train again from the base model, paid again, over what the earlier attempts
+    // saved: fail loudly instead, with the earlier checkpoints kept.
+    const kept = checkpointDirs(job.runDir, contract).flatMap((d) =>
+      fs.existsSync(d) ? fs.readdirSync(d).map((n) => path.relative(job.runDir, path.join(d, n))) : [],
+    );
+    throw new JobFailure(
+      `restart: ${contract.trainer} cannot resume (its profile says resume: none), so this restart would train again from the base model; failing instead. ` +
+        `The earlier attempts' files stay in the run folder${kept.length ? ` (${kept.slice(0, 5).join(', ')}${kept.length > 5 ? ', …' : ''})` : ''}. ` +
+        `Submit a new job to train again, or declare how it resumes (resume and runtime.resume_with in rlvr-trainers.yaml).`,
+    );
   } else {
     resume = { kind: 'full', note: 'the trainer continues through its own resume mechanism' };
   }

@@ -39,7 +39,10 @@ export interface ContainerSpec {
   readonly labels?: Readonly<Record<string, string>>;
   /** `host:container[:ro]` */
   readonly binds: readonly string[];
+  /** `none`, `host`, or a network made by createNetwork. */
   readonly networkMode: string;
+  /** The container's host name, and the name the other containers on its network reach it by. */
+  readonly hostname?: string;
   readonly shmSizeBytes?: number;
   /** Host GPUs given to the container (they appear inside as 0..n-1). */
   readonly gpus?: readonly number[];
@@ -92,6 +95,14 @@ export interface Engine {
   ): Promise<PushResult>;
   /** Creates, starts and waits for a container, passing its output on; removes it at the end. */
   run(spec: ContainerSpec, options: ContainerRunOptions): Promise<ContainerExit>;
+  /**
+   * A private bridge network for the containers of one job (`internal`: no route out of it), and how to
+   * remove it once they have ended.
+   */
+  createNetwork(
+    name: string,
+    options: { readonly internal: boolean; readonly labels?: Readonly<Record<string, string>> },
+  ): Promise<{ readonly name: string; remove(): Promise<void> }>;
 }
 
 /** `unix:///path`, `tcp://host:port` or undefined (DOCKER_HOST, else /var/run/docker.sock). */
@@ -239,11 +250,37 @@ class DockerodeEngine implements Engine {
       await container.remove({ force: true }).catch(() => undefined);
     }
   }
+
+  async createNetwork(
+    name: string,
+    options: { readonly internal: boolean; readonly labels?: Readonly<Record<string, string>> },
+  ): Promise<{ readonly name: string; remove(): Promise<void> }> {
+    const network = await this.docker.createNetwork({
+      Name: name,
+      Driver: 'bridge',
+      Internal: options.internal,
+      CheckDuplicate: true,
+      Labels: { ...options.labels },
+    });
+    return {
+      name,
+      remove: async () => {
+        await network.remove().catch((err: { statusCode?: number }) => {
+          if (err.statusCode !== 404) throw err;
+        });
+      },
+    };
+  }
 }
 
 function containerConfig(spec: ContainerSpec): Docker.ContainerCreateOptions {
+  const onOwnNetwork = spec.hostname && !['none', 'host', 'bridge'].includes(spec.networkMode);
   return {
     Image: spec.image,
+    ...(spec.hostname ? { Hostname: spec.hostname } : {}),
+    ...(onOwnNetwork
+      ? { NetworkingConfig: { EndpointsConfig: { [spec.networkMode]: { Aliases: [spec.hostname!] } } } }
+      : {}),
     Cmd: [...spec.cmd],
     Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
     Labels: { ...spec.labels },
@@ -268,16 +305,19 @@ async function waitOrStop(
   options: ContainerRunOptions,
 ): Promise<ContainerExit> {
   let interrupted = false;
+  let stopping: Promise<unknown> | undefined;
   const stop = () => {
     if (interrupted) return;
     interrupted = true;
     options.onStop?.();
-    container.stop({ t: graceSeconds }).catch(() => undefined);
+    stopping = container.stop({ t: graceSeconds }).catch(() => undefined);
   };
   if (options.signal?.aborted) stop();
   options.signal?.addEventListener('abort', stop);
   try {
     const status = (await container.wait()) as { StatusCode: number };
+    // The engine finishes its stop before the container can be removed.
+    await stopping;
     return { exitCode: status.StatusCode, interrupted };
   } finally {
     options.signal?.removeEventListener('abort', stop);

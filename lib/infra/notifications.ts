@@ -64,5 +64,28 @@ export function jobNotifications(
     },
     targets: [new targets.SnsTopic(topic)],
   });
+  // A spot interruption (or a retried failure) does not end the job: SageMaker restarts it, and the
+  // entrypoint resumes from the newest complete checkpoint (the step is in `rlvr status`, run.json).
+  new events.Rule(scope, 'JobInterruptions', {
+    description: `SageMaker training jobs named ${props.jobNamePrefix}-* interrupted and restarted`,
+    eventPattern: {
+      source: ['aws.sagemaker'],
+      detailType: ['SageMaker Training Job State Change'],
+      detail: {
+        TrainingJobName: events.Match.prefix(`${props.jobNamePrefix}-`),
+        TrainingJobStatus: ['InProgress'],
+        SecondaryStatus: ['Interrupted', 'Restarting'],
+      },
+    },
+    targets: [
+      new targets.SnsTopic(topic, {
+        message: events.RuleTargetInput.fromText(
+          `${events.EventField.fromPath('$.detail.TrainingJobName')} is ${events.EventField.fromPath('$.detail.SecondaryStatus')}. ` +
+            'SageMaker restarts it; it resumes from its newest complete checkpoint: ' +
+            'rlvr status shows the attempts and the step it resumed from.',
+        ),
+      }),
+    ],
+  });
   return topic;
 }

@@ -41,6 +41,20 @@ export interface LocalRunOptions {
   /** Aborted (Ctrl-C): the job gets SIGTERM, and SIGKILL after SageMaker's grace. */
   readonly signal?: AbortSignal;
   readonly listener?: (event: LocalRunEvent) => void;
+  /** Containers, one per host (`algo-1`, …); default the job's instance count. */
+  readonly instances?: number;
+  /**
+   * Rehearsing a slow or missing host: milliseconds before a host's container starts (`Infinity`: it
+   * never does). The other hosts are not told.
+   */
+  readonly hostDelays?: Readonly<Record<string, number>>;
+  /** The folder `results/` is made in (default: the process's working folder). */
+  readonly cwd?: string;
+  /**
+   * Rehearsing a restart (spot, retries): the job runs again in this earlier local run folder, as
+   * SageMaker restarts an interrupted job with its checkpoint prefix copied back.
+   */
+  readonly restartIn?: string;
 }
 
 /** What a local run reports as it goes; the CLI decides how to show it. */
@@ -108,18 +122,20 @@ async function cacheFromS3(
   return dir;
 }
 
-/** Where each channel comes from on this machine. */
-async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined, mlRoot: string): Promise<Bind[]> {
-  const configDir = path.dirname(plan.config.path);
-  const bases = [configDir, plan.source.root];
-  const binds: Bind[] = [];
-
-  // The job's files, exactly as a SageMaker job gets them in its config channel.
+/** The job's files, exactly as a SageMaker job gets them in its config channel. */
+function writeConfigChannel(plan: SubmitPlan, mlRoot: string): void {
   const configChannel = containerPathUnder(mlRoot, channelPath(CHANNELS.config));
   for (const f of jobUploads(plan)) {
     fs.mkdirSync(path.dirname(path.join(configChannel, f.file)), { recursive: true });
     fs.writeFileSync(path.join(configChannel, f.file), f.body);
   }
+}
+
+/** Where each channel comes from on this machine. */
+async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined): Promise<Bind[]> {
+  const configDir = path.dirname(plan.config.path);
+  const bases = [configDir, plan.source.root];
+  const binds: Bind[] = [];
 
   const { model, otherModels, datasets, orderFiles } = plan.inputs;
   for (const m of [model, ...otherModels]) {
@@ -161,17 +177,31 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
   const emit = options.listener ?? (() => undefined);
   const engine = await connectEngine(options.dockerHost);
   await checkImage(engine, options.image);
-  checkGpuSplit(plan, options.gpus);
+  const count = options.instances ?? plan.options.instanceCount.value;
+  const hosts = Array.from({ length: count }, (_, i) => `algo-${i + 1}`);
+  const hostGpus = splitGpus(options.gpus, hosts);
+  checkGpuSplit(plan, hostGpus?.[0]);
 
-  const name = localRunName(plan.config.path, new Date());
-  const runDir = path.resolve(LOCAL.resultsDir, name);
-  if (fs.existsSync(runDir))
-    throw new UserError(`${runDir} exists already; wait a second and run again.`, 'RunDirExists');
-  const mlRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-local-ml-'));
+  const { name, runDir } = runFolderOf(options);
+  const mlRoots = new Map(
+    hosts.map((h) => [h, fs.mkdtempSync(path.join(os.tmpdir(), `rlvr-local-ml-${h}-`))]),
+  );
+  let network: Awaited<ReturnType<Engine['createNetwork']>> | undefined;
   try {
-    const binds = await channelBinds(plan, options.aws, mlRoot);
+    const binds = await channelBinds(plan, options.aws);
     fs.mkdirSync(runDir, { recursive: true });
-    writeInputConfig(mlRoot, binds);
+    for (const [host, mlRoot] of mlRoots) {
+      writeConfigChannel(plan, mlRoot);
+      writeInputConfig(mlRoot, binds, hosts, host);
+    }
+    // Hosts of one job share a network of their own, as SageMaker's instances do; with network
+    // isolation it has no route out.
+    if (hosts.length > 1) {
+      network = await engine.createNetwork(`rlvr-${name.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`, {
+        internal: plan.options.networkIsolation.value,
+        labels: { 'rlvr.local-run': name },
+      });
+    }
     emit({
       type: 'started',
       name,
@@ -179,30 +209,132 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       binds: binds.map((b) => ({ what: b.what, host: b.host })),
       runDir,
       gpus: options.gpus?.length ?? 0,
+      ...(network ? { hosts: { names: hosts, network: network.name } } : {}),
     });
     const log = teeOutput(options.out, options.err, path.join(runDir, RUN_FOLDER.localRunLog));
-    let exit;
+    // Every host's container is stopped; the run says so once.
+    let stopSaid = false;
+    const stoppingOnce = () => {
+      if (!stopSaid) emit({ type: 'stopping', graceSeconds: STOP_GRACE_SECONDS });
+      stopSaid = true;
+    };
+    let exits: (HostExit | undefined)[];
     try {
-      exit = await engine.run(containerSpec(options, name, mlRoot, runDir, binds), {
-        ...log.sinks,
-        ...(options.signal ? { signal: options.signal } : {}),
-        onStop: () => emit({ type: 'stopping', graceSeconds: STOP_GRACE_SECONDS }),
-      });
+      exits = await Promise.all(
+        hosts.map((host) =>
+          runHost(engine, {
+            host,
+            spec: containerSpec(options, {
+              name,
+              host,
+              mlRoot: mlRoots.get(host)!,
+              runDir,
+              binds,
+              network: network?.name,
+              gpus: hostGpus?.[hosts.indexOf(host)],
+            }),
+            sinks: hosts.length > 1 ? log.prefixed(`${host} | `) : log.sinks,
+            delayMs: options.hostDelays?.[host] ?? 0,
+            signal: options.signal,
+            onStop: stoppingOnce,
+          }),
+        ),
+      );
     } finally {
       await log.close();
     }
-    const failure = containerPathUnder(mlRoot, CONTAINER.failureFile);
-    if (fs.existsSync(failure)) {
-      fs.copyFileSync(failure, path.join(runDir, RUN_FOLDER.failure));
-      emit({ type: 'failed', reason: fs.readFileSync(failure, 'utf8').split('\n')[0] });
-    }
-    return { exitCode: exit.exitCode, runDir, interrupted: exit.interrupted };
+    const ran = exits.filter((e): e is HostExit => e !== undefined);
+    const reasons = collectFailures(hosts, mlRoots, runDir);
+    if (reasons.length > 0) emit({ type: 'failed', reason: reasons.join('; ') });
+    return {
+      exitCode: ran.find((e) => e.exitCode !== 0)?.exitCode ?? 0,
+      runDir,
+      interrupted: ran.some((e) => e.interrupted),
+    };
   } catch (e) {
     if (e instanceof UserError || e instanceof RuntimeFailure) throw e;
     throw new RuntimeFailure(`The local run failed: ${(e as Error).message}`, 'LocalRunFailed', { cause: e });
   } finally {
-    fs.rmSync(mlRoot, { recursive: true, force: true });
+    await network?.remove().catch(() => undefined);
+    for (const mlRoot of mlRoots.values()) fs.rmSync(mlRoot, { recursive: true, force: true });
   }
+}
+
+/** A new run folder, or the earlier one a restart rehearsal runs in (it keeps its name). */
+function runFolderOf(options: LocalRunOptions): { name: string; runDir: string } {
+  if (options.restartIn) {
+    const runDir = path.resolve(options.cwd ?? process.cwd(), options.restartIn);
+    const earlier = fs.existsSync(runDir) ? fs.readdirSync(runDir) : [];
+    if (!earlier.some((f) => /^run(-.+)?\.json$/.test(f))) {
+      throw new UserError(
+        `${runDir} is not the run folder of an earlier local run (it has no run.json): pass the folder a --local run printed.`,
+        'NotARunFolder',
+      );
+    }
+    return { name: path.basename(runDir), runDir };
+  }
+  const name = localRunName(options.plan.config.path, new Date());
+  const runDir = path.resolve(options.cwd ?? process.cwd(), LOCAL.resultsDir, name);
+  if (fs.existsSync(runDir))
+    throw new UserError(`${runDir} exists already; wait a second and run again.`, 'RunDirExists');
+  return { name, runDir };
+}
+
+interface HostExit {
+  readonly exitCode: number;
+  readonly interrupted: boolean;
+}
+
+/** One host's container, after its rehearsal delay (none if the run is interrupted first). */
+async function runHost(
+  engine: Engine,
+  o: {
+    host: string;
+    spec: ContainerSpec;
+    sinks: { stdout: (d: Buffer) => void; stderr: (d: Buffer) => void };
+    delayMs: number;
+    signal: AbortSignal | undefined;
+    onStop: () => void;
+  },
+): Promise<HostExit | undefined> {
+  if (o.delayMs === Infinity) return undefined;
+  if (o.delayMs > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, o.delayMs);
+      o.signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  return engine.run(o.spec, {
+    ...o.sinks,
+    ...(o.signal ? { signal: o.signal } : {}),
+    onStop: o.onStop,
+  });
+}
+
+/** Each host's /opt/ml/output/failure into the run folder (`failure`, `failure-algo-2`, …); their first lines. */
+function collectFailures(
+  hosts: readonly string[],
+  mlRoots: ReadonlyMap<string, string>,
+  runDir: string,
+): string[] {
+  const reasons: string[] = [];
+  for (const host of hosts) {
+    const failure = containerPathUnder(mlRoots.get(host)!, CONTAINER.failureFile);
+    if (!fs.existsSync(failure)) continue;
+    // The head's is the job's failure; a worker's carries its host's name, as its other files do.
+    const ext = path.extname(RUN_FOLDER.failure);
+    const name =
+      host === hosts[0]
+        ? RUN_FOLDER.failure
+        : `${RUN_FOLDER.failure.slice(0, -ext.length || undefined)}-${host}${ext}`;
+    fs.copyFileSync(failure, path.join(runDir, name));
+    const first = fs.readFileSync(failure, 'utf8').split('\n')[0];
+    reasons.push(hosts.length > 1 ? `${host}: ${first}` : first);
+  }
+  return reasons;
 }
 
 async function checkImage(engine: Engine, image: string): Promise<void> {
@@ -212,6 +344,19 @@ async function checkImage(engine: Engine, image: string): Promise<void> {
       'NoLocalImage',
     );
   }
+}
+
+/** `--gpus` shared out among the hosts in equal runs (two containers never share a GPU). */
+function splitGpus(gpus: readonly number[] | undefined, hosts: readonly string[]): number[][] | undefined {
+  if (!gpus) return undefined;
+  if (gpus.length % hosts.length !== 0) {
+    throw new UserError(
+      `--gpus gives ${gpus.length} GPU(s) to ${hosts.length} hosts: each host needs the same number. Pass a multiple of ${hosts.length} GPUs, or change --instances.`,
+      'BadGpuSplit',
+    );
+  }
+  const each = gpus.length / hosts.length;
+  return hosts.map((_, i) => gpus.slice(i * each, (i + 1) * each));
 }
 
 /** The GPUs the split names must be among those the container gets (numbered 0..n-1 inside). */
@@ -229,8 +374,13 @@ function checkGpuSplit(plan: SubmitPlan, gpus: readonly number[] | undefined): v
   }
 }
 
-/** The /opt/ml/input/config files SageMaker writes: one host, the channels, no hyperparameters. */
-function writeInputConfig(mlRoot: string, binds: readonly Bind[]): void {
+/** The /opt/ml/input/config files SageMaker writes: the hosts, the channels, no hyperparameters. */
+function writeInputConfig(
+  mlRoot: string,
+  binds: readonly Bind[],
+  hosts: readonly string[],
+  current: string,
+): void {
   const inputConfig = containerPathUnder(mlRoot, CONTAINER.inputConfigDir);
   for (const d of [CONTAINER.inputConfigDir, CONTAINER.outputDir, CONTAINER.modelDir]) {
     fs.mkdirSync(containerPathUnder(mlRoot, d), { recursive: true });
@@ -239,8 +389,10 @@ function writeInputConfig(mlRoot: string, binds: readonly Bind[]): void {
   const writeConfig = (file: string, value: unknown) =>
     fs.writeFileSync(path.join(inputConfig, file), JSON.stringify(value));
   writeConfig(CONTAINER_CONFIG_FILES.resources, {
-    current_host: 'algo-1',
-    hosts: ['algo-1'],
+    current_host: current,
+    current_group_name: 'homogeneousCluster',
+    hosts,
+    network_interface_name: 'eth0',
     current_instance_type: 'local',
   });
   writeConfig(CONTAINER_CONFIG_FILES.hyperparameters, {});
@@ -252,12 +404,18 @@ function writeInputConfig(mlRoot: string, binds: readonly Bind[]): void {
 
 function containerSpec(
   options: LocalRunOptions,
-  name: string,
-  mlRoot: string,
-  runDir: string,
-  binds: readonly Bind[],
+  where: {
+    name: string;
+    host: string;
+    mlRoot: string;
+    runDir: string;
+    binds: readonly Bind[];
+    network: string | undefined;
+    gpus: readonly number[] | undefined;
+  },
 ): ContainerSpec {
   const { plan } = options;
+  const { name, mlRoot, runDir, binds } = where;
   return {
     image: options.image,
     cmd: ['train'],
@@ -266,17 +424,22 @@ function containerSpec(
       [JOB_ENV.image]: options.image,
       TRAINING_JOB_NAME: name,
       [JOB_ENV.instanceType]: 'local',
+      // The plan is for the job's instance count; a rehearsal with more hosts needs the cluster's timeout too.
+      ...(where.network
+        ? { [JOB_ENV.clusterJoinTimeout]: String(plan.options.clusterJoinTimeoutSeconds.value) }
+        : {}),
     },
-    labels: { 'rlvr.local-run': name },
+    labels: { 'rlvr.local-run': name, 'rlvr.local-host': where.host },
     binds: [
       `${mlRoot}:${CONTAINER.root}`,
       `${runDir}:${CONTAINER.checkpointsDir}`,
       `${plan.source.root}:${CONTAINER.codeDir}:ro`,
       ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
     ],
-    networkMode: plan.options.networkIsolation.value ? 'none' : 'host',
+    networkMode: where.network ?? (plan.options.networkIsolation.value ? 'none' : 'host'),
+    ...(where.network ? { hostname: where.host } : {}),
     shmSizeBytes: 16 * 1024 ** 3,
-    ...(options.gpus ? { gpus: options.gpus } : {}),
+    ...(where.gpus ? { gpus: where.gpus } : {}),
     stopGraceSeconds: STOP_GRACE_SECONDS,
   };
 }
@@ -294,6 +457,28 @@ function teeOutput(out: NodeJS.WritableStream, err: NodeJS.WritableStream, logFi
         err.write(d);
         log.write(d);
       },
+    },
+    /** Sinks that put `prefix` before each line (the hosts of a multi-host run, interleaved). */
+    prefixed: (prefix: string) => {
+      const lines = (write: (d: Buffer) => void) => {
+        let rest = '';
+        return (d: Buffer) => {
+          const text = rest + d.toString('utf8');
+          const end = text.lastIndexOf('\n') + 1;
+          rest = text.slice(end);
+          if (end > 0) write(Buffer.from(text.slice(0, end).replace(/^(?=.)/gm, prefix)));
+        };
+      };
+      return {
+        stdout: lines((d) => {
+          out.write(d);
+          log.write(d);
+        }),
+        stderr: lines((d) => {
+          err.write(d);
+          log.write(d);
+        }),
+      };
     },
     close: () => new Promise<void>((r) => log.end(() => r())),
   };

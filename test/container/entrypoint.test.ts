@@ -92,20 +92,23 @@ describe('container entrypoint (in process)', () => {
     expect(fs.existsSync(path.join(root, 'checkpoints', 'trainer-started'))).toBe(false);
   });
 
-  it('on a second host writes only files named after that host', async () => {
-    const root = mlRoot({ hosts: ['algo-1', 'algo-2'], host: 'algo-2' });
-    withCode(root);
-    const code = await runEntrypoint({
-      root,
-      env: envFor(root, 'sh train.sh'),
-      out: new PassThrough(),
-      pollMs: 50,
-      stableMs: 0,
-    });
-    expect(code).toBe(0);
-    const files = fs.readdirSync(path.join(root, 'checkpoints')).sort();
-    expect(files).toEqual(['checkpoints', 'logs', 'run-algo-2.json', 'summary-algo-2.json', 'traces']);
-    expect(fs.readdirSync(path.join(root, 'checkpoints', 'logs'))).toEqual(['trainer-algo-2.log']);
+  it('a multi-host job without Ray fails on every host, saying why (no host trains alone)', async () => {
+    for (const host of ['algo-1', 'algo-2']) {
+      const root = mlRoot({ hosts: ['algo-1', 'algo-2'], host });
+      withCode(root);
+      const code = await runEntrypoint({
+        root,
+        env: envFor(root, 'sh train.sh'),
+        out: new PassThrough(),
+        pollMs: 50,
+        stableMs: 0,
+      });
+      expect(code).toBe(1);
+      expect(fs.readFileSync(path.join(root, 'output', 'failure'), 'utf8')).toMatch(
+        /^2 hosts but RLVR_USE_RAY is not 1: nothing would join them into one cluster/,
+      );
+      expect(fs.existsSync(path.join(root, 'checkpoints', 'checkpoints'))).toBe(false);
+    }
   });
 
   it('gives the eval watcher a bounded time to finish once training has ended', async () => {

@@ -259,6 +259,28 @@ describe.each([
     });
     synthesized.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
   });
+
+  it('notifies when a job is interrupted and restarted (spot, retries), saying where to see the resumed step', () => {
+    const rules = synthesized.template.findResources('AWS::Events::Rule', {
+      Properties: {
+        EventPattern: {
+          source: ['aws.sagemaker'],
+          'detail-type': ['SageMaker Training Job State Change'],
+          detail: {
+            TrainingJobName: [{ prefix: 'annotations-adhoc-' }],
+            TrainingJobStatus: ['InProgress'],
+            SecondaryStatus: ['Interrupted', 'Restarting'],
+          },
+        },
+      },
+    });
+    const [rule] = Object.values(rules) as {
+      Properties: { Targets: { InputTransformer: { InputTemplate: string } }[] };
+    }[];
+    expect(rule.Properties.Targets[0].InputTransformer.InputTemplate).toMatch(
+      /resumes from its newest complete checkpoint: rlvr status shows the attempts and the step it resumed from/,
+    );
+  });
 });
 
 describe('optional features', () => {
