@@ -78,7 +78,6 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
     out,
   });
   const { env, say } = job;
-  const graceMs = options.graceMs ?? 100_000;
   const useRay = env[JOB_ENV.useRay] === '1';
   const timing = clusterTiming(env);
   const run: Running = {};
@@ -116,66 +115,7 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
     const prepared = await prepareJob(job, options);
     if (job.cluster && !job.cluster.isHead) return await workerHost(job, prepared, timing, stopping);
 
-    // 2. Start: Ray on exactly the train GPUs (their GRPO trainer joins it), the trainer, the watcher.
-    const { contract, attempts, trainerConfig, baseEnv, evalPlan } = prepared;
-    const rayEnv = { ...baseEnv, CUDA_VISIBLE_DEVICES: job.trainGpus };
-    const ray = rayCommand(job, rayEnv);
-    const rayAddress = useRay ? await startRay(job, { ray, endpoint, timing, stopping }) : undefined;
-    const monitor = new RunMonitor({
-      runDir: job.runDir,
-      contract,
-      stableMs: options.stableMs ?? 10_000,
-      say,
-      onTrainerRun: (trainerRun) => {
-        job.runInfo.trainerRun = trainerRun;
-        attempts.current.trainerRun = trainerRun.folder;
-        writeRunInfo(job, attempts);
-      },
-    });
-    run.trainer = startTrainer(job, baseEnv, trainerConfig, rayAddress);
-    if (evalPlan) run.watcher = startWatcher(job, baseEnv, evalPlan);
-    if (stopping()) signalGroup(run.trainer, 'SIGTERM');
-    if (evalPlan && run.watcher) monitor.showTo(evalPlan);
-    if (endpoint) followWorkers(job, endpoint, timing, run);
-
-    // 3. Watch the run folder until the trainer ends; after SIGTERM, at most the grace period.
-    const poll = setInterval(() => monitor.look(), options.pollMs ?? 5000);
-    const result = await waitWithGrace(run.trainer, stopping, graceMs, () =>
-      say(`the trainer did not stop within ${graceMs / 1000} s of SIGTERM: killing it`),
-    );
-    clearInterval(poll);
-    clearTimeout(run.clusterKill);
-    endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));
-    const checkpoints = monitor.trainingEnded();
-
-    // 4. The watcher finishes this attempt's checkpoints (bounded), Ray stops.
-    const evalOutcome =
-      run.watcher && evalPlan
-        ? await finishEvaluation(job, options, {
-            watcher: run.watcher,
-            plan: evalPlan,
-            names: monitor.shownThisAttempt(),
-            stopDeadline: run.clusterFailure
-              ? Date.now()
-              : stopping()
-                ? run.stopRequestedAt! + graceMs
-                : undefined,
-          })
-        : undefined;
-    if (useRay) await ray('ray stop --force');
-
-    // 5. The outcome.
-    const code = finish(job, attempts, {
-      trainer: run.trainer,
-      result,
-      stopped: stopping(),
-      clusterFailure: run.clusterFailure,
-      checkpoints,
-      trainerRun: monitor.trainerRun,
-      expectCheckpoints: contract.expectCheckpoints,
-      ownFolder: contract.runFolder.kind === 'own',
-      evalOutcome,
-    });
+    const code = await runHead(job, prepared, { options, run, endpoint, timing, useRay, stopping });
     ended = { phase: stopping() ? 'stopped' : 'succeeded' };
     return code;
   } catch (err) {
@@ -191,6 +131,85 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
     options.signal?.removeEventListener('abort', onTerm);
     await endpoint?.close(ended.phase, ended.reason, Math.max(5000, 5 * timing.pollMs), timing.pollMs);
   }
+}
+
+/** Steps 2–5 on the head (or the one host): Ray, the trainer and the watcher, the watch, the outcome. */
+async function runHead(
+  job: ContainerJob,
+  prepared: Prepared,
+  ctx: {
+    options: EntrypointOptions;
+    run: Running;
+    endpoint: HeadEndpoint | undefined;
+    timing: ClusterTiming;
+    useRay: boolean;
+    stopping: () => boolean;
+  },
+): Promise<number> {
+  const { options, run, endpoint, timing, useRay, stopping } = ctx;
+  const { say } = job;
+  const graceMs = options.graceMs ?? 100_000;
+  // 2. Start: Ray on exactly the train GPUs (their GRPO trainer joins it), the trainer, the watcher.
+  const { contract, attempts, trainerConfig, baseEnv, evalPlan } = prepared;
+  const rayEnv = { ...baseEnv, CUDA_VISIBLE_DEVICES: job.trainGpus };
+  const ray = rayCommand(job, rayEnv);
+  const rayAddress = useRay ? await startRay(job, { ray, endpoint, timing, stopping }) : undefined;
+  const monitor = new RunMonitor({
+    runDir: job.runDir,
+    contract,
+    stableMs: options.stableMs ?? 10_000,
+    say,
+    onTrainerRun: (trainerRun) => {
+      job.runInfo.trainerRun = trainerRun;
+      attempts.current.trainerRun = trainerRun.folder;
+      writeRunInfo(job, attempts);
+    },
+  });
+  run.trainer = startTrainer(job, baseEnv, trainerConfig, rayAddress);
+  if (evalPlan) run.watcher = startWatcher(job, baseEnv, evalPlan);
+  if (stopping()) signalGroup(run.trainer, 'SIGTERM');
+  if (evalPlan && run.watcher) monitor.showTo(evalPlan);
+  if (endpoint) followWorkers(job, endpoint, timing, run);
+
+  // 3. Watch the run folder until the trainer ends; after SIGTERM, at most the grace period.
+  const poll = setInterval(() => monitor.look(), options.pollMs ?? 5000);
+  const result = await waitWithGrace(run.trainer, stopping, graceMs, () =>
+    say(`the trainer did not stop within ${graceMs / 1000} s of SIGTERM: killing it`),
+  );
+  clearInterval(poll);
+  clearTimeout(run.clusterKill);
+  endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));
+  const checkpoints = monitor.trainingEnded();
+
+  // 4. The watcher finishes this attempt's checkpoints (bounded), Ray stops.
+  const evalOutcome =
+    run.watcher && evalPlan
+      ? await finishEvaluation(job, options, {
+          watcher: run.watcher,
+          plan: evalPlan,
+          names: monitor.shownThisAttempt(),
+          stopDeadline: run.clusterFailure
+            ? Date.now()
+            : stopping()
+              ? run.stopRequestedAt! + graceMs
+              : undefined,
+        })
+      : undefined;
+  if (useRay) await ray('ray stop --force');
+
+  // 5. The outcome.
+  const code = finish(job, attempts, {
+    trainer: run.trainer,
+    result,
+    stopped: stopping(),
+    clusterFailure: run.clusterFailure,
+    checkpoints,
+    trainerRun: monitor.trainerRun,
+    expectCheckpoints: contract.expectCheckpoints,
+    ownFolder: contract.runFolder.kind === 'own',
+    evalOutcome,
+  });
+  return code;
 }
 
 /** The processes of this host and how the run is going. */
@@ -252,7 +271,7 @@ async function startRay(
 /** A worker host: joins the head's Ray with its train GPUs and ends with the head; its run.json says how. */
 async function workerHost(
   job: ContainerJob,
-  prepared: Awaited<ReturnType<typeof prepareJob>>,
+  prepared: Prepared,
   timing: ClusterTiming,
   stopping: () => boolean,
 ): Promise<number> {
@@ -273,6 +292,8 @@ async function workerHost(
   job.say(`${outcome.status}: this host's part of the job is done`);
   return 0;
 }
+
+type Prepared = Awaited<ReturnType<typeof prepareJob>>;
 
 /** Step 1: the code, the config and contract, our files, a restart's resume, datasets, the watcher's plan. */
 async function prepareJob(job: ContainerJob, options: EntrypointOptions) {
