@@ -140,13 +140,24 @@ export function planTrainerRuntime(input: {
     notes.push(`dataset channel ${d.channel} → ${d.path} (where its loader looks)`);
 
   const spot = options.spot;
+  const retries = options.maxRetries;
+  if (contract.resume.kind === 'none' && retries.value !== undefined) {
+    warnings.push(
+      problemAt(
+        retries.source,
+        'max_retries',
+        `${profile.id} cannot resume: a retry restarts the job, and the restart fails rather than train again from the base model`,
+        'Leave out max_retries, or use a trainer that resumes.',
+      ),
+    );
+  }
   if (spot.value) {
     if (contract.resume.kind === 'none') {
       warnings.push(
         problemAt(
           spot.source,
           'spot',
-          `${profile.id} cannot resume: a spot interruption restarts training from the base model, paid again`,
+          `${profile.id} cannot resume: after a spot interruption the restarted job fails rather than train again from the base model (its earlier checkpoints are kept)`,
           'Run on demand, or use a trainer that resumes.',
         ),
       );
@@ -200,9 +211,11 @@ function multiNodeProblem(profile: TrainerProfile, options: ResolvedJobOptions):
   const hosts = options.instanceCount;
   const shared = profile.runtime.sharedFolder;
   if (hosts.value <= 1 || !shared) return undefined;
-  const rank0 = profile.checkpoints.writes
-    ? `; and its checkpoint export is written by rank 0 of the model group only (${RANK0_EXPORT_CITE}), which Ray may place on any host, so a checkpoint could land on a worker's disk where the head's checks and eval watcher never see it`
-    : '';
+  // Their torchtitan trainers (the shared folder is theirs: S/titan_actor.py) export from rank 0.
+  const rank0 =
+    profile.checkpoints.writes && shared.cite.startsWith('S/')
+      ? `; and its checkpoint export is written by rank 0 of the model group only (${RANK0_EXPORT_CITE}), which Ray may place on any host, so a checkpoint could land on a worker's disk where the head's checks and eval watcher never see it`
+      : '';
   return problemAt(
     hosts.source,
     'instance_count',

@@ -399,6 +399,12 @@ export const RLVR_EVAL_SCRIPT: EvalScriptContract = {
 };
 
 /**
+ * Their checkpoint export (`export_to_hf`, S/model.py:403) is written by rank 0 of the model group only
+ * (`if rank == 0:`, S/model.py:465); Ray places that rank on any host of a multi-node job.
+ */
+export const RANK0_EXPORT_CITE = 'S/model.py:465, in export_to_hf';
+
+/**
  * What every trainer of theirs does at run time through `Runtime.from_plan` (S/runtime.py:83-173): its run
  * folder is `$SM_MODEL_DIR/<config stem>_<YYYYmmdd-HHMMSS>[_N]` (else /efs/rlvr-experiments/results/…),
  * with run.json, config.yaml, RESULTS.md, patches/, traces/ and checkpoints/ (`<run>_step<N>`, `<run>_final`
@@ -408,12 +414,6 @@ export const RLVR_EVAL_SCRIPT: EvalScriptContract = {
  * team's bucket, else the Hub. Torchtitan job configs go to RLVR_TITAN_CONFIG_DIR, read by actors on
  * every host (S/titan_actor.py:613-619).
  */
-/**
- * Their checkpoint export (`export_to_hf`, S/model.py:403) is written by rank 0 of the model group only
- * (`if rank == 0:`, S/model.py:465); Ray places that rank on any host of a multi-node job.
- */
-export const RANK0_EXPORT_CITE = 'S/model.py:465, in export_to_hf';
-
 function theirRuntime(resume?: TrainerRuntime['resumeWith']): TrainerRuntime {
   return {
     runFolder: {

@@ -172,7 +172,7 @@ describe('rlvr submit --dry-run on a machine without AWS', () => {
     const none = await runCli(['submit', minimal, '--dry-run', '--json', '--spot']);
     expect(none.code).toBe(0);
     expect(JSON.parse(none.stdout).warnings.map((w: { message: string }) => w.message)).toContain(
-      'grpo-minimal cannot resume: a spot interruption restarts training from the base model, paid again',
+      'grpo-minimal cannot resume: after a spot interruption the restarted job fails rather than train again from the base model (its earlier checkpoints are kept)',
     );
   });
 
