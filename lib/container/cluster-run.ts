@@ -2,6 +2,7 @@
  * The two sides of a multi-host job (the protocol: cluster.ts): the head forms the cluster before its
  * trainer starts; a worker joins it and ends with the head.
  */
+import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   endedPhase,
@@ -12,6 +13,7 @@ import {
   type ClusterTiming,
   type HeadEndpoint,
   type HeadStatus,
+  type WorkerState,
 } from './cluster';
 import { runToEnd } from './process';
 import { JobFailure, type ContainerJob } from './setup';
@@ -27,7 +29,16 @@ export function rayCommand(job: ContainerJob, env: NodeJS.ProcessEnv): RayComman
       logFile: path.join(job.logsDir, job.own('ray.log')),
       name: 'ray',
       out: job.out,
+      // `ray status` lists every node: all of it is read, not the failure file's last lines.
+      keepLines: 10_000,
     });
+}
+
+/** SIGTERM (stop, spot) came while the hosts were joining: the job stops; nothing failed. */
+export class StoppedWhileJoining extends Error {
+  constructor() {
+    super('stopped while the hosts were joining');
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,7 +78,7 @@ export async function formCluster(side: Side & { readonly endpoint: HeadEndpoint
   let seen: { nodes: number; gpus: number } | undefined;
   let statusTail: string[] = [];
   for (;;) {
-    if (side.stopping()) throw new JobFailure('cluster: stopped while the hosts were joining');
+    if (side.stopping()) throw new StoppedWhileJoining();
     for (const h of workers.filter((w) => !resolved.has(w))) {
       const ip = await resolveHost(h, 0, () => true);
       if (ip) resolved.set(h, ip);
@@ -147,23 +158,12 @@ export async function runWorker(side: Side): Promise<WorkerOutcome> {
       `cluster: the head ${cluster.head} did not resolve within ${seconds(timing.joinTimeoutMs)}`,
     );
   job.say(`cluster: head ${cluster.head} at ${headIp}; waiting for its Ray`);
-  const beat = (state: Parameters<typeof heartbeat>[3], reason?: string) =>
+  const beat: Beat = (state, reason) =>
     heartbeat(headIp, timing.statusPort, cluster.current, state, reason, Math.max(1000, timing.pollMs * 3));
 
-  let status: HeadStatus | undefined;
-  for (;;) {
-    if (side.stopping()) return { status: 'Stopped' };
-    status = await beat('waiting');
-    if (status?.rayAddress && (status.phase === 'ray-up' || status.phase === 'running')) break;
-    if (status && endedPhase(status.phase)) return headEnded(side, status);
-    if (Date.now() >= deadline) {
-      return failed(
-        `cluster: the head ${cluster.head} did not start Ray within ${seconds(timing.joinTimeoutMs)} (${status ? `it is ${status.phase}` : 'its status endpoint never answered'})`,
-      );
-    }
-    await sleep(timing.pollMs);
-  }
-  const own = await resolveHost(cluster.current, Date.now(), () => true);
+  const status = await waitForHeadRay(side, beat, deadline);
+  if (status.outcome) return status.outcome;
+  const own = await ownAddress(side, deadline);
   const start = `ray start --address=${status.rayAddress}${own ? ` --node-ip-address=${own}` : ''} --num-gpus=${side.gpus} --disable-usage-stats`;
   const joined = await ray(start);
   if (joined.code !== 0) {
@@ -177,22 +177,90 @@ export async function runWorker(side: Side): Promise<WorkerOutcome> {
   return outcome;
 }
 
-async function followHead(
+type Beat = (state: WorkerState, reason?: string) => Promise<HeadStatus | undefined>;
+
+/**
+ * Until the head's Ray is up (its address), the head ended the job, or the join timeout; once the head
+ * has answered, its silence for the lost window is a loss. The head hears of a worker that gives up.
+ */
+async function waitForHeadRay(
   side: Side,
-  beat: (state: 'joined' | 'stopping') => Promise<HeadStatus | undefined>,
-): Promise<WorkerOutcome> {
+  beat: Beat,
+  deadline: number,
+): Promise<{ rayAddress: string; outcome?: undefined } | { rayAddress?: undefined; outcome: WorkerOutcome }> {
+  const { cluster, timing } = side;
+  let lastHeard: number | undefined;
+  const giveUp = async (why: string) => {
+    await beat('failed', why);
+    return { outcome: failed(`cluster: ${why}`) };
+  };
+  for (;;) {
+    if (side.stopping()) return { outcome: { status: 'Stopped' } };
+    const status = await beat('waiting');
+    if (status?.rayAddress && (status.phase === 'ray-up' || status.phase === 'running'))
+      return { rayAddress: status.rayAddress };
+    if (status && endedPhase(status.phase)) return { outcome: headEnded(side, status) };
+    if (status) lastHeard = Date.now();
+    if (lastHeard !== undefined && Date.now() - lastHeard > timing.lostAfterMs) {
+      return giveUp(
+        `lost the head ${cluster.head} before its Ray was up: no answer for ${seconds(Date.now() - lastHeard)}`,
+      );
+    }
+    if (Date.now() >= deadline) {
+      return giveUp(
+        `the head ${cluster.head} did not start Ray within ${seconds(timing.joinTimeoutMs)} (${status ? `it is ${status.phase}` : 'its status endpoint never answered'})`,
+      );
+    }
+    await sleep(timing.pollMs);
+  }
+}
+
+/**
+ * The address Ray announces for this host: its name's, as the head resolves it; else the address of the
+ * interface SageMaker names (a multi-NIC instance must not leave Ray to pick one).
+ */
+async function ownAddress(side: Side, deadline: number): Promise<string | undefined> {
+  const { cluster, job } = side;
+  const byName = await resolveHost(cluster.current, Math.min(deadline, Date.now() + 30_000), side.stopping);
+  if (byName) return byName;
+  const nic = cluster.networkInterface
+    ? os.networkInterfaces()[cluster.networkInterface]?.find((a) => a.family === 'IPv4')?.address
+    : undefined;
+  job.say(
+    nic
+      ? `cluster: ${cluster.current} does not resolve: Ray announces ${nic}, the address of ${cluster.networkInterface}`
+      : `cluster: ${cluster.current} does not resolve and no interface is named: Ray picks the address`,
+  );
+  return nic;
+}
+
+/** Bounded by SageMaker's grace (120 s after SIGTERM), less a margin for `ray stop`. */
+const FOLLOW_AFTER_STOP_MS = 100_000;
+
+/**
+ * Until the head's trainer has ended (or the head has been silent for the lost window). After SIGTERM
+ * (stop, spot: every host gets it at once) Ray stays up while the head's trainer finishes its
+ * checkpoint, which may need this host's ranks, bounded by the grace period.
+ */
+async function followHead(side: Side, beat: Beat): Promise<WorkerOutcome> {
   const { cluster, timing } = side;
   let lastHeard = Date.now();
+  let stopSeenAt: number | undefined;
   for (;;) {
-    if (side.stopping()) {
-      await beat('stopping');
-      return { status: 'Stopped' };
+    if (side.stopping() && stopSeenAt === undefined) {
+      stopSeenAt = Date.now();
+      side.job.say(
+        `cluster: SIGTERM: Ray stays up until the head's trainer has stopped (at most ${seconds(FOLLOW_AFTER_STOP_MS)})`,
+      );
     }
-    const status = await beat('joined');
+    if (stopSeenAt !== undefined && Date.now() - stopSeenAt > FOLLOW_AFTER_STOP_MS)
+      return { status: 'Stopped' };
+    const status = await beat(stopSeenAt === undefined ? 'joined' : 'stopping');
     if (status) {
       lastHeard = Date.now();
       if (endedPhase(status.phase)) return headEnded(side, status);
     } else if (Date.now() - lastHeard > timing.lostAfterMs) {
+      if (stopSeenAt !== undefined) return { status: 'Stopped' };
       return failed(
         `cluster: lost the head ${cluster.head} while the job ran: no answer for ${seconds(Date.now() - lastHeard)}`,
       );
@@ -204,7 +272,7 @@ async function followHead(
 function headEnded(side: Side, status: HeadStatus): WorkerOutcome {
   const head = side.cluster.head;
   side.job.say(
-    `cluster: the head ${head} ended the job: ${status.phase}${status.reason ? ` (${status.reason})` : ''}`,
+    `cluster: the head ${head}'s trainer ended: ${status.phase}${status.reason ? ` (${status.reason})` : ''}`,
   );
   if (status.phase === 'succeeded') return { status: 'Completed' };
   if (status.phase === 'stopped') return { status: 'Stopped' };

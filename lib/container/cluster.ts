@@ -118,14 +118,17 @@ function efaDevices(sysRoot: string): string[] {
   }
 }
 
-/** `ray status`: live nodes (the `Active:` section) and total GPUs (`0.0/16.0 GPU`). */
+/**
+ * `ray status`: live nodes and total GPUs (`0.0/16.0 GPU`). Nodes are listed under `Active:` and, with
+ * Ray's autoscaler v2, `Idle:` (a fresh cluster's nodes are idle).
+ */
 export function parseRayStatus(text: string): { nodes: number; gpus: number } | undefined {
-  const active = /^Active:\s*\n([\s\S]*?)^\S/m.exec(text);
+  const status = /^Node status\s*\n[\s\S]*?^(Pending:|Recent failures:|Resources)/m.exec(text);
   const gpus = /^\s*[\d.]+\/([\d.]+) GPU\b/m.exec(text);
-  if (!active) return undefined;
-  const nodes = active[1]
+  if (!status || !/^(Active|Idle):/m.test(status[0])) return undefined;
+  const nodes = status[0]
     .split('\n')
-    .map((l) => /^\s*(\d+)\s+node_/.exec(l))
+    .map((l) => /^\s*(\d+)\s+node_[0-9a-f]+/.exec(l))
     .reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
   return { nodes, gpus: gpus ? Number(gpus[1]) : 0 };
 }
@@ -176,6 +179,7 @@ const ENDED: readonly HeadPhase[] = ['succeeded', 'failed', 'stopped'];
 
 /** What a worker says of itself on each heartbeat. */
 export type WorkerState = 'waiting' | 'joined' | 'failed' | 'stopping';
+const WORKER_STATES: readonly string[] = ['waiting', 'joined', 'failed', 'stopping'];
 
 interface WorkerSeen {
   state: WorkerState;
@@ -193,14 +197,18 @@ export interface HeadStatus {
 
 /**
  * The head's status endpoint: `GET /cluster?host=<name>&state=<state>[&reason=…]` records a worker's
- * heartbeat and answers with the head's phase. Listens on every interface of the job's own network
- * (the only network a SageMaker job's containers share); it carries no secret and accepts no command.
+ * heartbeat and answers with the head's phase. It listens on every interface (the hosts reach it over the
+ * job's network); a heartbeat counts only from the address the claimed host's name resolves to, so an
+ * instance of another job in the same security group cannot report this job's hosts failed or joined.
  */
 export class HeadEndpoint {
   private status: HeadStatus = { phase: 'starting' };
   readonly workers = new Map<string, WorkerSeen>();
   private failureListener: ((reason: string) => void) | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
+  /** The workers' addresses, as their names resolve here. */
+  private readonly addresses = new Map<string, string>();
+  private readonly refused = new Set<string>();
 
   private constructor(
     private readonly server: http.Server,
@@ -212,6 +220,8 @@ export class HeadEndpoint {
     const server = http.createServer();
     const endpoint = new HeadEndpoint(server, expected, say);
     server.on('request', (req, res) => endpoint.handle(req, res));
+    // A malformed request ends its own connection, never the head.
+    server.on('clientError', (_err, socket) => socket.destroy());
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, '0.0.0.0', () => {
@@ -223,15 +233,36 @@ export class HeadEndpoint {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://head');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://head');
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
     const host = url.searchParams.get('host') ?? '';
     const state = url.searchParams.get('state') as WorkerState | null;
-    if (req.method !== 'GET' || url.pathname !== '/cluster' || !this.expected.includes(host) || !state) {
+    if (
+      req.method !== 'GET' ||
+      url.pathname !== '/cluster' ||
+      !this.expected.includes(host) ||
+      !state ||
+      !WORKER_STATES.includes(state)
+    ) {
       res.writeHead(404).end();
       return;
     }
+    if (!this.fromHost(host, req.socket.remoteAddress)) {
+      res.writeHead(403).end();
+      return;
+    }
     const before = this.workers.get(host);
-    const reason = url.searchParams.get('reason')?.slice(0, 2000) ?? undefined;
+    // It goes into the job's log: one line, printable.
+    const reason = url.searchParams
+      .get('reason')
+      // eslint-disable-next-line no-control-regex -- control characters are what it removes
+      ?.replace(/[\u0000-\u001f\u007f]+/g, ' ')
+      .slice(0, 1000);
     this.workers.set(host, { state, reason, lastSeen: Date.now(), told: this.status.phase });
     if (!before) this.say(`cluster: ${host} reached the head`);
     if (before?.state !== state && state === 'joined') this.say(`cluster: ${host} joined Ray`);
@@ -241,6 +272,29 @@ export class HeadEndpoint {
       this.failureListener?.(why);
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.status));
+  }
+
+  /**
+   * Whether a request claiming to be `host` comes from the address its name resolves to: another job's
+   * instance in the same security group cannot speak for this job's hosts. Until the name resolves,
+   * the worker's heartbeats are refused (it retries).
+   */
+  private fromHost(host: string, remote: string | undefined): boolean {
+    const from = (remote ?? '').replace(/^::ffff:/, '');
+    const known = this.addresses.get(host);
+    if (!known) {
+      void resolveHost(host, Date.now(), () => true).then((ip) => ip && this.addresses.set(host, ip));
+      return false;
+    }
+    if (known === from) return true;
+    const said = `${host}@${from}`;
+    if (!this.refused.has(said)) {
+      this.refused.add(said);
+      this.say(
+        `cluster: refused a heartbeat claiming to be ${host} from ${from} (${host} resolves to ${known})`,
+      );
+    }
+    return false;
   }
 
   get phase(): HeadPhase {
@@ -264,6 +318,8 @@ export class HeadEndpoint {
    */
   watch(lostAfterMs: number, pollMs: number): void {
     this.watchTimer = setInterval(() => {
+      // Once the head has said how the job ended, workers leave: their silence is no loss.
+      if (ENDED.includes(this.status.phase)) return;
       const now = Date.now();
       for (const [host, w] of this.workers) {
         if (w.state !== 'joined' || now - w.lastSeen <= lostAfterMs) continue;
@@ -276,12 +332,18 @@ export class HeadEndpoint {
     }, pollMs);
   }
 
+  /** The trainer has ended: workers going quiet from now on is expected. */
+  stopWatching(): void {
+    clearInterval(this.watchTimer);
+    this.failureListener = undefined;
+  }
+
   /**
    * Ends the endpoint: the final phase is published, then it stays open until every worker still heard
    * from has been told (bounded by `lingerMs`), so none of them takes the head's exit for a loss.
    */
   async close(phase: HeadPhase, reason: string | undefined, lingerMs: number, pollMs: number): Promise<void> {
-    clearInterval(this.watchTimer);
+    this.stopWatching();
     this.publish(phase, reason ? { reason } : {});
     const final = this.status.phase;
     const deadline = Date.now() + lingerMs;

@@ -24,7 +24,7 @@ import {
   type ClusterTiming,
   type HeadPhase,
 } from './cluster';
-import { formCluster, rayCommand, runWorker, type RayCommand } from './cluster-run';
+import { formCluster, rayCommand, runWorker, StoppedWhileJoining, type RayCommand } from './cluster-run';
 import { RunMonitor } from './monitor';
 import { shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
 import {
@@ -153,7 +153,14 @@ async function runHead(
   const { contract, attempts, trainerConfig, baseEnv, evalPlan } = prepared;
   const rayEnv = { ...baseEnv, CUDA_VISIBLE_DEVICES: job.trainGpus };
   const ray = rayCommand(job, rayEnv);
-  const rayAddress = useRay ? await startRay(job, { ray, endpoint, timing, stopping }) : undefined;
+  let rayAddress: string | undefined;
+  try {
+    rayAddress = useRay ? await startRay(job, { ray, endpoint, timing, stopping }) : undefined;
+  } catch (err) {
+    if (!(err instanceof StoppedWhileJoining)) throw err;
+    await ray('ray stop --force');
+    return stoppedBeforeTraining(job, attempts);
+  }
   const monitor = new RunMonitor({
     runDir: job.runDir,
     contract,
@@ -178,6 +185,8 @@ async function runHead(
   );
   clearInterval(poll);
   clearTimeout(run.clusterKill);
+  // From here workers leave as they hear how the trainer ended: their silence is no loss.
+  endpoint?.stopWatching();
   endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));
   const checkpoints = monitor.trainingEnded();
 
@@ -210,6 +219,16 @@ async function runHead(
     evalOutcome,
   });
   return code;
+}
+
+/** SIGTERM before the trainer started (the hosts were still joining): run.json says Stopped. */
+function stoppedBeforeTraining(job: ContainerJob, attempts: Prepared['attempts']): number {
+  const endedAt = new Date().toISOString();
+  attempts.current.endedAt = endedAt;
+  attempts.current.status = 'Stopped';
+  writeRunInfo(job, attempts, { endedAt, status: 'Stopped', exitCode: 0 });
+  job.say('Stopped before the trainer started (the hosts were still joining)');
+  return 0;
 }
 
 /** The processes of this host and how the run is going. */

@@ -32,10 +32,12 @@ export function startProcess(options: {
   readonly logFile: string;
   /** Where each line goes with the process's name in front (the entrypoint's stdout: CloudWatch). */
   readonly out: NodeJS.WritableStream;
+  /** How many of its last lines are kept (default 40: the failure file's tail). */
+  readonly keepLines?: number;
 }): Started {
   const { out } = options;
   const log = fs.createWriteStream(options.logFile, { flags: 'a' });
-  const tail = new LineTail(40);
+  const tail = new LineTail(options.keepLines ?? 40);
   const child = spawn('sh', ['-c', options.command], {
     cwd: options.cwd,
     env: options.env,
@@ -86,6 +88,7 @@ export async function runToEnd(
     logFile: string;
     name: string;
     out: NodeJS.WritableStream;
+    keepLines?: number;
   },
 ): Promise<{ code: number | null; tail: string[] }> {
   const p = startProcess({ ...options, command });

@@ -4,6 +4,7 @@
  * channels come from local folders (or from S3 through a local cache), and /opt/ml/checkpoints is the
  * local run folder `results/<config_stem>_<YYYYMMDD-HHMMSS>/`.
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -58,7 +59,7 @@ export interface LocalRunOptions {
 }
 
 /** What a local run reports as it goes; the CLI decides how to show it. */
-export type LocalRunEvent = ProgressOf<'started' | 'stopping' | 'failed'>;
+export type LocalRunEvent = ProgressOf<'started' | 'stopping' | 'failed' | 'warning'>;
 
 /** Seconds between SIGTERM and SIGKILL when a run is interrupted, as SageMaker gives. */
 const STOP_GRACE_SECONDS = 120;
@@ -197,10 +198,15 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     // Hosts of one job share a network of their own, as SageMaker's instances do; with network
     // isolation it has no route out.
     if (hosts.length > 1) {
-      network = await engine.createNetwork(`rlvr-${name.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`, {
-        internal: plan.options.networkIsolation.value,
-        labels: { 'rlvr.local-run': name },
-      });
+      // Its own suffix: a restart rehearsal keeps the run's name, and a network left behind keeps its own.
+      const suffix = randomBytes(3).toString('hex');
+      network = await engine.createNetwork(
+        `rlvr-${name.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}-${suffix}`,
+        {
+          internal: plan.options.networkIsolation.value,
+          labels: { 'rlvr.local-run': name },
+        },
+      );
     }
     emit({
       type: 'started',
@@ -220,26 +226,23 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     };
     let exits: (HostExit | undefined)[];
     try {
-      exits = await Promise.all(
-        hosts.map((host) =>
-          runHost(engine, {
+      exits = await runHosts(engine, {
+        hosts,
+        specOf: (host) =>
+          containerSpec(options, {
+            name,
             host,
-            spec: containerSpec(options, {
-              name,
-              host,
-              mlRoot: mlRoots.get(host)!,
-              runDir,
-              binds,
-              network: network?.name,
-              gpus: hostGpus?.[hosts.indexOf(host)],
-            }),
-            sinks: hosts.length > 1 ? log.prefixed(`${host} | `) : log.sinks,
-            delayMs: options.hostDelays?.[host] ?? 0,
-            signal: options.signal,
-            onStop: stoppingOnce,
+            mlRoot: mlRoots.get(host)!,
+            runDir,
+            binds,
+            network: network?.name,
+            gpus: hostGpus?.[hosts.indexOf(host)],
           }),
-        ),
-      );
+        sinksOf: (host) => (hosts.length > 1 ? log.prefixed(`${host} | `) : log.sinks),
+        delays: options.hostDelays ?? {},
+        signal: options.signal,
+        onStop: stoppingOnce,
+      });
     } finally {
       await log.close();
     }
@@ -249,13 +252,19 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     return {
       exitCode: ran.find((e) => e.exitCode !== 0)?.exitCode ?? 0,
       runDir,
-      interrupted: ran.some((e) => e.interrupted),
+      // Ctrl-C, not the other hosts being ended because one could not run.
+      interrupted: Boolean(options.signal?.aborted) && ran.some((e) => e.interrupted),
     };
   } catch (e) {
     if (e instanceof UserError || e instanceof RuntimeFailure) throw e;
     throw new RuntimeFailure(`The local run failed: ${(e as Error).message}`, 'LocalRunFailed', { cause: e });
   } finally {
-    await network?.remove().catch(() => undefined);
+    await network?.remove().catch((err: Error) =>
+      emit({
+        type: 'warning',
+        message: `the run's network ${network!.name} could not be removed (${err.message}): docker network rm ${network!.name}`,
+      }),
+    );
     for (const mlRoot of mlRoots.values()) fs.rmSync(mlRoot, { recursive: true, force: true });
   }
 }
@@ -285,6 +294,60 @@ interface HostExit {
   readonly interrupted: boolean;
 }
 
+/** After the head's container failed, how long the others get to hear it before they are stopped. */
+const HEAD_FAILED_GRACE_MS = 10_000;
+
+/**
+ * Every host's container at once. A host whose container cannot run stops the others (nothing is left
+ * running when this returns), and when the head's container fails the others are stopped soon after,
+ * as SageMaker ends the instances of a failed job.
+ */
+async function runHosts(
+  engine: Engine,
+  o: {
+    hosts: readonly string[];
+    specOf: (host: string) => ContainerSpec;
+    sinksOf: (host: string) => { stdout: (d: Buffer) => void; stderr: (d: Buffer) => void };
+    delays: Readonly<Record<string, number>>;
+    signal: AbortSignal | undefined;
+    onStop: () => void;
+  },
+): Promise<(HostExit | undefined)[]> {
+  const all = new AbortController();
+  const forward = () => all.abort();
+  if (o.signal?.aborted) all.abort();
+  o.signal?.addEventListener('abort', forward, { once: true });
+  let endOthers: NodeJS.Timeout | undefined;
+  try {
+    const settled = await Promise.allSettled(
+      o.hosts.map(async (host, i) => {
+        try {
+          const exit = await runHost(engine, {
+            host,
+            spec: o.specOf(host),
+            sinks: o.sinksOf(host),
+            delayMs: o.delays[host] ?? 0,
+            signal: all.signal,
+            onStop: o.onStop,
+          });
+          if (i === 0 && o.hosts.length > 1 && exit && exit.exitCode !== 0)
+            endOthers ??= setTimeout(() => all.abort(), HEAD_FAILED_GRACE_MS);
+          return exit;
+        } catch (err) {
+          all.abort();
+          throw err;
+        }
+      }),
+    );
+    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (rejected) throw rejected.reason;
+    return settled.map((r) => (r as PromiseFulfilledResult<HostExit | undefined>).value);
+  } finally {
+    clearTimeout(endOthers);
+    o.signal?.removeEventListener('abort', forward);
+  }
+}
+
 /** One host's container, after its rehearsal delay (none if the run is interrupted first). */
 async function runHost(
   engine: Engine,
@@ -300,11 +363,13 @@ async function runHost(
   if (o.delayMs === Infinity) return undefined;
   if (o.delayMs > 0) {
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, o.delayMs);
-      o.signal?.addEventListener('abort', () => {
+      const done = () => {
         clearTimeout(timer);
+        o.signal?.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = setTimeout(done, o.delayMs);
+      o.signal?.addEventListener('abort', done, { once: true });
     });
   }
   return engine.run(o.spec, {
@@ -447,6 +512,7 @@ function containerSpec(
 /** The job's output goes to the caller's streams and to the run folder's log. */
 function teeOutput(out: NodeJS.WritableStream, err: NodeJS.WritableStream, logFile: string) {
   const log = fs.createWriteStream(logFile);
+  const flushers: (() => void)[] = [];
   return {
     sinks: {
       stdout: (d: Buffer) => {
@@ -462,6 +528,11 @@ function teeOutput(out: NodeJS.WritableStream, err: NodeJS.WritableStream, logFi
     prefixed: (prefix: string) => {
       const lines = (write: (d: Buffer) => void) => {
         let rest = '';
+        // A last line without its newline is written when the log closes.
+        flushers.push(() => {
+          if (rest) write(Buffer.from(`${prefix}${rest}\n`));
+          rest = '';
+        });
         return (d: Buffer) => {
           const text = rest + d.toString('utf8');
           const end = text.lastIndexOf('\n') + 1;
@@ -480,6 +551,9 @@ function teeOutput(out: NodeJS.WritableStream, err: NodeJS.WritableStream, logFi
         }),
       };
     },
-    close: () => new Promise<void>((r) => log.end(() => r())),
+    close: () => {
+      for (const flush of flushers) flush();
+      return new Promise<void>((r) => log.end(() => r()));
+    },
   };
 }

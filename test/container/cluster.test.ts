@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
@@ -46,6 +47,9 @@ describe('the cluster protocol, pure parts', () => {
     expect(parseRayStatus(RAY_STATUS)).toEqual({ nodes: 2, gpus: 12 });
     expect(parseRayStatus(RAY_STATUS.replace(/^ 1 node_7a.*\n/m, ''))).toEqual({ nodes: 1, gpus: 12 });
     expect(parseRayStatus('ConnectionError: Could not find any running Ray instance.')).toBeUndefined();
+    // Ray's autoscaler v2 lists a fresh cluster's nodes as idle.
+    const v2 = RAY_STATUS.replace('Active:\n', 'Active:\n (no active nodes)\nIdle:\n');
+    expect(parseRayStatus(v2)).toEqual({ nodes: 2, gpus: 12 });
   });
 
   it('takes the first of the sorted hosts as the head, suffixed names included', () => {
@@ -78,23 +82,83 @@ describe('the cluster protocol, pure parts', () => {
     expect(g6e).toEqual({ GLOO_SOCKET_IFNAME: 'ens5', FI_PROVIDER: 'efa' });
   });
 
+  it('a worker that leaves after the trainer ended is no loss', async () => {
+    const port = await freePort();
+    const endpoint = await HeadEndpoint.open(port, ['localhost'], () => undefined);
+    const lost: string[] = [];
+    endpoint.onFailure((r) => lost.push(r));
+    try {
+      await heartbeat('127.0.0.1', port, 'localhost', 'joined');
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await heartbeat('127.0.0.1', port, 'localhost', 'joined')).toEqual({ phase: 'starting' });
+      endpoint.publish('running');
+      endpoint.watch(300, 50);
+      endpoint.publish('succeeded');
+      await new Promise((r) => setTimeout(r, 700));
+      expect(lost).toEqual([]);
+    } finally {
+      await endpoint.close('succeeded', undefined, 100, 50);
+    }
+  });
+
+  it('survives malformed requests, and refuses a heartbeat from an address its host name does not resolve to', async () => {
+    const port = await freePort();
+    const said: string[] = [];
+    // 127.0.0.2 "resolves" to itself; the requests come from 127.0.0.1.
+    const endpoint = await HeadEndpoint.open(port, ['127.0.0.2', 'localhost'], (l) => said.push(l));
+    try {
+      const raw = await new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write('GET //[ HTTP/1.1\r\nHost: x\r\n\r\n'),
+        );
+        let got = '';
+        socket.on('data', (d) => (got += d.toString()));
+        socket.on('close', () => resolve(got));
+        socket.on('error', () => resolve(got));
+        setTimeout(() => socket.destroy(), 1000);
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 400/);
+      const bad = await fetch(`http://127.0.0.1:${port}/cluster?host=localhost&state=exploded`);
+      expect(bad.status).toBe(404);
+      // The first heartbeat of a name not resolved yet is refused, then it is accepted.
+      await heartbeat('127.0.0.1', port, 'localhost', 'waiting');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await heartbeat('127.0.0.1', port, 'localhost', 'waiting')).toEqual({ phase: 'starting' });
+      for (let i = 0; i < 3; i++) {
+        expect(
+          await heartbeat('127.0.0.1', port, '127.0.0.2', 'failed', 'forged\nFAILED: x'),
+        ).toBeUndefined();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(endpoint.workers.has('127.0.0.2')).toBe(false);
+      expect(said).toContain(
+        'cluster: refused a heartbeat claiming to be 127.0.0.2 from 127.0.0.1 (127.0.0.2 resolves to 127.0.0.2)',
+      );
+    } finally {
+      await endpoint.close('failed', 'test', 100, 50);
+    }
+  });
+
   it('a silent worker is lost; the endpoint answers only the hosts it expects', async () => {
     const port = await freePort();
     const said: string[] = [];
-    const endpoint = await HeadEndpoint.open(port, ['algo-2'], (l) => said.push(l));
+    const endpoint = await HeadEndpoint.open(port, ['localhost'], (l) => said.push(l));
     const lost: string[] = [];
     endpoint.onFailure((r) => lost.push(r));
     try {
       expect(await heartbeat('127.0.0.1', port, 'algo-9', 'joined')).toBeUndefined();
-      expect(await heartbeat('127.0.0.1', port, 'algo-2', 'joined')).toEqual({ phase: 'starting' });
+      // Refused until the name has resolved at the head, then heard.
+      await heartbeat('127.0.0.1', port, 'localhost', 'joined');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await heartbeat('127.0.0.1', port, 'localhost', 'joined')).toEqual({ phase: 'starting' });
       endpoint.publish('running');
       endpoint.watch(300, 50);
       await new Promise((r) => setTimeout(r, 700));
-      expect(lost).toEqual([expect.stringMatching(/^lost algo-2: no word from it for \d+ s/)]);
+      expect(lost).toEqual([expect.stringMatching(/^lost localhost: no word from it for \d+ s/)]);
     } finally {
       await endpoint.close('failed', 'lost', 100, 50);
     }
-    expect(said.join('\n')).toContain('algo-2 reached the head');
+    expect(said.join('\n')).toContain('localhost reached the head');
   });
 });
 
@@ -195,7 +259,7 @@ describe('the cluster protocol, two hosts in this process (stand-in ray over loo
       expect(rayCalls).toMatch(/^ray start --address=127\.0\.0\.1:\d+ .*--num-gpus=2 /m);
       expect(rayCalls.match(/^ray stop --force/gm)).toHaveLength(2);
       expect(head.log()).toMatch(/cluster: 2 hosts, 4 GPUs in Ray after \d+ s/);
-      expect(worker.log()).toContain('cluster: the head 127.0.0.1 ended the job: succeeded');
+      expect(worker.log()).toContain("cluster: the head 127.0.0.1's trainer ended: succeeded");
     } finally {
       stopAll();
     }
@@ -205,6 +269,11 @@ describe('the cluster protocol, two hosts in this process (stand-in ray over loo
     const { head, worker, stopAll } = await twoHosts('echo "CUDA error (fake)"; exit 3');
     try {
       let workerEndedAt = 0;
+      let trainerFailedAt = 0;
+      // The moment the head's log says the trainer ended.
+      head.out.on('data', (d: Buffer) => {
+        if (!trainerFailedAt && d.toString().includes('cluster: failed')) trainerFailedAt = Date.now();
+      });
       const [h, w] = await Promise.all([
         runEntrypoint({ root: head.root, env: head.env, out: head.out, pollMs: 50, stableMs: 0 }),
         runEntrypoint({ root: worker.root, env: worker.env, out: worker.out, pollMs: 50, stableMs: 0 }).then(
@@ -218,7 +287,56 @@ describe('the cluster protocol, two hosts in this process (stand-in ray over loo
       expect(fs.readFileSync(path.join(worker.root, 'output', 'failure'), 'utf8')).toMatch(
         /^cluster: the head 127\.0\.0\.1 failed: the trainer exited with code 3/,
       );
-      expect(workerEndedAt).toBeGreaterThan(0);
+      // Its next heartbeat (0.3 s apart here), not the 3 s lost window.
+      expect(trainerFailedAt).toBeGreaterThan(0);
+      expect(workerEndedAt - trainerFailedAt).toBeLessThan(2500);
+    } finally {
+      stopAll();
+    }
+  });
+
+  it("SIGTERM to every host: the worker keeps Ray up until the head's trainer has stopped after its checkpoint", async () => {
+    const { head, worker, stopAll } = await twoHosts(
+      `trap 'sleep 2; ${WRITE_FINAL.replaceAll("'", "'\\''")}; exit 0' TERM; touch "$RLVR_RUN_DIR/started"; while true; do sleep 0.1; done`,
+    );
+    try {
+      const stop = new AbortController();
+      const started = path.join(head.root, 'checkpoints', 'started');
+      const runs = Promise.all([
+        runEntrypoint({
+          root: head.root,
+          env: head.env,
+          out: head.out,
+          pollMs: 50,
+          stableMs: 0,
+          signal: stop.signal,
+        }),
+        runEntrypoint({
+          root: worker.root,
+          env: worker.env,
+          out: worker.out,
+          pollMs: 50,
+          stableMs: 0,
+          signal: stop.signal,
+        }),
+      ]);
+      while (!fs.existsSync(started)) await new Promise((r) => setTimeout(r, 100));
+      stop.abort();
+      const [, w] = await runs;
+      expect(w).toBe(0);
+      expect(readJson(path.join(head.root, 'checkpoints', 'run.json'))).toMatchObject({ status: 'Stopped' });
+      expect(
+        fs.existsSync(path.join(head.root, 'checkpoints', 'checkpoints', 'r_final', 'config.json')),
+      ).toBe(true);
+      const log = worker.log();
+      expect(log).toContain("cluster: SIGTERM: Ray stays up until the head's trainer has stopped");
+      expect(log).toContain("cluster: the head 127.0.0.1's trainer ended: stopped");
+      // ray stop came after the head said so, not at SIGTERM.
+      const rayStop = log.search(/\[ray\] (Stopped all|Did not find)/);
+      expect(rayStop).toBeGreaterThan(log.indexOf('trainer ended: stopped'));
+      expect(readJson(path.join(worker.root, 'checkpoints', 'run-localhost.json'))).toMatchObject({
+        status: 'Stopped',
+      });
     } finally {
       stopAll();
     }

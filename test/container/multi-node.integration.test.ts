@@ -178,7 +178,7 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
     expect(calls).toMatch(/^ray start --address=\S+:6379 --node-ip-address=\S+ --num-gpus=6 /m);
     const log = fs.readFileSync(path.join(runDir, 'logs-local-run.txt'), 'utf8');
     expect(log).toMatch(/^algo-1 \| \[rlvr\] cluster: 2 hosts, 12 GPUs in Ray after \d+ s/m);
-    expect(log).toMatch(/^algo-2 \| \[rlvr\] cluster: the head algo-1 ended the job: succeeded/m);
+    expect(log).toMatch(/^algo-2 \| \[rlvr\] cluster: the head algo-1's trainer ended: succeeded/m);
     // The network the run made is gone.
     expect(await networks()).toEqual([]);
   });
@@ -228,13 +228,17 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
   it('a worker killed mid-run fails the head instead of hanging', async () => {
     const trainer = trainerRepo({ steps: 400, stepMs: 250, interval: 1000 });
     const before = runFolders();
-    const job = runJob(trainer.configPath, { instances: 2 });
+    const cleanup = new AbortController();
+    const job = runJob(trainer.configPath, { instances: 2, signal: cleanup.signal });
     // Once the trainer runs, the worker's container is killed (as a lost instance would be).
     let killed = false;
     if (await trainerStarted(before)) {
       const [worker] = await docker.listContainers({ filters: { label: ['rlvr.local-host=algo-2'] } });
       await docker.getContainer(worker.Id).kill();
       killed = true;
+    } else {
+      cleanup.abort();
+      await job;
     }
     expect(killed).toBe(true);
     const killedAt = Date.now();
@@ -252,9 +256,10 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
     const stop = new AbortController();
     const before = runFolders();
     const job = runJob(trainer.configPath, { instances: 2, signal: stop.signal });
-    expect(await trainerStarted(before)).toBe(true);
+    const started = await trainerStarted(before);
     const stoppedAt = Date.now();
     stop.abort();
+    expect(started).toBe(true);
     const r = await job;
     expect(Date.now() - stoppedAt).toBeLessThan(30_000);
     expect(r.interrupted).toBe(true);
@@ -267,7 +272,7 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
     expect(left.map((c) => `${c.Labels['rlvr.local-host']}: ${c.State} ${c.Status}`)).toEqual([]);
   });
 
-  it('a restart over step2 and a half-written step4 resumes from step2 on both hosts; the trace keeps its lines', async () => {
+  it('a restart over step2 and a half-written step4: the head resumes from step2, both hosts record the attempt, the trace keeps its lines', async () => {
     const trainer = trainerRepo({});
     const first = await runJob(trainer.configPath, { instances: 2 });
     expect(first.exitCode).toBe(0);
@@ -306,5 +311,42 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
         .map((l) => JSON.parse(l).step),
     ).toEqual([3, 4, 5, 6]);
     expect(again.output).toMatch(/restart: qwen3-1\.7B-gsm8k-grpo_step4 is not complete .*: passed over/);
+  });
+
+  it('hosts whose containers cannot start: the run fails and leaves no container or network behind', async () => {
+    const trainer = trainerRepo({});
+    const input: SubmitInput = {
+      configPath: trainer.configPath,
+      options: {},
+      settings: {},
+      dryRun: true,
+      local: true,
+      cwd: resultsDir,
+      env: bareEnv({ DOCKER_HOST: engine.host }),
+    };
+    const session = openSubmitSession(input);
+    try {
+      const prepared = await prepareLocalRun(input, session, {
+        build: { dockerDir },
+        dockerHost: engine.host,
+      });
+      // This engine has no NVIDIA runtime: a container given a GPU cannot start.
+      await expect(
+        runLocal({
+          plan: prepared.plan,
+          image: prepared.image,
+          dockerHost: engine.host,
+          cwd: resultsDir,
+          instances: 2,
+          gpus: Array.from({ length: 16 }, (_, i) => i),
+          out: new PassThrough(),
+          err: new PassThrough(),
+        }),
+      ).rejects.toThrow(/The local run failed/);
+    } finally {
+      session.close();
+    }
+    expect(await docker.listContainers({ all: true })).toEqual([]);
+    expect(await networks()).toEqual([]);
   });
 });
