@@ -113,7 +113,6 @@ async function runLocalCommand(
       runPreparedLocal(prepared, session, {
         ...common,
         gpus,
-        ...(instances !== undefined ? { instances } : {}),
         ...(restartIn !== undefined ? { restartIn } : {}),
         // With --json, stdout carries only the result.
         out: flags.json ? process.stderr : process.stdout,

@@ -20,6 +20,7 @@ import {
   PATCH_FILES,
   RUN_FOLDER,
   RUNTIME_ENV,
+  workerFileName,
 } from '../layout';
 import type { JobContract } from '../trainers/job-contract';
 import { clusterOf, type ClusterHosts } from './cluster';
@@ -96,11 +97,7 @@ export function describeContainer(options: {
   const multi = cluster !== undefined;
   const instanceType = String(resource.current_instance_type ?? env[JOB_ENV.instanceType] ?? 'local');
   // The head's files are the job's (run.json, summary.json, the trainer's log); a worker's carry its name.
-  const own = (name: string) => {
-    if (!multi || cluster.isHead) return name;
-    const ext = path.extname(name);
-    return `${name.slice(0, name.length - ext.length)}-${host}${ext}`;
-  };
+  const own = (name: string) => (!multi || cluster.isHead ? name : workerFileName(name, host));
   const trainGpus = (env[JOB_ENV.trainGpus] ?? '').trim();
   const evalGpus = (env[JOB_ENV.evalGpus] ?? '').trim();
   return {

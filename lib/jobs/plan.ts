@@ -531,6 +531,7 @@ function planWarnings(
   job: ResolvedJob,
   preflight: readonly Problem[],
   jobLog: readonly Problem[],
+  cluster: ClusterPlan,
 ): Problem[] {
   return [
     ...jobLog,
@@ -541,7 +542,7 @@ function planWarnings(
     ...(artifacts.imageNote ? [{ where: 'image', message: artifacts.imageNote }] : []),
     ...preflight,
     ...idleGpuWarnings(job.options),
-    ...workerEvalWarnings(job.options, planCluster(job.options)),
+    ...workerEvalWarnings(job.options, cluster),
   ];
 }
 
@@ -593,6 +594,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   const contract = { ...job.runtime.contract, ...(acknowledged ? { acknowledged } : {}) };
   const contractJson = `${JSON.stringify(contract, null, 2)}\n`;
   const { packed, git } = artifacts;
+  const cluster = planCluster(job.options);
   return {
     ...planned,
     config,
@@ -626,9 +628,9 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
       planned.requestSettings.region,
       placeholders.names.includes('region'),
     ),
-    cluster: planCluster(job.options),
+    cluster,
     jobLogPath: jobLog.path(planned.configRepoRoot)!,
-    warnings: planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings),
+    warnings: planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings, cluster),
     submittedAt,
   };
 }

@@ -322,6 +322,15 @@ export const RUN_FOLDER = {
   checkpoints: 'checkpoints',
 } as const;
 
+/**
+ * A worker host's own file in the run folder its hosts share: `run.json` → `run-algo-2.json`. The head's
+ * (or the one host's) files keep their names: they are the job's.
+ */
+export function workerFileName(name: string, host: string): string {
+  const ext = path.posix.extname(name);
+  return `${name.slice(0, name.length - ext.length)}-${host}${ext}`;
+}
+
 /** A checkpoint folder is `<run>_step<N>` or `<run>_final`. */
 export function parseCheckpointFolder(
   name: string,

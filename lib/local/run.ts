@@ -24,6 +24,7 @@ import {
   jobNameTimestamp,
   LOCAL,
   RUN_FOLDER,
+  workerFileName,
 } from '../layout';
 import { fetchObject } from '../results';
 
@@ -42,8 +43,6 @@ export interface LocalRunOptions {
   /** Aborted (Ctrl-C): the job gets SIGTERM, and SIGKILL after SageMaker's grace. */
   readonly signal?: AbortSignal;
   readonly listener?: (event: LocalRunEvent) => void;
-  /** Containers, one per host (`algo-1`, …); default the job's instance count. */
-  readonly instances?: number;
   /**
    * Rehearsing a slow or missing host: milliseconds before a host's container starts (`Infinity`: it
    * never does). The other hosts are not told.
@@ -178,7 +177,8 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
   const emit = options.listener ?? (() => undefined);
   const engine = await connectEngine(options.dockerHost);
   await checkImage(engine, options.image);
-  const count = options.instances ?? plan.options.instanceCount.value;
+  // One container per host of the job (`--instances` plans it for that many).
+  const count = plan.options.instanceCount.value;
   const hosts = Array.from({ length: count }, (_, i) => `algo-${i + 1}`);
   const hostGpus = splitGpus(options.gpus, hosts);
   checkGpuSplit(plan, hostGpus?.[0]);
@@ -390,11 +390,7 @@ function collectFailures(
     const failure = containerPathUnder(mlRoots.get(host)!, CONTAINER.failureFile);
     if (!fs.existsSync(failure)) continue;
     // The head's is the job's failure; a worker's carries its host's name, as its other files do.
-    const ext = path.extname(RUN_FOLDER.failure);
-    const name =
-      host === hosts[0]
-        ? RUN_FOLDER.failure
-        : `${RUN_FOLDER.failure.slice(0, -ext.length || undefined)}-${host}${ext}`;
+    const name = host === hosts[0] ? RUN_FOLDER.failure : workerFileName(RUN_FOLDER.failure, host);
     fs.copyFileSync(failure, path.join(runDir, name));
     const first = fs.readFileSync(failure, 'utf8').split('\n')[0];
     reasons.push(hosts.length > 1 ? `${host}: ${first}` : first);
@@ -489,10 +485,6 @@ function containerSpec(
       [JOB_ENV.image]: options.image,
       TRAINING_JOB_NAME: name,
       [JOB_ENV.instanceType]: 'local',
-      // The plan is for the job's instance count; a rehearsal with more hosts needs the cluster's timeout too.
-      ...(where.network
-        ? { [JOB_ENV.clusterJoinTimeout]: String(plan.options.clusterJoinTimeoutSeconds.value) }
-        : {}),
     },
     labels: { 'rlvr.local-run': name, 'rlvr.local-host': where.host },
     binds: [

@@ -10,8 +10,6 @@ export const LOCAL_REPOSITORY = 'rlvr-local/train';
 export interface LocalSubmitOptions {
   /** Host GPUs for the container (inside: 0..n-1). */
   readonly gpus?: readonly number[];
-  /** Containers to run as hosts of one job (`--instances`; default: the job's instance count). */
-  readonly instances?: number;
   /** `--restart <run folder>`: run again in an earlier local run folder, as SageMaker restarts a job. */
   readonly restartIn?: string;
   /** The image build, when neither --image nor launcher.image names an image. */
@@ -82,7 +80,6 @@ export async function runPreparedLocal(
     plan: prepared.plan,
     image: prepared.image,
     gpus: options.gpus,
-    ...(options.instances ? { instances: options.instances } : {}),
     ...(options.restartIn ? { restartIn: options.restartIn } : {}),
     dockerHost: options.dockerHost,
     aws: (await session.connect()).aws,

@@ -5,7 +5,7 @@ import { CheckpointTracker } from '../../lib/checkpoints';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { packSource, stageSource } from '../../lib/source';
 import { safetensorsWith, tempDir } from '../helpers/fixtures';
-import { fakeMlRoot, type MlRootOptions } from '../helpers/ml-root';
+import { entrypointEnv, fakeMlRoot, type MlRootOptions } from '../helpers/ml-root';
 
 jest.setTimeout(60_000);
 
@@ -21,18 +21,7 @@ function mlRoot(options: MlRootOptions = {}): string {
   return fakeMlRoot({ config: TITAN_CONFIG, ...options });
 }
 
-function envFor(root: string, trainerCommand: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    RLVR_CONFIG: path.join(root, 'input', 'data', 'config', 'resolved-config.yaml'),
-    RLVR_RUN_NAME: 'r',
-    RLVR_TRAIN_GPUS: '0',
-    RLVR_EVAL_GPUS: '',
-    RLVR_USE_RAY: '0',
-    RLVR_TRAINER_COMMAND: trainerCommand,
-    ...extra,
-  };
-}
+const envFor = entrypointEnv;
 
 // The smallest whole safetensors file: an 8-byte header length (2), then the header `{}`.
 const WRITE_FINAL =

@@ -88,11 +88,19 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
   /** The library's `submit --local`, with the rehearsal knobs the CLI does not offer (a late host). */
   async function runJob(
     configPath: string,
-    o: { instances: number; hostDelays?: Record<string, number>; signal?: AbortSignal; restartIn?: string },
+    o: {
+      instances: number;
+      hostDelays?: Record<string, number>;
+      signal?: AbortSignal;
+      restartIn?: string;
+      gpus?: number[];
+    },
   ): Promise<LocalRunResult & { output: string }> {
+    const { instances, ...run } = o;
+    // As `--local --instances N` does: the job is planned for N hosts.
     const input: SubmitInput = {
       configPath,
-      options: {},
+      options: { instance_count: instances },
       settings: {},
       dryRun: true,
       local: true,
@@ -117,7 +125,7 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
         cwd: resultsDir,
         out: sink,
         err: sink,
-        ...o,
+        ...run,
       });
       return { ...r, output };
     } finally {
@@ -315,37 +323,10 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
 
   it('hosts whose containers cannot start: the run fails and leaves no container or network behind', async () => {
     const trainer = trainerRepo({});
-    const input: SubmitInput = {
-      configPath: trainer.configPath,
-      options: {},
-      settings: {},
-      dryRun: true,
-      local: true,
-      cwd: resultsDir,
-      env: bareEnv({ DOCKER_HOST: engine.host }),
-    };
-    const session = openSubmitSession(input);
-    try {
-      const prepared = await prepareLocalRun(input, session, {
-        build: { dockerDir },
-        dockerHost: engine.host,
-      });
-      // This engine has no NVIDIA runtime: a container given a GPU cannot start.
-      await expect(
-        runLocal({
-          plan: prepared.plan,
-          image: prepared.image,
-          dockerHost: engine.host,
-          cwd: resultsDir,
-          instances: 2,
-          gpus: Array.from({ length: 16 }, (_, i) => i),
-          out: new PassThrough(),
-          err: new PassThrough(),
-        }),
-      ).rejects.toThrow(/The local run failed/);
-    } finally {
-      session.close();
-    }
+    // This engine has no NVIDIA runtime: a container given a GPU cannot start.
+    await expect(
+      runJob(trainer.configPath, { instances: 2, gpus: Array.from({ length: 16 }, (_, i) => i) }),
+    ).rejects.toThrow(/The local run failed/);
     expect(await docker.listContainers({ all: true })).toEqual([]);
     expect(await networks()).toEqual([]);
   });

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runEntrypoint } from '../../lib/container/entrypoint';
-import { fakeMlRoot } from '../helpers/ml-root';
+import { entrypointEnv, fakeMlRoot } from '../helpers/ml-root';
 
 jest.setTimeout(30_000);
 
@@ -26,15 +26,7 @@ describe('a restart of a trainer that cannot resume', () => {
     const root = restartedRoot();
     const code = await runEntrypoint({
       root,
-      env: {
-        PATH: process.env.PATH,
-        RLVR_CONFIG: path.join(root, 'input', 'data', 'config', 'resolved-config.yaml'),
-        RLVR_RUN_NAME: 'r',
-        RLVR_TRAIN_GPUS: '0',
-        RLVR_EVAL_GPUS: '',
-        RLVR_USE_RAY: '0',
-        RLVR_TRAINER_COMMAND: 'sh train.sh {config}',
-      },
+      env: entrypointEnv(root),
       out: new PassThrough(),
       pollMs: 50,
       stableMs: 0,

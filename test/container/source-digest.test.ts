@@ -8,7 +8,7 @@ import { runEntrypoint } from '../../lib/container/entrypoint';
 import { JOB_ENV } from '../../lib/layout';
 import { packSource, stageSource } from '../../lib/source';
 import { tempDir } from '../helpers/fixtures';
-import { fakeMlRoot } from '../helpers/ml-root';
+import { entrypointEnv, fakeMlRoot } from '../helpers/ml-root';
 
 jest.setTimeout(60_000);
 
@@ -43,16 +43,11 @@ async function run(root: string, sourceSha256: string | undefined) {
   out.on('data', (d: Buffer) => (text += d.toString()));
   const code = await runEntrypoint({
     root,
-    env: {
-      PATH: process.env.PATH,
-      RLVR_CONFIG: path.join(root, 'input', 'data', 'config', 'resolved-config.yaml'),
-      RLVR_RUN_NAME: 'r',
-      RLVR_TRAIN_GPUS: '0',
-      RLVR_EVAL_GPUS: '',
-      RLVR_USE_RAY: '0',
-      RLVR_TRAINER_COMMAND: 'sh train.sh {config}',
-      ...(sourceSha256 === undefined ? {} : { [JOB_ENV.sourceSha256]: sourceSha256 }),
-    },
+    env: entrypointEnv(
+      root,
+      undefined,
+      sourceSha256 === undefined ? {} : { [JOB_ENV.sourceSha256]: sourceSha256 },
+    ),
     out,
     pollMs: 50,
     stableMs: 0,

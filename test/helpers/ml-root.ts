@@ -47,3 +47,21 @@ export function fakeMlRoot(options: MlRootOptions = {}): string {
   fs.writeFileSync(path.join(configDir, 'contract.json'), JSON.stringify(contract));
   return root;
 }
+
+/** The job environment the launcher gives a one-host job on `root`, for the entrypoint in this process. */
+export function entrypointEnv(
+  root: string,
+  trainerCommand = 'sh train.sh {config}',
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    RLVR_CONFIG: path.join(root, 'input', 'data', 'config', 'resolved-config.yaml'),
+    RLVR_RUN_NAME: 'r',
+    RLVR_TRAIN_GPUS: '0',
+    RLVR_EVAL_GPUS: '',
+    RLVR_USE_RAY: '0',
+    RLVR_TRAINER_COMMAND: trainerCommand,
+    ...extra,
+  };
+}
