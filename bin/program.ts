@@ -23,6 +23,7 @@ export const COMMANDS: Record<string, () => Register> = {
   upload: () => (require('./commands/upload') as typeof import('./commands/upload')).registerUpload,
   image: () => (require('./commands/image') as typeof import('./commands/image')).registerImage,
   lint: () => (require('./commands/lint') as typeof import('./commands/lint')).registerLint,
+  eval: () => (require('./commands/eval') as typeof import('./commands/eval')).registerEval,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

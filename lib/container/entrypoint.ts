@@ -25,6 +25,7 @@ import {
   type HeadPhase,
 } from './cluster';
 import { formCluster, rayCommand, runWorker, StoppedWhileJoining, type RayCommand } from './cluster-run';
+import { runEvalBatch } from './eval-batch';
 import { RunMonitor } from './monitor';
 import { shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
 import {
@@ -78,6 +79,7 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
     out,
   });
   const { env, say } = job;
+  if (env[JOB_ENV.mode] === 'eval') return runEvalBatch(job, options.signal);
   const useRay = env[JOB_ENV.useRay] === '1';
   const timing = clusterTiming(env);
   const run: Running = {};

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { S3ObjectInfo } from '../aws';
 import type { CopyColumns } from './id-rules';
+import { rlvrCacheDir } from '../util/cache-dir';
 
 /*
  * The columns an id rule read from a dataset copy, kept on this machine under a key made of every
@@ -50,7 +50,7 @@ function decode(stored: StoredColumn, rows: number): (string | null)[] | undefin
 
 /** `$XDG_CACHE_HOME/rlvr/curriculum` (default ~/.cache), beside the local runs' S3 cache (rlvr/s3). */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'rlvr', 'curriculum');
+  return rlvrCacheDir('curriculum', env);
 }
 
 /** The key for these columns of this listed copy; undefined when an object has no ETag (not cacheable). */

@@ -39,7 +39,7 @@ export function sanitizeTagValue(value: string): string {
   return value.replace(/[^\p{L}\p{Z}\p{N}_.:/=+\-@]/gu, '_').slice(0, 256);
 }
 
-function s3Channel(
+export function s3Channel(
   name: string,
   uri: string,
   mode: 'File' | 'FastFile',
@@ -57,6 +57,13 @@ function s3Channel(
     },
   };
 }
+
+/** Jobs cannot reach the Hub: they fail at once rather than hang on a download. */
+export const OFFLINE_ENVIRONMENT: Readonly<Record<string, string>> = {
+  HF_HUB_OFFLINE: '1',
+  HF_DATASETS_OFFLINE: '1',
+  TRANSFORMERS_OFFLINE: '1',
+};
 
 /** From (config, settings, flags) to the exact CreateTrainingJob input. Pure. */
 export function buildCreateTrainingJobRequest(input: RequestInput): CreateTrainingJobRequest {
@@ -84,10 +91,7 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     [JOB_ENV.sourceSha256]: input.sourceSha256,
     [JOB_ENV.submitId]: input.submitId,
     [JOB_ENV.image]: input.image,
-    // Jobs cannot reach the Hub: fail at once rather than hang on a download.
-    HF_HUB_OFFLINE: '1',
-    HF_DATASETS_OFFLINE: '1',
-    TRANSFORMERS_OFFLINE: '1',
+    ...OFFLINE_ENVIRONMENT,
   };
   if (input.hasEvalConfig) {
     environment[JOB_ENV.evalConfig] = `${channelPath(CHANNELS.config)}/${JOB_FILES.evalConfig}`;
@@ -106,22 +110,61 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     ...userTags.filter((t) => !(t.Key in input.tags)),
   ];
 
+  return assembleRequest({
+    jobName: input.jobName,
+    settings,
+    image: input.image,
+    channels,
+    environment,
+    tags,
+    metricDefinitions: options.metricDefinitions.map((m) => ({ Name: m.Name, Regex: m.Regex })),
+    options,
+  });
+}
+
+/** What every job the launcher creates (training, evaluation) is made of. */
+export interface RequestParts {
+  readonly jobName: string;
+  readonly settings: RequestSettings;
+  readonly image: string;
+  readonly channels: Channel[];
+  readonly environment: Record<string, string>;
+  readonly tags: Tag[];
+  readonly metricDefinitions: { Name: string; Regex: string }[];
+  readonly options: Pick<
+    JobOptions,
+    | 'instanceType'
+    | 'instanceCount'
+    | 'volumeGb'
+    | 'keepAliveSeconds'
+    | 'maxRuntimeSeconds'
+    | 'spot'
+    | 'maxWaitSeconds'
+    | 'maxRetries'
+    | 'networkIsolation'
+  >;
+}
+
+/** The CreateTrainingJob request from its parts, with the launcher's secure defaults. Pure. */
+export function assembleRequest(parts: RequestParts): CreateTrainingJobRequest {
+  const { options, settings } = parts;
+  const layout = new S3Layout(settings.bucket, settings.prefix);
   const request: CreateTrainingJobRequest = {
-    TrainingJobName: input.jobName,
+    TrainingJobName: parts.jobName,
     RoleArn: settings.roleArn,
     AlgorithmSpecification: {
-      TrainingImage: input.image,
+      TrainingImage: parts.image,
       TrainingInputMode: 'File',
-      MetricDefinitions: options.metricDefinitions.map((m) => ({ Name: m.Name, Regex: m.Regex })),
+      MetricDefinitions: parts.metricDefinitions,
       EnableSageMakerMetricsTimeSeries: true,
     },
-    InputDataConfig: channels,
+    InputDataConfig: parts.channels,
     OutputDataConfig: {
       S3OutputPath: layout.uri(layout.outputPath()),
       ...(settings.kmsKeyId ? { KmsKeyId: settings.kmsKeyId } : {}),
     },
     CheckpointConfig: {
-      S3Uri: layout.uri(layout.checkpointsPrefix(input.jobName)),
+      S3Uri: layout.uri(layout.checkpointsPrefix(parts.jobName)),
       LocalPath: CONTAINER.checkpointsDir,
     },
     ResourceConfig: {
@@ -148,8 +191,8 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     // Always: it costs nothing on one instance, and a stack that requires it (IAM sees no instance
     // count) then admits every job.
     EnableInterContainerTrafficEncryption: true,
-    Environment: environment,
-    Tags: tags,
+    Environment: parts.environment,
+    Tags: parts.tags,
   };
   if (settings.subnets?.length || settings.securityGroups?.length) {
     request.VpcConfig = {

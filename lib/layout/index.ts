@@ -212,6 +212,8 @@ export const JOB_ENV = {
   clusterLostAfter: 'RLVR_CLUSTER_LOST_S',
   /** Multi-host jobs: other ports than CLUSTER's (`<ray>,<status>`; tests running hosts side by side). */
   clusterPorts: 'RLVR_CLUSTER_PORTS',
+  /** `eval`: the image runs a batch evaluation (lib/container/eval-batch.ts), not a trainer. */
+  mode: 'RLVR_MODE',
 } as const;
 
 /** Multi-host jobs: the ports hosts use between them (inside the job's network only). */
@@ -243,6 +245,11 @@ export const SETTINGS_ENV_PATTERN = 'RLVR_*';
 export const CLI_ENV = {
   /** The job log's path (default LOCAL.defaultJobLog in the repository). */
   jobLog: 'RLVR_JOB_LOG',
+  /**
+   * `none`: local runs share --gpus out and number them for the job without asking the engine for the
+   * devices (an engine without the NVIDIA runtime: tests, CPU-only machines).
+   */
+  localGpuDevices: 'RLVR_LOCAL_GPU_DEVICES',
 } as const;
 
 /** Set by the entrypoint for the processes it starts. */

@@ -27,14 +27,54 @@ import {
   workerFileName,
 } from '../layout';
 import { fetchObject } from '../results';
+import { rlvrCacheDir } from '../util/cache-dir';
+
+/**
+ * What a local run needs of a job, whichever kind it is (a training submit, a batch evaluation): the
+ * files of its config channel, its environment, and where its other channels come from.
+ */
+export interface LocalJob {
+  /** The run folder's name stem (`results/<stem>_<YYYYMMDD-HHMMSS>/`). */
+  readonly stem: string;
+  readonly instanceCount: number;
+  readonly networkIsolation: boolean;
+  readonly environment: Readonly<Record<string, string>>;
+  /** The config channel's files, as a SageMaker job gets them under `jobs/<job>/`. */
+  readonly configFiles: readonly { readonly file: string; readonly body: string }[];
+  /** The trainer's source, mounted read-only at /opt/ml/code. */
+  readonly sourceRoot?: string;
+  /** The other channels: each a host folder (fetched from S3 through the local cache when needed). */
+  binds(aws: AwsClients | undefined): Promise<Bind[]>;
+  /** Refuses GPUs the job would use beyond those a host's container gets (bad input). */
+  checkGpus?(gpus: readonly number[] | undefined): void;
+}
+
+/** A training submit's plan as a local job. */
+export function localJobOfPlan(plan: SubmitPlan): LocalJob {
+  return {
+    stem: path.basename(plan.config.path).replace(/\.ya?ml$/i, ''),
+    instanceCount: plan.options.instanceCount.value,
+    networkIsolation: plan.options.networkIsolation.value,
+    environment: plan.request.Environment ?? {},
+    configFiles: jobUploads(plan),
+    sourceRoot: plan.source.root,
+    binds: (aws) => channelBinds(plan, aws),
+    checkGpus: (gpus) => checkGpuSplit(plan, gpus),
+  };
+}
 
 export interface LocalRunOptions {
-  readonly plan: SubmitPlan;
+  readonly job: LocalJob;
   /** The image to run (a local tag or ID). */
   readonly image: string;
   readonly dockerHost?: string;
   /** Host GPUs given to the container (they appear inside as 0..n-1). */
   readonly gpus?: readonly number[];
+  /**
+   * False: the GPUs are shared out among the hosts and numbered for the job, but no devices are asked
+   * of the engine (an engine without the NVIDIA runtime; tests). Default true.
+   */
+  readonly gpuDevices?: boolean;
   /** AWS clients, for inputs that are only in S3. */
   readonly aws?: AwsClients;
   /** Where the job's stdout and stderr go: the caller's streams (the library never writes to the process's). */
@@ -69,7 +109,7 @@ export interface LocalRunResult {
   readonly interrupted: boolean;
 }
 
-interface Bind {
+export interface Bind {
   readonly host: string;
   readonly container: string;
   readonly readOnly: boolean;
@@ -88,11 +128,11 @@ function existingLocalPath(value: unknown, bases: readonly string[]): string | u
 }
 
 function cacheRoot(): string {
-  return path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'rlvr', 's3');
+  return rlvrCacheDir('s3');
 }
 
 /** An S3 prefix (or one object) mirrored into the local cache; files already there with the right size are kept. */
-async function cacheFromS3(
+export async function cacheFromS3(
   aws: AwsClients | undefined,
   bucket: string,
   key: string,
@@ -123,9 +163,9 @@ async function cacheFromS3(
 }
 
 /** The job's files, exactly as a SageMaker job gets them in its config channel. */
-function writeConfigChannel(plan: SubmitPlan, mlRoot: string): void {
+function writeConfigChannel(job: LocalJob, mlRoot: string): void {
   const configChannel = containerPathUnder(mlRoot, channelPath(CHANNELS.config));
-  for (const f of jobUploads(plan)) {
+  for (const f of job.configFiles) {
     fs.mkdirSync(path.dirname(path.join(configChannel, f.file)), { recursive: true });
     fs.writeFileSync(path.join(configChannel, f.file), f.body);
   }
@@ -168,20 +208,15 @@ async function channelBinds(plan: SubmitPlan, aws: AwsClients | undefined): Prom
   return binds;
 }
 
-export function localRunName(configFile: string, now: Date): string {
-  return `${path.basename(configFile).replace(/\.ya?ml$/i, '')}_${jobNameTimestamp(now)}`;
-}
-
 export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult> {
-  const { plan } = options;
+  const { job } = options;
   const emit = options.listener ?? (() => undefined);
   const engine = await connectEngine(options.dockerHost);
   await checkImage(engine, options.image);
   // One container per host of the job (`--instances` plans it for that many).
-  const count = plan.options.instanceCount.value;
-  const hosts = Array.from({ length: count }, (_, i) => `algo-${i + 1}`);
+  const hosts = Array.from({ length: job.instanceCount }, (_, i) => `algo-${i + 1}`);
   const hostGpus = splitGpus(options.gpus, hosts);
-  checkGpuSplit(plan, hostGpus?.[0]);
+  job.checkGpus?.(hostGpus?.[0]);
 
   const { name, runDir } = runFolderOf(options);
   const mlRoots = new Map(
@@ -189,10 +224,10 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
   );
   let network: Awaited<ReturnType<Engine['createNetwork']>> | undefined;
   try {
-    const binds = await channelBinds(plan, options.aws);
+    const binds = await job.binds(options.aws);
     fs.mkdirSync(runDir, { recursive: true });
     for (const [host, mlRoot] of mlRoots) {
-      writeConfigChannel(plan, mlRoot);
+      writeConfigChannel(job, mlRoot);
       writeInputConfig(mlRoot, binds, hosts, host);
     }
     // Hosts of one job share a network of their own, as SageMaker's instances do; with network
@@ -203,7 +238,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       network = await engine.createNetwork(
         `rlvr-${name.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}-${suffix}`,
         {
-          internal: plan.options.networkIsolation.value,
+          internal: job.networkIsolation,
           labels: { 'rlvr.local-run': name },
         },
       );
@@ -282,7 +317,7 @@ function runFolderOf(options: LocalRunOptions): { name: string; runDir: string }
     }
     return { name: path.basename(runDir), runDir };
   }
-  const name = localRunName(options.plan.config.path, new Date());
+  const name = `${options.job.stem}_${jobNameTimestamp(new Date())}`;
   const runDir = path.resolve(options.cwd ?? process.cwd(), LOCAL.resultsDir, name);
   if (fs.existsSync(runDir))
     throw new UserError(`${runDir} exists already; wait a second and run again.`, 'RunDirExists');
@@ -475,13 +510,13 @@ function containerSpec(
     gpus: readonly number[] | undefined;
   },
 ): ContainerSpec {
-  const { plan } = options;
+  const { job } = options;
   const { name, mlRoot, runDir, binds } = where;
   return {
     image: options.image,
     cmd: ['train'],
     env: {
-      ...(plan.request.Environment ?? {}),
+      ...job.environment,
       [JOB_ENV.image]: options.image,
       TRAINING_JOB_NAME: name,
       [JOB_ENV.instanceType]: 'local',
@@ -490,13 +525,13 @@ function containerSpec(
     binds: [
       `${mlRoot}:${CONTAINER.root}`,
       `${runDir}:${CONTAINER.checkpointsDir}`,
-      `${plan.source.root}:${CONTAINER.codeDir}:ro`,
+      ...(job.sourceRoot ? [`${job.sourceRoot}:${CONTAINER.codeDir}:ro`] : []),
       ...binds.map((b) => `${b.host}:${b.container}${b.readOnly ? ':ro' : ''}`),
     ],
-    networkMode: where.network ?? (plan.options.networkIsolation.value ? 'none' : 'host'),
+    networkMode: where.network ?? (job.networkIsolation ? 'none' : 'host'),
     ...(where.network ? { hostname: where.host } : {}),
     shmSizeBytes: 16 * 1024 ** 3,
-    ...(where.gpus ? { gpus: where.gpus } : {}),
+    ...(where.gpus && options.gpuDevices !== false ? { gpus: where.gpus } : {}),
     stopGraceSeconds: STOP_GRACE_SECONDS,
   };
 }

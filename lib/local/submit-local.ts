@@ -2,7 +2,7 @@ import { formatProblem } from '../errors';
 import type { ProgressListener } from '../progress';
 import { ensureImage } from '../image';
 import { planSubmit, type SubmitInput, type SubmitPlan, type SubmitSession } from '../jobs';
-import { runLocal, type LocalRunResult } from './run';
+import { localJobOfPlan, runLocal, type LocalRunResult } from './run';
 
 /** The repository name local builds get when no repository is configured. */
 export const LOCAL_REPOSITORY = 'rlvr-local/train';
@@ -77,7 +77,7 @@ export async function runPreparedLocal(
   options: LocalSubmitOptions,
 ): Promise<LocalSubmitResult> {
   const result = await runLocal({
-    plan: prepared.plan,
+    job: localJobOfPlan(prepared.plan),
     image: prepared.image,
     gpus: options.gpus,
     ...(options.restartIn ? { restartIn: options.restartIn } : {}),

@@ -5,33 +5,15 @@ import { isAwsError, type S3ObjectInfo } from '../aws';
 import { RlvrError, RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
 import { describeJob, requireLayout, type JobContext } from '../aws/session';
-import {
-  folderVerdict,
-  laterCheckpointExists,
-  weightsNamedByIndex,
-  type CheckpointFiles,
-  type Verdict,
-} from '../checkpoints';
+import { folderVerdict, laterCheckpointExists, type CheckpointFiles, type Verdict } from '../checkpoints';
 import { isTerminal } from '../aws/session';
-import {
-  LOCAL,
-  MODEL_INDEX_FILE,
-  parseCheckpointFolder,
-  parseS3Uri,
-  RUN_FOLDER,
-  type S3Layout,
-} from '../layout';
+import { LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
+import { judgeJobCheckpoints, jobListing, type JobListing } from './job-checkpoints';
 import { extractTarGz } from '../util/extract-tar';
 import { mapLimited } from '../util/pool';
 import { fetchObject, freeBytes, isNoSpace, PARTIAL_SUFFIX } from './fetch-object';
-import {
-  checkpointOfKey,
-  isSafeRelative,
-  readJobRunInfo,
-  resolveRunFolders,
-  type RunFolder,
-} from './run-folders';
+import { checkpointOfKey, isSafeRelative, readJobRunInfo } from './run-folders';
 import { readJsonFile, readTextFile } from '../util/json-file';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
@@ -163,13 +145,6 @@ export function listedCheckpointVerdict(
   return finished ? weights : { complete: false, why: 'the trainer may still be writing it' };
 }
 
-/** The run folder a checkpoint belongs to (its index in `folders`), or -1. */
-function runFolderIndex(checkpoint: ListedCheckpoint, folders: readonly RunFolder[]): number {
-  const exact = folders.findIndex((f) => f.checkpoints === checkpoint.parent);
-  if (exact >= 0) return exact;
-  return folders.findIndex((f) => f.folder !== '' && checkpoint.path.startsWith(`${f.folder}/`));
-}
-
 /** Checkpoint folders under a local job folder, nested ones included (relative paths). */
 export function localCheckpointFolders(dir: string, checkpointDirs: readonly string[] = []): string[] {
   const found: string[] = [];
@@ -253,14 +228,8 @@ interface DownloadRun {
   readonly tally: { downloaded: number; skipped: number; bytes: number };
 }
 
-/** What the listing of the job's prefix shows, relative to that prefix. */
-interface JobListing {
-  readonly objects: readonly S3ObjectInfo[];
-  readonly relativeOf: (key: string) => string;
-  /** The trainer's run folders, oldest attempt first. */
-  readonly folders: readonly RunFolder[];
-  readonly checkpointDirs: readonly string[];
-  /** Checkpoint names present (`step20`, …, `final`), in step order. */
+/** The job's listing, and the checkpoint names it shows (`step20`, …, `final`), in step order. */
+interface DownloadListing extends JobListing {
   readonly available: readonly string[];
 }
 
@@ -327,21 +296,17 @@ async function fetchArtifact(run: DownloadRun): Promise<void> {
 const checkpointOrder = (name: string) => (name === 'final' ? Infinity : Number(name.slice(4)));
 
 /** The trainer's run folders (one per attempt) and the checkpoints the listing shows. */
-async function readListing(run: DownloadRun, objects: readonly S3ObjectInfo[]): Promise<JobListing> {
-  const { prefix } = run;
+async function readListing(run: DownloadRun, objects: readonly S3ObjectInfo[]): Promise<DownloadListing> {
   const runInfo = await readJobRunInfo(run.context.aws.s3, run.layout, run.options.job, objects);
-  const relativeOf = (key: string) => key.slice(prefix.length);
-  const folders = resolveRunFolders(
-    runInfo,
-    objects.map((o) => relativeOf(o.key)),
-  );
-  const checkpointDirs = folders.map((f) => f.checkpoints);
+  const listing = jobListing(run.layout, run.options.job, objects, runInfo);
   const available = (
     [
-      ...new Set(objects.map((o) => checkpointName(relativeOf(o.key), checkpointDirs)).filter(Boolean)),
+      ...new Set(
+        objects.map((o) => checkpointName(listing.relativeOf(o.key), listing.checkpointDirs)).filter(Boolean),
+      ),
     ] as string[]
   ).sort((a, b) => checkpointOrder(a) - checkpointOrder(b));
-  return { objects, relativeOf, folders, checkpointDirs, available };
+  return { ...listing, available };
 }
 
 /** Named checkpoints must exist (a user error otherwise). */
@@ -364,46 +329,26 @@ function sameLocalCopy(run: DownloadRun, o: S3ObjectInfo): string | undefined {
   return fs.existsSync(local) && fs.statSync(local).size === o.size ? local : undefined;
 }
 
-/**
- * The weight files a checkpoint's index names (`unreadable` when it cannot be parsed): from the local
- * copy when it is the listed version (a repeat download makes no GET), else from S3.
- */
-async function indexedWeights(
-  run: DownloadRun,
-  listing: JobListing,
-  ck: ListedCheckpoint,
-): Promise<CheckpointFiles['indexed']> {
-  if (!ck.sizes.has(MODEL_INDEX_FILE)) return undefined;
-  const key = `${run.prefix}${ck.path}/${MODEL_INDEX_FILE}`;
-  const listed = listing.objects.find((o) => o.key === key);
-  const local = listed && sameLocalCopy(run, listed);
-  const text = local
-    ? readTextFile(local)
-    : await run.context.aws.s3.getObjectText(run.layout.bucket, key).catch(() => undefined);
-  return weightsNamedByIndex(text);
-}
-
 /** The selected checkpoint folders the listing shows incomplete: left out, each with a warning. */
 async function incompleteCheckpoints(
   run: DownloadRun,
-  listing: JobListing,
+  listing: DownloadListing,
   selection: CheckpointSelection,
 ): Promise<Set<string>> {
-  const { objects, relativeOf, folders, checkpointDirs } = listing;
-  const listed = listedCheckpoints(
-    objects.map((o) => ({ relative: relativeOf(o.key), size: o.size })),
-    checkpointDirs,
-  );
+  const judged = await judgeJobCheckpoints(listing, {
+    jobEnded: isTerminal(run.job.TrainingJobStatus),
+    wanted: (c) => selected(c.name, selection),
+    // From the local copy when it is the listed version (a repeat download makes no GET), else from S3.
+    indexText: async (key) => {
+      const listed = listing.objects.find((o) => o.key === key);
+      const local = listed && sameLocalCopy(run, listed);
+      return local
+        ? readTextFile(local)
+        : await run.context.aws.s3.getObjectText(run.layout.bucket, key).catch(() => undefined);
+    },
+  });
   const leftOut = new Set<string>();
-  for (const ck of listed.filter((c) => selected(c.name, selection))) {
-    const indexed = await indexedWeights(run, listing, ck);
-    const attempt = runFolderIndex(ck, folders);
-    const verdict = listedCheckpointVerdict(ck, {
-      siblings: listed.filter((c) => c.parent === ck.parent).map((c) => c.folder),
-      indexed,
-      laterAttempt: attempt >= 0 && attempt < folders.length - 1,
-      jobEnded: isTerminal(run.job.TrainingJobStatus),
-    });
+  for (const { checkpoint: ck, verdict } of judged) {
     if (!verdict.complete) {
       leftOut.add(ck.path);
       run.warnings.push(`${ck.folder}: still being written or cut off (${verdict.why}): not downloaded`);
@@ -415,7 +360,7 @@ async function incompleteCheckpoints(
 /** The objects to have locally: traces, config, evals, and the selected, complete checkpoints. */
 function wantedObjects(
   run: DownloadRun,
-  listing: JobListing,
+  listing: DownloadListing,
   selection: CheckpointSelection,
   leftOut: ReadonlySet<string>,
 ): S3ObjectInfo[] {

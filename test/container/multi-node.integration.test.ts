@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import { openSubmitSession, type SubmitInput } from '../../lib/jobs';
-import { runLocal, type LocalRunResult } from '../../lib/local/run';
+import { localJobOfPlan, runLocal, type LocalRunResult } from '../../lib/local/run';
 import { prepareLocalRun } from '../../lib/local/submit-local';
 import { bareEnv, runCli } from '../helpers/cli';
 import {
@@ -119,7 +119,7 @@ describeWithPeer('dockerd', dockerAvailable())('multi-host jobs (real engine, re
         dockerHost: engine.host,
       });
       const r = await runLocal({
-        plan: prepared.plan,
+        job: localJobOfPlan(prepared.plan),
         image: prepared.image,
         dockerHost: engine.host,
         cwd: resultsDir,

@@ -1,0 +1,238 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { UserError } from '../../lib/errors';
+import { CLI_ENV } from '../../lib/layout';
+import { parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
+import { localJobOfEval } from '../../lib/eval/local';
+import { planEval, type EvalPlan } from '../../lib/eval/plan';
+import { readLocalResults } from '../../lib/eval/results';
+import {
+  ObjectCache,
+  readJobResults,
+  readLearnedDurations,
+  recordLearnedDurations,
+} from '../../lib/eval/s3-results';
+import { submitEval } from '../../lib/eval/submit';
+import { buildTable, tableCsv, tableJson, tableMarkdown, type ResultRow } from '../../lib/eval/table';
+import { openJobContext, openSubmitSession, waitForJob } from '../../lib/jobs';
+import { jobLogPathProblem, resolveJobLogPath } from '../../lib/jobs/job-log';
+import { requireLayout } from '../../lib/aws/session';
+import { runLocal } from '../../lib/local/run';
+import { gitRoot } from '../../lib/source/git';
+import { renderEvalPlan, renderEvalSubmitted, evalPlanJson } from '../eval-output';
+import { withInterrupt } from '../interrupt';
+import { createReporter } from '../reporter';
+import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
+
+interface EvalCommandFlags extends SettingsFlagValues, EvalFlags {
+  dryRun?: boolean;
+  json?: boolean;
+  wait?: boolean;
+  jobLog?: string;
+  dockerHost?: string;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerEval(program: Command): void {
+  const evalCommand = addSettingsOptions(program.command('eval'))
+    .description(
+      'evaluate checkpoints × benchmarks on every GPU of one job (tensor parallel 1, the team standard)',
+    )
+    .option(
+      '--checkpoints <ref>',
+      '[label=]<job>[:step20,final|all], s3://folder/, org/Model, or ./local (repeatable)',
+      collect,
+    )
+    .option('--benchmarks <list>', 'task:num_fewshot,… e.g. gsm8k_cot:8,ifeval:0 (repeatable)', collect)
+    .option('--suite <name>', 'a named benchmark suite (configs/eval/suites.yaml, or ours: standard, code)')
+    .option('--suites-file <yaml>', 'the suites file (default configs/eval/suites.yaml here)')
+    .option('--config <yaml>', "an eval config in the team's format with checkpoints and benchmarks")
+    .option(
+      '--deviate <name=value>',
+      'run off the standard, recorded with the results: seed=, max_model_len=, max_gen_toks.<task>=, … (repeatable)',
+      collect,
+    )
+    .option('--harness <name>', 'lm_eval (default) or olmes')
+    .option('--log-samples', "keep the harness's per-sample outputs")
+    .option('--force', 'run units again even when an earlier eval has their results')
+    .option('--instance-type <type>', 'SageMaker instance type (default ml.g6e.48xlarge, 8 GPUs)')
+    .option('--instance-count <n>', 'instances (each runs its share; no Ray)')
+    .option('--spot', 'managed spot (a restart skips the units already done)')
+    .option('--max-runtime <duration>', 'stop after this long (default: twice the expected wall time + 30m)')
+    .option('--max-retries <n>', 'SageMaker restarts after an internal error or spot loss')
+    .option('--volume-gb <n>', 'volume per instance (default 200)')
+    .option('--image <ref>', 'the image (default: the image of the first training job named)')
+    .option('--description <text>', 'for the job log')
+    .option('--job-log <file>', 'the job log (default docs/job_log.md in the repository)')
+    .option('--dry-run', 'print the plan; create nothing')
+    .option('--json', 'print JSON')
+    .option('--wait', 'follow the job until it ends, then print the results table')
+    .option('--local', 'run the job in local Docker')
+    .option('--gpus <list>', 'with --local: the GPUs to use, e.g. 0-7')
+    .option('--docker-host <uri>', 'with --local: the Docker engine (else DOCKER_HOST)')
+    .action(exits((flags: EvalCommandFlags) => runEval(flags)));
+
+  addSettingsOptions(evalCommand.command('results'))
+    .description(
+      'checkpoint × benchmark table of eval jobs, training jobs (their eval watchers) and local run folders, merged',
+    )
+    .argument('<jobs...>', 'eval or training job names, or local run folders')
+    .option('--baseline <label>', 'a row (label or checkpoint id): the others show their difference to it')
+    .option('--format <format>', 'md, csv or json', 'md')
+    .action(exits((jobs: string[], flags: ResultsFlags) => runResults(jobs, flags)));
+}
+
+async function runEval(flags: EvalCommandFlags): Promise<number> {
+  const cwd = process.cwd();
+  const request = parseEvalRequest(flags, cwd);
+  const session = openSubmitSession({
+    settings: settingsOf(flags),
+    dryRun: Boolean(flags.dryRun || flags.local),
+  });
+  try {
+    const connection = await session.connect();
+    const plan = await planEval(request, connection, readLearnedDurations());
+    if (flags.dryRun) {
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(evalPlanJson(plan), null, 2)}\n` : renderEvalPlan(plan),
+      );
+      return 0;
+    }
+    if (request.local) return await runLocalEval(plan, flags, connection.aws);
+    if (plan.jobPlan.units.length === 0) {
+      process.stdout.write(
+        `Nothing to run: every unit was done earlier (${plan.skipped.length} skipped; --force runs them again).\n`,
+      );
+      return 0;
+    }
+    const jobLogPath = resolveJobLogPath({
+      explicit: flags.jobLog,
+      env: process.env,
+      cwd,
+      repoRoot: (await gitRoot(cwd)) ?? cwd,
+    });
+    const logProblem = jobLogPathProblem(jobLogPath);
+    if (logProblem)
+      throw new UserError(
+        `the job log ${jobLogPath} cannot be written: ${logProblem}. Name another with --job-log <file>.`,
+        'BadJobLog',
+      );
+    process.stderr.write(renderEvalPlan(plan));
+    const result = await withInterrupt((signal) =>
+      submitEval(plan, connection.aws!, { jobLogPath, signal, say: (l) => process.stderr.write(`• ${l}\n`) }),
+    );
+    process.stdout.write(renderEvalSubmitted(result, plan, Boolean(flags.json)));
+    if (!flags.wait) return 0;
+    return await waitAndTable(result.jobName, flags);
+  } finally {
+    session.close();
+  }
+}
+
+async function runLocalEval(
+  plan: EvalPlan,
+  flags: EvalCommandFlags,
+  aws: Parameters<typeof runLocal>[0]['aws'],
+): Promise<number> {
+  if (plan.placeholders.includes('image'))
+    throw new UserError(
+      '--local needs --image (a local image rlvr built), or a training job among --checkpoints with AWS access to find its image',
+      'NoImage',
+    );
+  process.stderr.write(renderEvalPlan(plan));
+  if (plan.jobPlan.units.length === 0) {
+    process.stderr.write(`Nothing to run: every unit was done earlier (--force runs them again).\n`);
+    return 0;
+  }
+  const reporter = createReporter({ json: Boolean(flags.json) });
+  const result = await withInterrupt((signal) =>
+    runLocal({
+      job: localJobOfEval(plan),
+      image: plan.image,
+      gpus: plan.request.local!.gpus,
+      gpuDevices: process.env[CLI_ENV.localGpuDevices] !== 'none',
+      dockerHost: flags.dockerHost,
+      aws,
+      out: flags.json ? process.stderr : process.stdout,
+      err: process.stderr,
+      signal,
+      listener: reporter,
+    }),
+  );
+  const rows = readLocalResults(result.runDir, 'local run');
+  const table = buildTable(rows);
+  if (flags.json)
+    process.stdout.write(
+      `${JSON.stringify({ ok: result.exitCode === 0, ...result, results: JSON.parse(tableJson(table)) }, null, 2)}\n`,
+    );
+  else
+    process.stdout.write(
+      `\n${tableMarkdown(table)}\n• exit ${result.exitCode}; run folder ${result.runDir}\n`,
+    );
+  return result.exitCode;
+}
+
+async function waitAndTable(jobName: string, flags: EvalCommandFlags): Promise<number> {
+  const context = await openJobContext({ settings: settingsOf(flags) });
+  try {
+    const out = flags.json ? process.stderr : process.stdout;
+    const waited = await waitForJob(context, jobName, {
+      pollMs: 15_000,
+      onEvent: createReporter({ json: Boolean(flags.json), stream: out }),
+    });
+    const rows = await readJobResults(
+      context.aws.s3,
+      requireLayout(context),
+      jobName,
+      new ObjectCache(context.aws.s3),
+    );
+    out.write(tableMarkdown(buildTable(rows)));
+    return waited.status === 'Completed' ? 0 : 1;
+  } finally {
+    context.close();
+  }
+}
+
+interface ResultsFlags extends SettingsFlagValues {
+  baseline?: string;
+  format?: string;
+}
+
+async function runResults(jobs: string[], flags: ResultsFlags): Promise<number> {
+  const format = flags.format ?? 'md';
+  if (!['md', 'csv', 'json'].includes(format))
+    throw new UserError(`--format ${format}: md, csv or json`, 'BadFlag');
+  const rows: ResultRow[] = [];
+  const remote = jobs.filter((j) => !fs.existsSync(j));
+  let stats = { files: 0, fetched: 0 };
+  for (const j of jobs.filter((x) => fs.existsSync(x)))
+    rows.push(...readLocalResults(path.resolve(j), `local ${j}`));
+  if (remote.length > 0) {
+    const context = await openJobContext({ settings: settingsOf(flags) });
+    try {
+      const layout = requireLayout(context);
+      const cache = new ObjectCache(context.aws.s3);
+      for (const job of remote) rows.push(...(await readJobResults(context.aws.s3, layout, job, cache)));
+      stats = cache.stats;
+    } finally {
+      context.close();
+    }
+  }
+  recordLearnedDurations(rows);
+  const table = buildTable(rows, flags.baseline);
+  if (flags.baseline && !table.baseline)
+    throw new UserError(
+      `--baseline ${flags.baseline}: no such row (rows: ${table.rows.map((r) => r.label).join(', ') || 'none'})`,
+      'NoSuchBaseline',
+    );
+  process.stdout.write(
+    format === 'csv' ? tableCsv(table) : format === 'json' ? tableJson(table) : tableMarkdown(table),
+  );
+  if (format === 'md' && remote.length > 0)
+    process.stderr.write(
+      `• read ${stats.files} result file(s), ${stats.fetched} from S3, ${stats.files - stats.fetched} from the local cache\n`,
+    );
+  return 0;
+}

@@ -1,0 +1,352 @@
+/**
+ * `rlvr eval`'s input, checked (issue #15): flags, a named suite (a suites file, or ours), or an eval
+ * config in the team's format (BRIEF §6, the non-watch form with `checkpoints` and `benchmarks`),
+ * validated with file:line:column. The evaluation standard is enforced: a config value off the standard
+ * is refused at its position unless `--deviate` names it.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadEvalConfig, parseDuration, parseGpuList, type EvalConfig } from '../config';
+import { YamlFile } from '../config/yaml-file';
+import { ProblemsError, type Problem, type SourceLocation } from '../errors';
+import type { EvalRequest } from './plan';
+import { parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
+import { applyDeviations, parseDeviations, STANDARD, type Deviation, type Harness } from './standard';
+
+export interface EvalFlags {
+  readonly checkpoints?: readonly string[];
+  readonly benchmarks?: readonly string[];
+  readonly suite?: string;
+  readonly suitesFile?: string;
+  readonly config?: string;
+  readonly deviate?: readonly string[];
+  readonly harness?: string;
+  readonly logSamples?: boolean;
+  readonly force?: boolean;
+  readonly instanceType?: string;
+  readonly instanceCount?: string;
+  readonly spot?: boolean;
+  readonly maxRuntime?: string;
+  readonly maxRetries?: string;
+  readonly volumeGb?: string;
+  readonly image?: string;
+  readonly local?: boolean;
+  readonly gpus?: string;
+  readonly description?: string;
+}
+
+export const EVAL_DEFAULTS = {
+  instanceType: 'ml.g6e.48xlarge',
+  volumeGb: 200,
+  /** Looked for in the working folder (the trainer repository) when --suites-file is not given. */
+  suitesFile: 'configs/eval/suites.yaml',
+} as const;
+
+/**
+ * Our suites: the team's eval watcher benchmarks (configs/eval/lm_eval_watch.yaml) without
+ * hendrycks_math (which the standard warns about), and the code tasks.
+ */
+export const BUILT_IN_SUITES: Readonly<Record<string, readonly Benchmark[]>> = {
+  standard: [
+    { task: 'gsm8k_cot', numFewshot: 4 },
+    { task: 'ifeval', numFewshot: 0 },
+    { task: 'minerva_math', numFewshot: 4 },
+  ],
+  code: [
+    { task: 'mbpp', numFewshot: 3 },
+    { task: 'humaneval', numFewshot: 0 },
+  ],
+};
+
+const flagProblem = (where: string, message: string, hint?: string): Problem => ({
+  where,
+  message,
+  ...(hint ? { hint } : {}),
+});
+
+/** A suites file: `suites: {name: ["task:n" | {task, num_fewshot}]}`, positions kept for problems. */
+function suitesFromFile(
+  file: string,
+  cwd: string,
+): { suites: Map<string, Benchmark[]>; problems: Problem[] } {
+  const display = path.relative(cwd, file) || file;
+  const yaml = YamlFile.read(file, display);
+  const raw = yaml.toJS() as { suites?: unknown } | null;
+  const suites = new Map<string, Benchmark[]>();
+  const problems: Problem[] = [];
+  const at = (p: (string | number)[], message: string, hint?: string) =>
+    problems.push({ location: yaml.locate(p), where: p.join('.'), message, ...(hint ? { hint } : {}) });
+  if (!raw || typeof raw.suites !== 'object' || raw.suites === null || Array.isArray(raw.suites)) {
+    at(
+      [],
+      'expected `suites:`, a mapping of suite names to benchmark lists',
+      'suites: {standard: [gsm8k_cot:4, ifeval:0]}',
+    );
+    return { suites, problems };
+  }
+  for (const [name, list] of Object.entries(raw.suites as Record<string, unknown>)) {
+    if (!Array.isArray(list) || list.length === 0) {
+      at(['suites', name], 'expected a list of benchmarks (task:num_fewshot, or {task, num_fewshot})');
+      continue;
+    }
+    const out: Benchmark[] = [];
+    list.forEach((item, i) => {
+      const text =
+        typeof item === 'string'
+          ? item
+          : item && typeof item === 'object' && 'task' in item
+            ? `${String((item as { task: unknown }).task)}:${String((item as { num_fewshot?: unknown }).num_fewshot ?? 'missing')}`
+            : String(item);
+      const parsed = parseBenchmarks(text);
+      if (!parsed.ok) at(['suites', name, i], parsed.problem);
+      else out.push(...parsed.value);
+    });
+    suites.set(name, out);
+  }
+  return { suites, problems };
+}
+
+function suiteBenchmarks(
+  flags: EvalFlags,
+  cwd: string,
+  problems: Problem[],
+): { list: Benchmark[]; from: string } | undefined {
+  const name = flags.suite!;
+  const file = flags.suitesFile
+    ? path.resolve(cwd, flags.suitesFile)
+    : fs.existsSync(path.resolve(cwd, EVAL_DEFAULTS.suitesFile))
+      ? path.resolve(cwd, EVAL_DEFAULTS.suitesFile)
+      : undefined;
+  if (file) {
+    const found = suitesFromFile(file, cwd);
+    problems.push(...found.problems);
+    const list = found.suites.get(name);
+    if (list) return { list, from: `suite ${name} (${path.relative(cwd, file) || file})` };
+    if (flags.suitesFile || !BUILT_IN_SUITES[name]) {
+      problems.push(
+        flagProblem(
+          '--suite',
+          `no suite "${name}" in ${file}`,
+          `its suites: ${[...found.suites.keys()].join(', ') || 'none'}`,
+        ),
+      );
+      return undefined;
+    }
+  }
+  const builtIn = BUILT_IN_SUITES[name];
+  if (!builtIn) {
+    problems.push(
+      flagProblem(
+        '--suite',
+        `no suite "${name}"`,
+        `ours: ${Object.keys(BUILT_IN_SUITES).join(', ')}; or --suites-file <yaml>`,
+      ),
+    );
+    return undefined;
+  }
+  return { list: [...builtIn], from: `suite ${name} (built in)` };
+}
+
+/** The config's settings that the standard fixes, with where each is written. */
+function standardValues(
+  config: EvalConfig,
+): { path: (string | number)[]; name: string; value: unknown; standard: unknown }[] {
+  const vllm = config.vllm ?? {};
+  const out = [
+    { path: ['seed'], name: 'seed', value: config.seed, standard: STANDARD.seed },
+    { path: ['temperature'], name: 'temperature', value: config.temperature, standard: STANDARD.temperature },
+    {
+      path: ['vllm', 'max_model_len'],
+      name: 'max_model_len',
+      value: vllm.max_model_len,
+      standard: STANDARD.maxModelLen,
+    },
+    {
+      path: ['vllm', 'gpu_memory_utilization'],
+      name: 'gpu_memory_utilization',
+      value: vllm.gpu_memory_utilization,
+      standard: STANDARD.gpuMemoryUtilization,
+    },
+    { path: ['vllm', 'dtype'], name: 'dtype', value: vllm.dtype, standard: STANDARD.dtype },
+  ];
+  for (const [task, n] of Object.entries(config.max_gen_toks ?? {}))
+    if (task !== 'default')
+      out.push({
+        path: ['max_gen_toks', task],
+        name: `max_gen_toks.${task}`,
+        value: n,
+        standard: STANDARD.maxGenToks[task] ?? STANDARD.maxGenToks.default,
+      });
+  return out.filter((v) => v.value !== undefined);
+}
+
+/** An eval config's checkpoints and benchmarks, its values held to the standard. */
+function fromEvalConfig(
+  file: string,
+  cwd: string,
+  deviations: readonly Deviation[],
+  problems: Problem[],
+): { refs: LabelledRef[]; benchmarks: Benchmark[]; harness?: Harness; display: string } {
+  const display = path.relative(cwd, file) || file;
+  const loaded = loadEvalConfig(file, display);
+  const config = loaded.value;
+  const at = (p: (string | number)[]): SourceLocation => loaded.file.locate(p);
+  // Tensor parallel > 1 is refused by the eval config's own rules (RLVR203) when it loads.
+  for (const v of standardValues(config)) {
+    if (v.value === v.standard) continue;
+    const named = deviations.find((d) => d.name === v.name);
+    if (named && String(named.value) === String(v.value)) continue;
+    problems.push({
+      location: at(v.path),
+      where: v.path.join('.'),
+      message: `${v.name} ${String(v.value)} is not the team's standard ${String(v.standard)}: scores would not be comparable`,
+      hint: `set ${String(v.standard)}, or pass --deviate ${v.name}=${String(v.value)} to run it and record the deviation with the results`,
+    });
+  }
+  const refs: LabelledRef[] = [];
+  (config.checkpoints ?? []).forEach((c, i) => {
+    // Their paths are relative to where their script runs: the working folder.
+    const parsed = parseCheckpointRef(`${c.name}=${c.path}`);
+    if (!parsed.ok)
+      problems.push({
+        location: at(['checkpoints', i]),
+        where: `checkpoints[${i}]`,
+        message: parsed.problem,
+      });
+    else refs.push(parsed.value);
+  });
+  const benchmarks = (config.benchmarks ?? []).map((b) => ({ task: b.task, numFewshot: b.num_fewshot ?? 0 }));
+  if (!config.checkpoints?.length)
+    problems.push({
+      location: at([]),
+      where: 'checkpoints',
+      message: 'no `checkpoints:` list (the non-watch form names each: {name, path})',
+      hint: 'add checkpoints, or pass --checkpoints',
+    });
+  return { refs, benchmarks, ...(config.harness ? { harness: config.harness } : {}), display };
+}
+
+function positiveInt(
+  text: string | undefined,
+  flag: string,
+  problems: Problem[],
+  max = Infinity,
+): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    problems.push(
+      flagProblem(flag, `${text} is not a whole number from 1${max < Infinity ? ` to ${max}` : ''}`),
+    );
+    return undefined;
+  }
+  return n;
+}
+
+/** Flags (and the files they name) → what to evaluate and how; every problem at once (exit 2). */
+export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
+  const problems: Problem[] = [];
+  const dev = parseDeviations(flags.deviate ?? []);
+  if (!dev.ok) problems.push(flagProblem('--deviate', dev.problem));
+  const deviations = dev.ok ? dev.value : [];
+  const refs: LabelledRef[] = [];
+  for (const given of flags.checkpoints ?? []) {
+    const parsed = parseCheckpointRef(given);
+    if (parsed.ok) refs.push(parsed.value);
+    else problems.push(flagProblem('--checkpoints', parsed.problem));
+  }
+  let benchmarks: Benchmark[] = [];
+  let benchmarksFrom = '--benchmarks';
+  let harness: Harness | undefined;
+  if (flags.config) {
+    const fromConfig = fromEvalConfig(path.resolve(cwd, flags.config), cwd, deviations, problems);
+    refs.push(...fromConfig.refs);
+    benchmarks.push(...fromConfig.benchmarks);
+    benchmarksFrom = fromConfig.display;
+    harness = fromConfig.harness;
+  }
+  for (const given of flags.benchmarks ?? []) {
+    const parsed = parseBenchmarks(given);
+    if (parsed.ok) benchmarks.push(...parsed.value);
+    else problems.push(flagProblem('--benchmarks', parsed.problem));
+  }
+  if (flags.suite) {
+    const suite = suiteBenchmarks(flags, cwd, problems);
+    if (suite) {
+      benchmarks.push(...suite.list);
+      benchmarksFrom = flags.benchmarks?.length ? `--benchmarks and ${suite.from}` : suite.from;
+    }
+  }
+  // One entry per task: a task given twice with other shots is one mistake to name.
+  const byTask = new Map<string, Benchmark>();
+  for (const b of benchmarks) {
+    const seen = byTask.get(b.task);
+    if (seen && seen.numFewshot !== b.numFewshot)
+      problems.push(
+        flagProblem(
+          '--benchmarks',
+          `${b.task} is asked with ${seen.numFewshot} and ${b.numFewshot} shots: one per run`,
+        ),
+      );
+    byTask.set(b.task, seen ?? b);
+  }
+  benchmarks = [...byTask.values()];
+  if (refs.length === 0 && problems.length === 0)
+    problems.push(
+      flagProblem(
+        '--checkpoints',
+        'nothing to evaluate',
+        'e.g. --checkpoints <job>:step100,final --checkpoints base=Qwen/Qwen3-1.7B-Base',
+      ),
+    );
+  if (benchmarks.length === 0 && problems.length === 0)
+    problems.push(
+      flagProblem(
+        '--benchmarks',
+        'no benchmarks',
+        'e.g. --benchmarks gsm8k_cot:8,ifeval:0, or --suite standard',
+      ),
+    );
+  const flagHarness = flags.harness;
+  if (flagHarness !== undefined && flagHarness !== 'lm_eval' && flagHarness !== 'olmes')
+    problems.push(flagProblem('--harness', `${flagHarness}: lm_eval or olmes`));
+  const instanceCount = positiveInt(flags.instanceCount, '--instance-count', problems, 8) ?? 1;
+  const volumeGb = positiveInt(flags.volumeGb, '--volume-gb', problems) ?? EVAL_DEFAULTS.volumeGb;
+  const maxRetries =
+    flags.maxRetries === undefined
+      ? undefined
+      : flags.maxRetries === '0'
+        ? 0
+        : positiveInt(flags.maxRetries, '--max-retries', problems, 30);
+  const maxRuntimeSeconds = flags.maxRuntime === undefined ? undefined : parseDuration(flags.maxRuntime);
+  if (flags.maxRuntime !== undefined && !maxRuntimeSeconds)
+    problems.push(flagProblem('--max-runtime', `${flags.maxRuntime} is not a duration`, 'e.g. 6h, 90m, 2d'));
+  let local: EvalRequest['local'];
+  if (flags.local) {
+    const gpus = parseGpuList(flags.gpus ?? '');
+    if (!gpus || gpus.length === 0)
+      problems.push(flagProblem('--gpus', `--local needs the GPUs to use: e.g. --gpus 0-7`));
+    else local = { gpus };
+  } else if (flags.gpus !== undefined) problems.push(flagProblem('--gpus', '--gpus is for --local runs'));
+  if (problems.length > 0) throw new ProblemsError(`rlvr eval: ${problems.length} problem(s)`, problems);
+  return {
+    refs,
+    benchmarks,
+    settings: applyDeviations(deviations),
+    deviations: deviations.map((d) => `${d.name}=${d.value}`),
+    harness: (flagHarness as Harness | undefined) ?? harness ?? 'lm_eval',
+    logSamples: Boolean(flags.logSamples),
+    force: Boolean(flags.force),
+    instanceType: flags.instanceType ?? EVAL_DEFAULTS.instanceType,
+    instanceCount,
+    spot: Boolean(flags.spot),
+    ...(maxRuntimeSeconds ? { maxRuntimeSeconds } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    volumeGb,
+    ...(flags.image ? { image: flags.image } : {}),
+    ...(local ? { local } : {}),
+    cwd,
+    ...(flags.description ? { description: flags.description } : {}),
+    benchmarksFrom,
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * `rlvr eval results`: the rows of eval jobs and training jobs (their eval watchers) from S3 (issue #15).
+ * One listing per job finds every unit record, harness results file and watcher summary; the files are
+ * read in parallel and kept in a local cache by ETag, so a repeated table makes no GET. Units an eval
+ * job reused from an earlier one (its plan's `reused`) are read where they are.
+ */
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { IS3, S3ObjectInfo } from '../aws';
+import { UserError } from '../errors';
+import { RUN_FOLDER, type S3Layout } from '../layout';
+import { rlvrCacheDir } from '../util/cache-dir';
+import { readJsonFile } from '../util/json-file';
+import { mapLimited } from '../util/pool';
+import { EVAL_PLAN_FILE, parseUnitFileName, type EvalJobPlan, type UnitRecord } from './job-plan';
+import { harnessResultsFile, rowOfUnit, rowsOfWatcherSummary, WATCHER_SUMMARY } from './results';
+import type { ResultRow } from './table';
+
+export interface ReadStats {
+  /** Files the rows were read from. */
+  files: number;
+  /** Of those, fetched from S3 (the others came from the local cache). */
+  fetched: number;
+}
+
+/** Reads JSON objects through a local cache keyed by bucket, key and ETag. */
+export class ObjectCache {
+  readonly stats: ReadStats = { files: 0, fetched: 0 };
+  constructor(
+    private readonly s3: IS3,
+    private readonly dir = rlvrCacheDir('eval-results'),
+  ) {}
+
+  async json(bucket: string, o: S3ObjectInfo): Promise<unknown> {
+    this.stats.files++;
+    const name = crypto
+      .createHash('sha256')
+      .update(`${bucket}\u0000${o.key}\u0000${o.etag ?? ''}`)
+      .digest('hex');
+    const file = path.join(this.dir, name.slice(0, 2), `${name}.json`);
+    if (o.etag && fs.existsSync(file)) return readJsonFile(file, undefined);
+    const text = await this.s3.getObjectText(bucket, o.key);
+    this.stats.fetched++;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return undefined; // a file being rewritten: not cached
+    }
+    if (o.etag) {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.partial`;
+      fs.writeFileSync(tmp, text);
+      fs.renameSync(tmp, file);
+    }
+    return value;
+  }
+}
+
+/** A unit folder's listing: its record and its harness results, keyed relative to the folder. */
+interface UnitFiles {
+  record?: S3ObjectInfo;
+  files: Map<string, S3ObjectInfo>;
+}
+
+function unitFolders(objects: readonly S3ObjectInfo[], base: string): Map<string, UnitFiles> {
+  const units = new Map<string, UnitFiles>();
+  const evals = `${base}${RUN_FOLDER.evals}/`;
+  // Records first: a unit folder is the folder of a unit record.
+  for (const o of objects) {
+    if (!o.key.startsWith(evals) || !parseUnitFileName(path.posix.basename(o.key))) continue;
+    const folder = path.posix.dirname(o.key);
+    const u: UnitFiles = units.get(folder) ?? { files: new Map() };
+    // A unit that failed and then succeeded (a later attempt) has both records: the success counts.
+    if (!u.record || parseUnitFileName(path.posix.basename(o.key))!.ok) u.record = o;
+    units.set(folder, u);
+  }
+  for (const o of objects) {
+    for (let dir = path.posix.dirname(o.key); dir.length >= evals.length; dir = path.posix.dirname(dir)) {
+      const u = units.get(dir);
+      if (u) {
+        u.files.set(o.key.slice(dir.length + 1), o);
+        break;
+      }
+    }
+  }
+  return units;
+}
+
+async function rowsOfUnits(
+  cache: ObjectCache,
+  bucket: string,
+  units: Map<string, UnitFiles>,
+  source: string,
+): Promise<ResultRow[]> {
+  const list = [...units.values()].filter((u) => u.record);
+  const rows = await mapLimited(list, 16, async (u) => {
+    const record = (await cache.json(bucket, u.record!)) as UnitRecord | undefined;
+    if (!record) return undefined;
+    const harness = harnessResultsFile([...u.files.keys()]);
+    const json =
+      harness && record.exitCode === 0 ? await cache.json(bucket, u.files.get(harness)!) : undefined;
+    return rowOfUnit(record, json, source);
+  });
+  return rows.filter((r): r is ResultRow => r !== undefined);
+}
+
+/**
+ * The rows of one job, eval job or training job: its units, its watcher summaries, and the units it
+ * reused from earlier eval jobs.
+ */
+export async function readJobResults(
+  s3: IS3,
+  layout: S3Layout,
+  job: string,
+  cache: ObjectCache,
+): Promise<ResultRow[]> {
+  const prefix = layout.checkpointsPrefix(job);
+  const objects = await s3.listObjects(layout.bucket, prefix);
+  const planObject = await s3.headObject(layout.bucket, layout.jobKey(job, EVAL_PLAN_FILE));
+  if (objects.length === 0 && !planObject)
+    throw new UserError(
+      `No results of ${job}: nothing under ${layout.uri(prefix)}. Is the job name right (rlvr jobs)?`,
+      'NoSuchJob',
+    );
+  const rows = await rowsOfUnits(cache, layout.bucket, unitFolders(objects, prefix), `eval job ${job}`);
+  const summaries = objects.filter(
+    (o) =>
+      o.key.startsWith(`${prefix}${RUN_FOLDER.evals}/`) &&
+      WATCHER_SUMMARY.test(o.key.slice(`${prefix}${RUN_FOLDER.evals}/`.length)),
+  );
+  // Oldest first (their names carry a timestamp): a later summary's value for the same cell wins.
+  summaries.sort((a, b) => a.key.localeCompare(b.key));
+  for (const s of summaries)
+    rows.push(...rowsOfWatcherSummary(await cache.json(layout.bucket, s), job, `eval watcher of ${job}`));
+  if (planObject) {
+    const plan = (await cache.json(layout.bucket, planObject)) as EvalJobPlan | undefined;
+    const byJob = new Map<string, string[]>();
+    for (const r of plan?.reused ?? []) byJob.set(r.job, [...(byJob.get(r.job) ?? []), r.folder]);
+    for (const [earlier, folders] of byJob) {
+      const base = layout.checkpointsPrefix(earlier);
+      const listed = (
+        await Promise.all(folders.map((f) => s3.listObjects(layout.bucket, `${base}${f}/`)))
+      ).flat();
+      rows.push(
+        ...(await rowsOfUnits(
+          cache,
+          layout.bucket,
+          unitFolders(listed, base),
+          `eval job ${earlier} (reused by ${job})`,
+        )),
+      );
+    }
+  }
+  return rows;
+}
+
+/** Seconds each task took, learned from unit records (the planner's estimates), newest last. */
+export function learnedDurations(rows: readonly ResultRow[]): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const r of rows) if (r.wallS && r.wallS > 0 && !r.failed) (out[r.task] ??= []).push(r.wallS);
+  return out;
+}
+
+const DURATIONS_FILE = () => path.join(rlvrCacheDir('eval-results'), 'durations.json');
+const KEEP_PER_TASK = 50;
+
+/** The durations learned so far (the planner's input). */
+export function readLearnedDurations(): Record<string, number[]> {
+  return readJsonFile<Record<string, number[]>>(DURATIONS_FILE(), {});
+}
+
+/** Adds what a results table read to the durations learned so far. */
+export function recordLearnedDurations(rows: readonly ResultRow[]): void {
+  const known = readLearnedDurations();
+  for (const [task, seconds] of Object.entries(learnedDurations(rows)))
+    known[task] = [...new Set([...(known[task] ?? []), ...seconds])].slice(-KEEP_PER_TASK);
+  const file = DURATIONS_FILE();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(`${file}.partial`, JSON.stringify(known));
+  fs.renameSync(`${file}.partial`, file);
+}
