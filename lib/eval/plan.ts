@@ -155,18 +155,14 @@ function uniqueLabels(checkpoints: readonly ResolvedCheckpoint[]): string[] {
 }
 
 /** The image: --image, else the image of the first training job named. */
-async function planImage(
+function planImage(
   request: EvalRequest,
   checkpoints: readonly ResolvedCheckpoint[],
   aws: AwsClients | undefined,
-): Promise<{ image: string; from: string; placeholder?: boolean }> {
+): { image: string; from: string; placeholder?: boolean } {
   if (request.image) return { image: request.image, from: '--image' };
-  const job = checkpoints.find((c) => c.job)?.job;
-  if (job && aws) {
-    const described = await aws.sagemaker.describeTrainingJob(job);
-    const image = described?.Environment?.[JOB_ENV.image] ?? described?.AlgorithmSpecification?.TrainingImage;
-    if (image) return { image, from: `the image of ${job}` };
-  }
+  const fromJob = checkpoints.find((c) => c.jobImage);
+  if (fromJob) return { image: fromJob.jobImage!, from: `the image of ${fromJob.job}` };
   if (!aws) return { image: PLACEHOLDERS.image, from: 'unresolved (no AWS)', placeholder: true };
   throw new UserError(
     `No image to evaluate with: pass --image <repository@sha256:…> (any image rlvr built: it holds lm_eval and OLMES), or name a training job among --checkpoints (its image is used).`,
@@ -216,6 +212,67 @@ function gpusPerHost(request: EvalRequest): number {
   return gpus;
 }
 
+/** Every reference resolved and checked; any problem refuses them all (exit 2). */
+async function checkedCheckpoints(request: EvalRequest, session: SubmitConnection, layout: S3Layout) {
+  const resolved = await resolveCheckpoints(request.refs, {
+    aws: session.aws,
+    layout,
+    noAwsNote: session.note,
+    local: Boolean(request.local),
+    cwd: request.cwd,
+  });
+  const problems = [...resolved.problems, ...uniqueLabels(resolved.checkpoints)];
+  if (problems.length > 0)
+    throw new ProblemsError(
+      `The checkpoints cannot be evaluated (${problems.length} problem${problems.length > 1 ? 's' : ''})`,
+      problems.map((message): Problem => ({ where: '--checkpoints', message })),
+    );
+  return resolved;
+}
+
+/** The units without results (all with --force), packed over every GPU of every host. */
+async function unitsToRun(
+  request: EvalRequest,
+  checkpoints: readonly ResolvedCheckpoint[],
+  o: {
+    aws: AwsClients | undefined;
+    layout: S3Layout;
+    jobNamePrefix: string;
+    perHost: number;
+    learned: Readonly<Record<string, readonly number[]>>;
+  },
+): Promise<{ skipped: DoneUnit[]; packing: Packing; idleWarning?: string }> {
+  const all = unitsOf(request, checkpoints);
+  const done = request.force
+    ? new Map<string, DoneUnit>()
+    : await findDoneUnits({
+        aws: o.aws,
+        layout: o.layout,
+        jobNamePrefix: o.jobNamePrefix,
+        cwd: request.cwd,
+        local: Boolean(request.local),
+        ids: all.map((u) => u.id),
+      });
+  const skipped = all.flatMap((u) => (done.has(u.id) ? [done.get(u.id)!] : []));
+  const todo = all.filter((u) => !done.has(u.id));
+  const packing = packUnits(
+    todo.map((u): EvalUnit & { id: string } => ({
+      checkpoint: u.checkpoint.label,
+      task: u.task,
+      numFewshot: u.numFewshot,
+      estimateS: estimateSeconds(u.task, o.learned),
+      id: u.id,
+    })),
+    request.instanceCount,
+    o.perHost,
+  );
+  const idleWarning =
+    todo.length > 0 && packing.idle > 0
+      ? `${packing.idle} of ${packing.gpus.length} GPUs get no unit (${todo.length} unit(s)): they are paid and idle; a smaller instance type, or more checkpoints or tasks, uses them`
+      : undefined;
+  return { skipped, packing, ...(idleWarning ? { idleWarning } : {}) };
+}
+
 export async function planEval(
   request: EvalRequest,
   session: SubmitConnection,
@@ -230,51 +287,19 @@ export async function planEval(
   const { settings, aws } = session;
   const layout = new S3Layout(value('bucket', settings.values.bucket), settings.values.prefix);
   const perHost = gpusPerHost(request);
-  const resolved = await resolveCheckpoints(request.refs, {
-    aws,
-    layout,
-    noAwsNote: session.note,
-    local: Boolean(request.local),
-    cwd: request.cwd,
-  });
-  const problems = [...resolved.problems, ...uniqueLabels(resolved.checkpoints)];
-  if (problems.length > 0)
-    throw new ProblemsError(
-      `The checkpoints cannot be evaluated (${problems.length} problem${problems.length > 1 ? 's' : ''})`,
-      problems.map((message): Problem => ({ where: '--checkpoints', message })),
-    );
+  const resolved = await checkedCheckpoints(request, session, layout);
   const checkpoints = resolved.checkpoints;
   const warnings = [...resolved.warnings];
   for (const b of request.benchmarks) warnings.push(...taskWarnings(b.task));
   const jobNamePrefix = evalJobNamePrefix(settings.values.jobNamePrefix ?? 'rlvr');
-  const all = unitsOf(request, checkpoints);
-  const done = request.force
-    ? new Map<string, DoneUnit>()
-    : await findDoneUnits({
-        aws,
-        layout,
-        jobNamePrefix,
-        cwd: request.cwd,
-        local: Boolean(request.local),
-        ids: all.map((u) => u.id),
-      });
-  const skipped = all.flatMap((u) => (done.has(u.id) ? [done.get(u.id)!] : []));
-  const todo = all.filter((u) => !done.has(u.id));
-  const packing = packUnits(
-    todo.map((u): EvalUnit & { id: string } => ({
-      checkpoint: u.checkpoint.label,
-      task: u.task,
-      numFewshot: u.numFewshot,
-      estimateS: estimateSeconds(u.task, learned),
-      id: u.id,
-    })),
-    request.instanceCount,
+  const { skipped, packing, idleWarning } = await unitsToRun(request, checkpoints, {
+    aws,
+    layout,
+    jobNamePrefix,
     perHost,
-  );
-  if (todo.length > 0 && packing.idle > 0)
-    warnings.push(
-      `${packing.idle} of ${packing.gpus.length} GPUs get no unit (${todo.length} unit(s)): they are paid and idle; a smaller instance type, or more checkpoints or tasks, uses them`,
-    );
+    learned,
+  });
+  if (idleWarning) warnings.push(idleWarning);
   const { channels, containerPath } = planChannels(checkpoints, layout);
   if (!request.local && channels.length > 19)
     throw new UserError(
@@ -288,33 +313,7 @@ export async function planEval(
     modelPath: modelViewPath('/tmp', c.label),
     from: c.local ?? (c.s3 ? `s3://${c.s3.bucket}/${c.s3.key}` : c.given),
   }));
-  const units: PlannedUnit[] = packing.gpus.flatMap((g) =>
-    g.units.map((u) => {
-      const id = (u as EvalUnit & { id: string }).id;
-      const folder = unitFolder(u.checkpoint, u.task, u.numFewshot);
-      const command = unitCommand({
-        harness: request.harness,
-        model: plannedCheckpoints.find((c) => c.label === u.checkpoint)!.modelPath,
-        task: u.task,
-        numFewshot: u.numFewshot,
-        outputDir: `${unitContainerDir(folder)}/${UNIT_FILES.harness}`,
-        settings: request.settings,
-        logSamples: request.logSamples,
-      });
-      return {
-        id,
-        host: g.host,
-        gpu: g.gpu,
-        checkpoint: u.checkpoint,
-        task: u.task,
-        numFewshot: u.numFewshot,
-        folder,
-        argv: command.argv,
-        env: command.env,
-        estimateS: u.estimateS,
-      };
-    }),
-  );
+  const units = plannedUnits(request, packing, plannedCheckpoints);
   const jobPlan: EvalJobPlan = {
     version: 1,
     harness: request.harness,
@@ -323,7 +322,7 @@ export async function planEval(
     deviations: request.deviations,
     reused: skipped.map((d) => ({ id: d.id, job: d.where, folder: d.folder })),
   };
-  const image = await planImage(request, checkpoints, aws);
+  const image = planImage(request, checkpoints, aws);
   if (image.placeholder) placeholders.push('image');
   const maxRuntimeSeconds =
     request.maxRuntimeSeconds ??
@@ -369,37 +368,16 @@ export async function planEval(
     submittedAt,
     channels,
     buildRequest: (jobName) =>
-      assembleRequest({
+      evalJobRequest({
         jobName,
+        request,
+        layout,
         settings: requestSettings,
         image: image.image,
-        channels: [
-          s3Channel(CHANNELS.config, layout.uri(layout.jobPrefix(jobName)), 'File'),
-          ...channels.map((c) => evalChannel(c, layout, jobName)),
-        ],
-        environment: {
-          [JOB_ENV.mode]: 'eval',
-          [JOB_ENV.submitId]: submitId,
-          [JOB_ENV.image]: image.image,
-          ...OFFLINE_ENVIRONMENT,
-        },
-        tags: Object.entries({
-          'rlvr:kind': 'eval',
-          'rlvr:user': os.userInfo().username,
-          'rlvr:units': String(units.length),
-        }).map(([Key, Value]) => ({ Key, Value: sanitizeTagValue(Value) })),
-        metricDefinitions: [],
-        options: {
-          instanceType: request.instanceType,
-          instanceCount: request.instanceCount,
-          volumeGb: request.volumeGb,
-          keepAliveSeconds: 0,
-          maxRuntimeSeconds,
-          spot: request.spot,
-          maxWaitSeconds: undefined,
-          maxRetries: request.maxRetries,
-          networkIsolation: true,
-        },
+        channels,
+        submitId,
+        units: units.length,
+        maxRuntimeSeconds,
       }),
     uploads: () => [
       { file: EVAL_PLAN_FILE, body: `${JSON.stringify(jobPlan, null, 2)}\n` },
@@ -414,6 +392,89 @@ export async function planEval(
       throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);
   }
   return plan;
+}
+
+/** Each GPU's units with their folders and exact commands. */
+function plannedUnits(
+  request: EvalRequest,
+  packing: Packing,
+  checkpoints: readonly PlannedCheckpoint[],
+): PlannedUnit[] {
+  return packing.gpus.flatMap((g) =>
+    g.units.map((u) => {
+      const id = (u as EvalUnit & { id: string }).id;
+      const folder = unitFolder(u.checkpoint, u.task, u.numFewshot);
+      const command = unitCommand({
+        harness: request.harness,
+        model: checkpoints.find((c) => c.label === u.checkpoint)!.modelPath,
+        task: u.task,
+        numFewshot: u.numFewshot,
+        outputDir: `${unitContainerDir(folder)}/${UNIT_FILES.harness}`,
+        settings: request.settings,
+        logSamples: request.logSamples,
+      });
+      return {
+        id,
+        host: g.host,
+        gpu: g.gpu,
+        checkpoint: u.checkpoint,
+        task: u.task,
+        numFewshot: u.numFewshot,
+        folder,
+        argv: command.argv,
+        env: command.env,
+        estimateS: u.estimateS,
+      };
+    }),
+  );
+}
+
+/** The eval job's request: the config channel, the checkpoints' channels, eval mode, network isolation. */
+function evalJobRequest(o: {
+  jobName: string;
+  request: EvalRequest;
+  layout: S3Layout;
+  settings: RequestSettings;
+  image: string;
+  channels: readonly EvalChannel[];
+  submitId: string;
+  units: number;
+  maxRuntimeSeconds: number;
+}): CreateTrainingJobRequest {
+  const { request, layout, jobName } = o;
+  return assembleRequest({
+    jobName,
+    settings: o.settings,
+    image: o.image,
+    channels: [
+      s3Channel(CHANNELS.config, layout.uri(layout.jobPrefix(jobName)), 'File'),
+      ...o.channels.map((c) => evalChannel(c, layout, jobName)),
+    ],
+    environment: {
+      [JOB_ENV.mode]: 'eval',
+      [JOB_ENV.submitId]: o.submitId,
+      [JOB_ENV.image]: o.image,
+      ...OFFLINE_ENVIRONMENT,
+    },
+    tags: Object.entries({
+      'rlvr:kind': 'eval',
+      'rlvr:user': os.userInfo().username,
+      'rlvr:units': String(o.units),
+    }).map(([Key, Value]) => ({ Key, Value: sanitizeTagValue(Value) })),
+    metricDefinitions: [],
+    options: {
+      instanceType: request.instanceType,
+      instanceCount: request.instanceCount,
+      volumeGb: request.volumeGb,
+      keepAliveSeconds: 0,
+      maxRuntimeSeconds: o.maxRuntimeSeconds,
+      spot: request.spot,
+      maxWaitSeconds: undefined,
+      maxRetries: request.maxRetries,
+      // Evaluation needs no network: the checkpoints come in channels, the Hub is off.
+      networkIsolation: true,
+    },
+  });
 }
 
 function manifestFile(c: EvalChannel): string {

@@ -11,7 +11,7 @@ import type { AwsClients, S3ObjectInfo } from '../aws';
 import { isTerminal } from '../aws/session';
 import { folderVerdict, localCheckpointFiles, weightsNamedByIndex, type FolderVerdict } from '../checkpoints';
 import type { Problem } from '../errors';
-import { MODEL_INDEX_FILE, type S3Layout } from '../layout';
+import { JOB_ENV, MODEL_INDEX_FILE, type S3Layout } from '../layout';
 import { parseS3Uri } from '../jobs/inputs';
 import { judgeJobCheckpoints, jobListing } from '../results/job-checkpoints';
 import { readJobRunInfo } from '../results/run-folders';
@@ -37,6 +37,8 @@ export interface ResolvedCheckpoint {
   readonly local?: string;
   /** The job it is a checkpoint of, when it is. */
   readonly job?: string;
+  /** That job's image (what an eval of it runs in unless --image says otherwise). */
+  readonly jobImage?: string;
   /** Said in the plan (a fix the job applies in its copy, a mapping). */
   readonly notes: readonly string[];
   /** Set when it could not be looked up (a dry-run without AWS). */
@@ -137,6 +139,7 @@ async function resolveJobRef(
     }
   }
   if (problems.length > 0) return { checkpoints: [], problems, warnings };
+  const image = described?.Environment?.[JOB_ENV.image] ?? described?.AlgorithmSpecification?.TrainingImage;
   const checkpoints = names.map((n): ResolvedCheckpoint => {
     const { checkpoint: ck, indexed } = byName.get(n)!;
     const folder: S3Folder = { bucket: layout.bucket, key: `${prefix}${ck.path}/` };
@@ -149,6 +152,7 @@ async function resolveJobRef(
       s3: folder,
       objects: objects.filter((o) => o.key.startsWith(folder.key) && !o.key.endsWith('/')),
       job: ref.job,
+      ...(image ? { jobImage: image } : {}),
       notes: note ? [note] : [],
     };
   });

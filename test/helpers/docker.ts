@@ -200,7 +200,8 @@ export function writeTestDockerDir(dir: string): void {
  * The container test image: `FROM scratch` with the host's node (and the libraries ldd lists), busybox
  * for a shell, a `python` that runs the fake trainer and watcher (JavaScript in .py files, so the job's
  * default commands run unchanged), the stand-in `ray` of test/fixtures/fake-ray (a real TCP rendezvous
- * between containers, each call recorded), and our `train`.
+ * between containers, each call recorded), the stand-in `lm_eval` of test/fixtures/fake-lm-eval, and
+ * our `train`.
  */
 export function writeContainerDockerDir(dir: string): void {
   const base = path.join(dir, 'base');
@@ -225,6 +226,17 @@ export function writeContainerDockerDir(dir: string): void {
   fs.writeFileSync(path.join(dir, 'ray'), '#!/bin/sh\nexec /usr/local/bin/node /opt/fake-ray/ray.js "$@"\n', {
     mode: 0o755,
   });
+  // The stand-in `lm_eval` (test/fixtures/fake-lm-eval): the batch evaluation's harness.
+  fs.writeFileSync(
+    path.join(dir, 'lm_eval'),
+    '#!/bin/sh\nexec /usr/local/bin/node /opt/fake-lm-eval/lm_eval.js "$@"\n',
+    { mode: 0o755 },
+  );
+  fs.mkdirSync(path.join(dir, 'fake-lm-eval'), { recursive: true });
+  fs.copyFileSync(
+    path.join(__dirname, '..', 'fixtures', 'fake-lm-eval', 'lm_eval.js'),
+    path.join(dir, 'fake-lm-eval', 'lm_eval.js'),
+  );
   fs.mkdirSync(path.join(dir, 'fake-ray'), { recursive: true });
   fs.copyFileSync(
     path.join(__dirname, '..', 'fixtures', 'fake-ray', 'ray.js'),
@@ -237,8 +249,9 @@ export function writeContainerDockerDir(dir: string): void {
       'COPY base/ /',
       'RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && mkdir -p /tmp && chmod 1777 /tmp"]',
       'COPY trainer-deps/ /opt/rlvr-build/trainer-deps/',
-      'COPY python ray train /usr/local/bin/',
+      'COPY python ray train lm_eval /usr/local/bin/',
       'COPY fake-ray/ /opt/fake-ray/',
+      'COPY fake-lm-eval/ /opt/fake-lm-eval/',
       'COPY rlvr/ /opt/rlvr/',
       'ENV PATH=/usr/local/bin:/bin',
       'WORKDIR /opt/ml/code',
