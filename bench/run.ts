@@ -188,8 +188,8 @@ async function main(): Promise<void> {
   };
   const aws = (args: string[], opts: { time?: boolean } = {}) =>
     run('aws', ['--endpoint-url', s3Endpoint, ...args], env, opts);
-  const rlvr = (args: string[], opts: { time?: boolean } = {}) =>
-    run(process.execPath, [path.join(ROOT, 'bin/rlvr.js'), ...args], env, opts);
+  const rlvr = (args: string[], opts: { time?: boolean } = {}, extraEnv: NodeJS.ProcessEnv = {}) =>
+    run(process.execPath, [path.join(ROOT, 'bin/rlvr.js'), ...args], { ...env, ...extraEnv }, opts);
   const sagemaker = new SageMakerClient({
     region: 'us-west-2',
     endpoint: moto.endpoint,
@@ -244,6 +244,12 @@ async function main(): Promise<void> {
     );
 
   try {
+    if (process.argv.includes('--eval-only')) {
+      // A quick look at the eval results row alone; bench/results.md is written only by the full run.
+      rows.push(await evalResultsRow(aws, rlvr));
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n${log.join('\n')}\n`);
+      return;
+    }
     // --- 1 GiB object ---------------------------------------------------------------------------
     const big = path.join(work, 'src/big/model.safetensors');
     writeSafetensorsFile(big, 1024 * MIB);
@@ -447,6 +453,7 @@ async function main(): Promise<void> {
       pass: worst <= 64 * 1024,
     });
     rows.push(await curriculumRow(env, s3Endpoint));
+    rows.push(await evalResultsRow(aws, rlvr));
     await imageRows(rows, moto.env);
   } finally {
     sagemaker.destroy();
@@ -495,6 +502,90 @@ async function curriculumRow(env: NodeJS.ProcessEnv, s3Endpoint: string): Promis
     clients.close();
     process.env = saved;
   }
+}
+
+/**
+ * `rlvr eval results` over an eval job of 250 units (500 result files: each unit's record and the
+ * harness's results JSON) against `aws s3 cp --recursive` of the same files, the first step of the
+ * team's gathering script; then the repeat, which the local cache answers without a GET.
+ */
+async function evalResultsRow(
+  aws: (args: string[], opts?: { time?: boolean }) => Promise<Timed>,
+  rlvr: (args: string[], opts?: { time?: boolean }, extraEnv?: NodeJS.ProcessEnv) => Promise<Timed>,
+): Promise<Row> {
+  const job = 'annotations-adhoc-eval-20261123-000000';
+  const local = path.join(work, 'eval-results-src');
+  const tasks = ['gsm8k_cot', 'minerva_math', 'ifeval', 'mbpp', 'humaneval'];
+  for (let c = 0; c < 50; c++)
+    for (const task of tasks) {
+      const dir = path.join(local, `ck${c}`, `${task}_0shot`);
+      const id = `${c.toString(16).padStart(8, '0')}${tasks.indexOf(task).toString(16).padStart(8, '0')}`;
+      fs.mkdirSync(path.join(dir, 'harness', 'model'), { recursive: true });
+      fs.writeFileSync(
+        path.join(dir, `unit-${id}.json`),
+        JSON.stringify({
+          id,
+          checkpoint: { label: `ck${c}`, id: `ck${c}`, from: 's3://x/' },
+          task,
+          numFewshot: 0,
+          harness: 'lm_eval',
+          argv: [],
+          deviations: [],
+          host: 'algo-1',
+          gpu: 0,
+          startedAt: '2026-11-23T00:00:00Z',
+          wallS: 300 + c,
+          exitCode: 0,
+        }),
+      );
+      fs.writeFileSync(
+        path.join(dir, 'harness', 'model', 'results_2026-11-23T00-00-00.json'),
+        JSON.stringify({
+          results: { [task]: { alias: task, 'acc,none': 0.5, 'acc_stderr,none': 0.01 } },
+          configs: { [task]: { description: 'x'.repeat(2000) } },
+        }),
+      );
+    }
+  await aws([
+    's3',
+    'cp',
+    '--recursive',
+    '--quiet',
+    local,
+    `s3://${BUCKET}/rlvr-experiments/checkpoints/${job}/evals/`,
+  ]);
+  const cache = path.join(work, 'eval-cache');
+  const ours = () => rlvr(['eval', 'results', job, '--format', 'csv'], {}, { XDG_CACHE_HOME: cache });
+  const fetchedOf = (r: Timed) => Number(/(\d+) from S3/.exec(r.stderr)?.[1] ?? NaN);
+  const baselineDir = path.join(work, 'eval-results-aws');
+  const baseline = await aws([
+    's3',
+    'cp',
+    '--recursive',
+    '--quiet',
+    `s3://${BUCKET}/rlvr-experiments/checkpoints/${job}/evals/`,
+    baselineDir,
+  ]);
+  const cold = await ours();
+  const warm = await ours();
+  const lines = cold.stdout.trim().split('\n').length - 1;
+  log.push(
+    `eval results: 250 units, 500 files; cold ${cold.seconds.toFixed(2)} s (${fetchedOf(cold)} GETs), cached repeat ${warm.seconds.toFixed(2)} s (${fetchedOf(warm)} GETs); ${lines} table cells; aws s3 cp --recursive ${baseline.seconds.toFixed(2)} s`,
+  );
+  return {
+    name: 'eval results table, eval job of 250 units (500 result files): cold, then the cached repeat',
+    ours: `${cold.seconds.toFixed(2)} s; repeat ${warm.seconds.toFixed(2)} s, ${fetchedOf(warm)} GETs`,
+    baseline: `${baseline.seconds.toFixed(2)} s (aws s3 cp --recursive, files only)`,
+    ratio: cold.seconds / baseline.seconds,
+    // Both sides make the same 500 GETs of a server that answers one at a time (s3rver: concurrency 8,
+    // 32 or 64 measured the same), so the cold read can at best match the copy; the repeat is the point.
+    target: 'cold ≤ 1.1×; repeat 0 GETs, ≤ 0.25× the copy',
+    pass:
+      cold.seconds <= 1.1 * baseline.seconds &&
+      fetchedOf(warm) === 0 &&
+      warm.seconds <= 0.25 * baseline.seconds &&
+      lines === 250,
+  };
 }
 
 /**

@@ -39,6 +39,8 @@ export function createProgram(
     .name('rlvr')
     .description('Launch and manage RLVR fine-tuning jobs on Amazon SageMaker')
     .showSuggestionAfterError(true)
+    // A command's options are its own: a parent's (`eval --dry-run`) are not its subcommands' (`eval results`).
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(text) });
   for (const name of names) COMMANDS[name]()(program);
@@ -60,11 +62,12 @@ function spellings(option: Option): string[] {
   return [option.long, option.short].filter((s): s is string => Boolean(s));
 }
 
-/** Every option `command` takes (its own, its parents', and help). */
+/**
+ * Every option `command` takes: its own (positional options: a parent's options go before the
+ * subcommand, so they are not this command's), and help.
+ */
 export function optionsOf(command: Command): Option[] {
-  const out: Option[] = [];
-  for (let c: Command | null = command; c; c = c.parent) out.push(...c.options);
-  return out;
+  return [...command.options];
 }
 
 /**

@@ -47,7 +47,8 @@ export function registerDownload(program: Command): void {
         );
         print(flags, report, () => renderDownload(job, report));
         // A completed job without checkpoints, or a file that failed its check, is a failed download.
-        const noCheckpoints = report.availableCheckpoints.length === 0 && report.jobStatus === 'Completed';
+        const noCheckpoints =
+          report.availableCheckpoints.length === 0 && report.jobStatus === 'Completed' && !report.evalJob;
         return noCheckpoints || report.checks.some((c) => !c.ok) ? 1 : 0;
       }),
     );

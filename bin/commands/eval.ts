@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { UserError } from '../../lib/errors';
+import { RlvrError, RuntimeFailure, UserError } from '../../lib/errors';
+import { describeAwsError } from '../../lib/aws';
 import { CLI_ENV } from '../../lib/layout';
 import { parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
 import { localJobOfEval } from '../../lib/eval/local';
@@ -74,6 +75,8 @@ export function registerEval(program: Command): void {
     .option('--docker-host <uri>', 'with --local: the Docker engine (else DOCKER_HOST)')
     .action(exits((flags: EvalCommandFlags) => runEval(flags)));
 
+  // `eval`'s own options (--dry-run, --checkpoints, …) are not `eval results`' options.
+  evalCommand.enablePositionalOptions();
   addSettingsOptions(evalCommand.command('results'))
     .description(
       'checkpoint × benchmark table of eval jobs, training jobs (their eval watchers) and local run folders, merged',
@@ -214,7 +217,20 @@ async function runResults(jobs: string[], flags: ResultsFlags): Promise<number> 
     try {
       const layout = requireLayout(context);
       const cache = new ObjectCache(context.aws.s3);
-      for (const job of remote) rows.push(...(await readJobResults(context.aws.s3, layout, job, cache)));
+      for (const job of remote) {
+        try {
+          rows.push(...(await readJobResults(context.aws.s3, layout, job, cache)));
+        } catch (err) {
+          if (err instanceof RlvrError) throw err;
+          throw new RuntimeFailure(
+            `Could not read the results of ${job}: ${describeAwsError(err)}`,
+            'AwsFailure',
+            {
+              cause: err,
+            },
+          );
+        }
+      }
       stats = cache.stats;
     } finally {
       context.close();
@@ -230,7 +246,7 @@ async function runResults(jobs: string[], flags: ResultsFlags): Promise<number> 
   process.stdout.write(
     format === 'csv' ? tableCsv(table) : format === 'json' ? tableJson(table) : tableMarkdown(table),
   );
-  if (format === 'md' && remote.length > 0)
+  if (remote.length > 0)
     process.stderr.write(
       `• read ${stats.files} result file(s), ${stats.fetched} from S3, ${stats.files - stats.fetched} from the local cache\n`,
     );

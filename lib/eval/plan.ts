@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { Channel, CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import type { AwsClients } from '../aws';
-import { ProblemsError, UserError, type Problem } from '../errors';
+import { describeAwsError, type AwsClients } from '../aws';
+import { ProblemsError, RlvrError, RuntimeFailure, UserError, type Problem } from '../errors';
 import { checkRequestLimits, costOf, gpuCount, isTrainingInstanceType, sanitizeTagValue } from '../jobs';
 import { assembleRequest, OFFLINE_ENVIRONMENT, s3Channel, type RequestSettings } from '../jobs/request';
 import { PLACEHOLDERS } from '../jobs/resolve';
@@ -212,15 +212,27 @@ function gpusPerHost(request: EvalRequest): number {
   return gpus;
 }
 
+/** A step that reads AWS: our errors pass, any other is a run-time failure naming the step. */
+async function awsStep<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof RlvrError) throw err;
+    throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
+  }
+}
+
 /** Every reference resolved and checked; any problem refuses them all (exit 2). */
 async function checkedCheckpoints(request: EvalRequest, session: SubmitConnection, layout: S3Layout) {
-  const resolved = await resolveCheckpoints(request.refs, {
-    aws: session.aws,
-    layout,
-    noAwsNote: session.note,
-    local: Boolean(request.local),
-    cwd: request.cwd,
-  });
+  const resolved = await awsStep('look up the checkpoints in S3', () =>
+    resolveCheckpoints(request.refs, {
+      aws: session.aws,
+      layout,
+      noAwsNote: session.note,
+      local: Boolean(request.local),
+      cwd: request.cwd,
+    }),
+  );
   const problems = [...resolved.problems, ...uniqueLabels(resolved.checkpoints)];
   if (problems.length > 0)
     throw new ProblemsError(
@@ -245,14 +257,16 @@ async function unitsToRun(
   const all = unitsOf(request, checkpoints);
   const done = request.force
     ? new Map<string, DoneUnit>()
-    : await findDoneUnits({
-        aws: o.aws,
-        layout: o.layout,
-        jobNamePrefix: o.jobNamePrefix,
-        cwd: request.cwd,
-        local: Boolean(request.local),
-        ids: all.map((u) => u.id),
-      });
+    : await awsStep('look for earlier results in S3', () =>
+        findDoneUnits({
+          aws: o.aws,
+          layout: o.layout,
+          jobNamePrefix: o.jobNamePrefix,
+          cwd: request.cwd,
+          local: Boolean(request.local),
+          ids: all.map((u) => u.id),
+        }),
+      );
   const skipped = all.flatMap((u) => (done.has(u.id) ? [done.get(u.id)!] : []));
   const todo = all.filter((u) => !done.has(u.id));
   const packing = packUnits(

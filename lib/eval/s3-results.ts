@@ -58,6 +58,9 @@ export class ObjectCache {
   }
 }
 
+/** Units read at once (each two small GETs): S3 serves many small reads best side by side. */
+const READ_CONCURRENCY = 32;
+
 /** A unit folder's listing: its record and its harness results, keyed relative to the folder. */
 interface UnitFiles {
   record?: S3ObjectInfo;
@@ -95,13 +98,14 @@ async function rowsOfUnits(
   source: string,
 ): Promise<ResultRow[]> {
   const list = [...units.values()].filter((u) => u.record);
-  const rows = await mapLimited(list, 16, async (u) => {
-    const record = (await cache.json(bucket, u.record!)) as UnitRecord | undefined;
-    if (!record) return undefined;
+  // The record and the harness's results read together (a failed unit has no results file).
+  const rows = await mapLimited(list, READ_CONCURRENCY, async (u) => {
     const harness = harnessResultsFile([...u.files.keys()]);
-    const json =
-      harness && record.exitCode === 0 ? await cache.json(bucket, u.files.get(harness)!) : undefined;
-    return rowOfUnit(record, json, source);
+    const [record, json] = await Promise.all([
+      cache.json(bucket, u.record!) as Promise<UnitRecord | undefined>,
+      harness ? cache.json(bucket, u.files.get(harness)!) : undefined,
+    ]);
+    return record ? rowOfUnit(record, record.exitCode === 0 ? json : undefined, source) : undefined;
   });
   return rows.filter((r): r is ResultRow => r !== undefined);
 }

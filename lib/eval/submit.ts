@@ -90,7 +90,7 @@ export async function submitEval(
   try {
     await appendJobLogRow(options.jobLogPath, {
       jobName,
-      config: plan.request.benchmarksFrom,
+      config: `rlvr eval (${plan.request.benchmarksFrom})`,
       description:
         plan.request.description ??
         `eval: ${plan.checkpoints.map((c) => c.label).join(', ')} × ${plan.request.benchmarks.map((b) => `${b.task}:${b.numFewshot}`).join(', ')}`,

@@ -1,6 +1,6 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import type { IS3 } from '../aws';
-import { parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
+import { JOB_ENV, parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
 import {
   checkpointOfKey,
   readJobRunInfo,
@@ -172,12 +172,15 @@ export function describeResume(resume: ResumeInfo): string {
   return `restarted: ${resume.note}${from}`;
 }
 
-/** The "Completed but no checkpoints" incident, said loudly. */
+/**
+ * The "Completed but no checkpoints" incident, said loudly. An eval job (`RLVR_MODE=eval`) writes
+ * results, not checkpoints: it has no such incident.
+ */
 export function postJobProblem(
-  status: TrainingJobStatus | undefined,
+  job: Pick<DescribeTrainingJobResponse, 'TrainingJobStatus' | 'Environment'>,
   checkpoints: CheckpointSummary,
 ): string | undefined {
-  if (status !== 'Completed') return undefined;
+  if (job.TrainingJobStatus !== 'Completed' || job.Environment?.[JOB_ENV.mode] === 'eval') return undefined;
   if (checkpoints.count === 0) return 'COMPLETED WITHOUT ANY CHECKPOINT IN S3';
   if (!checkpoints.final)
     return `completed, but no final checkpoint (latest: step ${checkpoints.latestStep})`;
@@ -299,10 +302,7 @@ export async function listJobs(
     const tags = await context.aws.sagemaker.listTags(job.TrainingJobArn!);
     let problem: string | undefined;
     if (job.TrainingJobStatus === 'Completed' && context.layout) {
-      problem = postJobProblem(
-        job.TrainingJobStatus,
-        await summarizeCheckpoints(context.aws.s3, context.layout, name),
-      );
+      problem = postJobProblem(job, await summarizeCheckpoints(context.aws.s3, context.layout, name));
     }
     return {
       name,
@@ -346,7 +346,7 @@ export async function jobStatus(
     cost: jobCost(job, context.region, now),
     checkpoints,
     trace,
-    problem: postJobProblem(job.TrainingJobStatus, checkpoints),
+    problem: postJobProblem(job, checkpoints),
     checkpointsUri: layout.uri(layout.checkpointsPrefix(name)),
     attempts: summarizeAttempts(job, runInfo),
   };

@@ -7,7 +7,7 @@ import type { ProgressOf } from '../progress';
 import { describeJob, requireLayout, type JobContext } from '../aws/session';
 import { folderVerdict, laterCheckpointExists, type CheckpointFiles, type Verdict } from '../checkpoints';
 import { isTerminal } from '../aws/session';
-import { LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
+import { JOB_ENV, LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { judgeJobCheckpoints, jobListing, type JobListing } from './job-checkpoints';
 import { extractTarGz } from '../util/extract-tar';
@@ -50,6 +50,8 @@ export interface DownloadOptions {
 export interface DownloadReport {
   readonly dir: string;
   readonly jobStatus: string;
+  /** A batch evaluation job (`rlvr eval`): results only, no checkpoints expected. */
+  readonly evalJob: boolean;
   readonly downloaded: number;
   readonly skipped: number;
   readonly bytes: number;
@@ -511,7 +513,9 @@ async function downloadSteps(context: JobContext, options: DownloadOptions): Pro
   // Every checkpoint folder must be loadable and its weights whole, nested ones included.
   const { checks, folderNames } = verifyCheckpoints(run, listing.checkpointDirs);
   const { job, warnings, tally } = run;
-  if (listing.available.length === 0) {
+  // An eval job writes results (evals/), never checkpoints.
+  const evalJob = job.Environment?.[JOB_ENV.mode] === 'eval';
+  if (listing.available.length === 0 && !evalJob) {
     warnings.push(
       `${options.job} has NO CHECKPOINTS in ${layout.uri(run.prefix)}${job.TrainingJobStatus === 'Completed' ? ' although it Completed' : ` (${job.TrainingJobStatus})`}`,
     );
@@ -519,6 +523,7 @@ async function downloadSteps(context: JobContext, options: DownloadOptions): Pro
   return {
     dir: run.dir,
     jobStatus: job.TrainingJobStatus ?? 'Unknown',
+    evalJob,
     downloaded: tally.downloaded,
     skipped: tally.skipped,
     bytes: tally.bytes,

@@ -2,10 +2,11 @@
 
 moto creates every training job already "Completed" and has no StopTrainingJob. Tests of
 `rlvr stop`, `status`, `logs --follow` and `submit --wait` need jobs that run and can be stopped, so
-this starts the real moto_server with two additions, both at the emulator, behind real HTTP:
+this starts the real moto_server with these additions, at the emulator, behind real HTTP:
 - StopTrainingJob: an InProgress job goes Stopping, then Stopped at its next read;
 - with MOTO_TRAINING_SECONDS > 0, a new job is InProgress/Training for that many seconds, then
-  Completed, with training and billable times. Spot jobs bill 30% of the training time.
+  Completed, with training and billable times. Spot jobs bill 30% of the training time;
+- DescribeTrainingJob returns the job's Environment, as SageMaker does (moto drops it).
 Usage: python3 moto_server_ext.py -H 127.0.0.1 -p PORT   (the arguments of moto_server)
 """
 
@@ -70,6 +71,10 @@ def _response(self):
     _refresh(self)
     response = _original_response.fget(self)
     response.pop("RlvrStarted", None)
+    response.pop("RlvrEnvironment", None)
+    # SageMaker returns the job's Environment; moto drops it.
+    if getattr(self, "rlvr_environment", None):
+        response["Environment"] = self.rlvr_environment
     return response
 
 
@@ -102,7 +107,19 @@ def _stop_training_job_response(self):
     return ActionResult({})
 
 
+_original_create_response = responses.SageMakerResponse.create_training_job
+
+
+def _create_training_job_response(self):
+    result = _original_create_response(self)
+    job = self.sagemaker_backend.training_jobs.get(self._get_param("TrainingJobName"))
+    if job is not None:
+        job.rlvr_environment = self._get_param("Environment") or {}
+    return result
+
+
 models.SageMakerModelBackend.list_training_jobs = _list_training_jobs
+responses.SageMakerResponse.create_training_job = _create_training_job_response
 models.SageMakerModelBackend.stop_training_job = _stop_training_job
 responses.SageMakerResponse.stop_training_job = _stop_training_job_response
 
