@@ -194,21 +194,38 @@ export function buildTable(results: readonly ResultRow[], baseline?: string): Re
     : undefined;
   return {
     columns: order.map((o) => o.c),
-    rows: [...rows.entries()].map(([checkpointId, r]) => ({
-      label: r.label,
-      checkpointId,
-      sources: [...r.sources],
-      deviations: [...r.deviations],
-      cells: order.map(({ i }) => {
-        const cell = r.cells.get(i);
-        const b = base?.cells.get(i);
-        if (!cell || 'failed' in cell || !base || base === r || !b || 'failed' in b) return cell;
-        return { ...cell, delta: cell.value - b.value };
-      }),
-    })),
+    rows: [...rows.entries()]
+      .sort(([a], [b]) => compareIds(a, b))
+      .map(([checkpointId, r]) => ({
+        label: r.label,
+        checkpointId,
+        sources: [...r.sources],
+        deviations: [...r.deviations],
+        cells: order.map(({ i }) => {
+          const cell = r.cells.get(i);
+          const b = base?.cells.get(i);
+          if (!cell || 'failed' in cell || !base || base === r || !b || 'failed' in b) return cell;
+          return { ...cell, delta: cell.value - b.value };
+        }),
+      })),
     ...(base ? { baseline } : {}),
     duplicates,
   };
+}
+
+/**
+ * Rows: models and folders first (as seen), then each job's checkpoints in step order, `final` last
+ * (a job's `step100` from its watcher and from an eval job sit together).
+ */
+function compareIds(a: string, b: string): number {
+  const key = (id: string) => {
+    const m = /^(.+):(?:step(\d+)|final)$/.exec(id);
+    return m ? { job: m[1], step: m[2] === undefined ? Infinity : Number(m[2]) } : undefined;
+  };
+  const ka = key(a);
+  const kb = key(b);
+  if (!ka || !kb) return (ka ? 1 : 0) - (kb ? 1 : 0);
+  return ka.job.localeCompare(kb.job) || ka.step - kb.step;
 }
 
 function firstOfTask(columns: readonly Column[], c: Column): number {
@@ -222,22 +239,26 @@ const signed = (v: number) => `${v >= 0 ? '+' : '−'}${Math.abs(v * 100).toFixe
 export function tableMarkdown(table: ResultsTable): string {
   if (table.rows.length === 0) return 'No evaluation results found.\n';
   const header = ['checkpoint', ...table.columns.map((c) => `${c.task} (${c.numFewshot}-shot) ${c.metric}`)];
-  const lines = [
-    `| ${header.join(' | ')} |`,
-    `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
-  ];
-  for (const row of table.rows) {
-    const cells = row.cells.map((cell) => {
+  const body = table.rows.map((row) => [
+    row.label === table.baseline ? `${row.label} (baseline)` : row.label,
+    ...row.cells.map((cell) => {
       if (!cell) return '–';
       if ('failed' in cell) return 'FAILED';
       let text = pct(cell.value);
       if (cell.stderr !== undefined) text += ` ± ${pct(cell.stderr)}`;
       if (cell.delta !== undefined) text += ` (${signed(cell.delta)})`;
       return text;
-    });
-    const label = row.label === table.baseline ? `${row.label} (baseline)` : row.label;
-    lines.push(`| ${[label, ...cells].join(' | ')} |`);
-  }
+    }),
+  ]);
+  // Aligned as a terminal shows it (and as prettier would): labels left, numbers right.
+  const widths = header.map((h, i) => Math.max(3, h.length, ...body.map((r) => r[i].length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  const lines = [
+    `| ${header.map((h, i) => h.padEnd(widths[i])).join(' | ')} |`,
+    `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`,
+    ...body.map(line),
+  ];
   const notes: string[] = [];
   for (const row of table.rows)
     if (row.deviations.length > 0)

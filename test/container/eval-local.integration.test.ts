@@ -126,8 +126,10 @@ describeWithPeer('dockerd', dockerAvailable())('rlvr eval --local (real engine, 
       /1 of 8 eval unit\(s\) failed: b × mbpp/,
     );
     // The table, with every task's judged metrics and the failed unit.
-    expect(r.stdout).toMatch(/\| checkpoint \| gsm8k_cot \(8-shot\) strict \| gsm8k_cot \(8-shot\) flex \|/);
-    expect(r.stdout).toMatch(/\| b \| .*FAILED/);
+    expect(r.stdout).toMatch(
+      /\| checkpoint +\| gsm8k_cot \(8-shot\) strict +\| gsm8k_cot \(8-shot\) flex +\|/,
+    );
+    expect(r.stdout).toMatch(/\| b +\| .*FAILED/);
 
     // The cause fixed, the same command again: only the failed unit runs.
     fs.rmSync(path.join(cwd, 'ck', 'b', 'fake-fail-tasks.txt'));

@@ -110,6 +110,29 @@ describeWithPeer('moto_server', motoAvailable())('rlvr eval against the emulator
     expect(request.EnableNetworkIsolation).toBe(true);
   });
 
+  it('S3 failing under the plan or the table is a run-time failure naming the step (exit 1), no stack trace', async () => {
+    const job = await trainingJob();
+    const plan = await cli([
+      '--checkpoints',
+      `${job}:final`,
+      '--benchmarks',
+      'ifeval:0',
+      '--bucket',
+      'no-such-bucket-here',
+      '--dry-run',
+    ]);
+    expect(plan.code).toBe(1);
+    expect(plan.stderr).toMatch(/^error: Could not look up the checkpoints in S3: .*NoSuchBucket/m);
+    const table = await runCli(['eval', 'results', job, '--bucket', 'no-such-bucket-here'], {
+      env: emulator.cliEnv(),
+    });
+    expect(table.code).toBe(1);
+    expect(table.stderr).toMatch(
+      new RegExp(`^error: Could not read the results of ${job}: .*NoSuchBucket`, 'm'),
+    );
+    expect(plan.stderr + table.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('a checkpoint that is cut off or missing is refused (exit 2), naming each; nothing is written', async () => {
     const job = await trainingJob();
     const before = await allKeys(emulator.moto.endpoint);
@@ -159,6 +182,12 @@ describeWithPeer('moto_server', motoAvailable())('rlvr eval against the emulator
     const described = await sagemaker.send(new DescribeTrainingJobCommand({ TrainingJobName: evalJob }));
     expect(described.ResourceConfig?.InstanceType).toBe('ml.g6e.12xlarge');
     expect(fs.readFileSync(path.join(cwd, 'job_log.md'), 'utf8')).toContain(`| ${evalJob} |`);
+    // An eval job writes results, not checkpoints: Completed without any is no incident for it.
+    const status = await runCli(['status', evalJob], { cwd, env: emulator.cliEnv() });
+    expect(status.stdout).toContain('Completed');
+    expect(status.stdout + status.stderr).not.toMatch(/WITHOUT ANY CHECKPOINT/);
+    const training = await runCli(['status', job], { cwd, env: emulator.cliEnv() });
+    expect(training.code).toBe(0);
 
     // The job ran step100's unit (its record streamed to S3): the same command skips it.
     const unit = plan.units.find((u: { checkpoint: string }) => u.checkpoint === 'step100');
@@ -191,5 +220,48 @@ describeWithPeer('moto_server', motoAvailable())('rlvr eval against the emulator
       ).stdout,
     );
     expect(forced.assignments).toHaveLength(3);
+  });
+
+  it('eval results merges a training job’s watcher evals and an eval job into one table; the repeat reads from the cache', async () => {
+    const fixtures = path.join(__dirname, '..', 'fixtures', 'eval-results');
+    const files = (dir: string): string[] =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) =>
+          e.isDirectory() ? files(path.join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name],
+        );
+    // The training job the eval job evaluated: named in the eval units' checkpoint ids (`<job>:step100`).
+    const records = files(path.join(fixtures, 'eval-run')).filter((f) => /\/unit-[0-9a-f]+\.json$/.test(f));
+    const ids = records.map(
+      (f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'eval-run', f), 'utf8')).checkpoint.id as string,
+    );
+    const trainingJob = ids.find((id) => /^[\w-]+:(step\d+|final)$/.test(id))!.split(':')[0];
+    const evalJob = 'annotations-adhoc-eval-20260126-101500';
+    for (const [run, job] of [
+      ['training-run', trainingJob],
+      ['eval-run', evalJob],
+    ] as const)
+      for (const f of files(path.join(fixtures, run)))
+        await put(`rlvr-experiments/checkpoints/${job}/${f}`, fs.readFileSync(path.join(fixtures, run, f)));
+    const cwd = tempDir('rlvr-eval-results-');
+    const table = (format: string) =>
+      runCli(['eval', 'results', trainingJob, evalJob, '--format', format], {
+        cwd,
+        env: emulator.cliEnv({ XDG_CACHE_HOME: path.join(cwd, '.cache') }),
+      });
+    const first = await table('json');
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/read (\d+) result file\(s\), \1 from S3, 0 from the local cache/);
+    const merged = JSON.parse(first.stdout) as { rows: { checkpointId: string; sources: string[] }[] };
+    // A checkpoint both evaluated is one row with both sources.
+    const both = merged.rows.filter((r) => r.sources.length === 2);
+    expect(both.length).toBeGreaterThan(0);
+    for (const r of both) {
+      expect(r.checkpointId.startsWith(`${trainingJob}:`)).toBe(true);
+      expect(r.sources.sort()).toEqual([`eval job ${evalJob}`, `eval watcher of ${trainingJob}`]);
+    }
+    const again = await table('md');
+    expect(again.stderr).toMatch(/read (\d+) result file\(s\), 0 from S3, \1 from the local cache/);
+    expect(again.stdout).toMatch(/^\| checkpoint +\|/);
   });
 });
