@@ -73,9 +73,15 @@ function suitesFromFile(
   const yaml = YamlFile.read(file, display);
   const raw = yaml.toJS() as { suites?: unknown } | null;
   const suites = new Map<string, Benchmark[]>();
-  const problems: Problem[] = [];
+  const problems: (Problem & { suite?: string })[] = [];
   const at = (p: (string | number)[], message: string, hint?: string) =>
-    problems.push({ location: yaml.locate(p), where: p.join('.'), message, ...(hint ? { hint } : {}) });
+    problems.push({
+      location: yaml.locate(p),
+      where: p.join('.'),
+      message,
+      ...(hint ? { hint } : {}),
+      ...(p.length > 1 ? { suite: String(p[1]) } : {}),
+    });
   if (!raw || typeof raw.suites !== 'object' || raw.suites === null || Array.isArray(raw.suites)) {
     at(
       [],
@@ -119,7 +125,12 @@ function suiteBenchmarks(
       : undefined;
   if (file) {
     const found = suitesFromFile(file, cwd);
-    problems.push(...found.problems);
+    // The file's shape, and the suite asked for: another suite's slip is not this run's problem.
+    problems.push(
+      ...found.problems
+        .filter((p) => p.suite === undefined || p.suite === name)
+        .map(({ suite: _, ...p }) => p),
+    );
     const list = found.suites.get(name);
     if (list) return { list, from: `suite ${name} (${path.relative(cwd, file) || file})` };
     if (flags.suitesFile || !BUILT_IN_SUITES[name]) {
