@@ -68,7 +68,7 @@ const flagProblem = (where: string, message: string, hint?: string): Problem => 
 function suitesFromFile(
   file: string,
   cwd: string,
-): { suites: Map<string, Benchmark[]>; problems: Problem[] } {
+): { suites: Map<string, Benchmark[]>; problems: (Problem & { suite?: string })[] } {
   const display = path.relative(cwd, file) || file;
   const yaml = YamlFile.read(file, display);
   const raw = yaml.toJS() as { suites?: unknown } | null;
@@ -129,7 +129,7 @@ function suiteBenchmarks(
     problems.push(
       ...found.problems
         .filter((p) => p.suite === undefined || p.suite === name)
-        .map(({ suite: _, ...p }) => p),
+        .map((p): Problem => ({ location: p.location, where: p.where, message: p.message, hint: p.hint })),
     );
     const list = found.suites.get(name);
     if (list) return { list, from: `suite ${name} (${path.relative(cwd, file) || file})` };
