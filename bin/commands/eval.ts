@@ -7,7 +7,7 @@ import { CLI_ENV } from '../../lib/layout';
 import { parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
 import { localJobOfEval } from '../../lib/eval/local';
 import { planEval, type EvalPlan } from '../../lib/eval/plan';
-import { readLocalResults } from '../../lib/eval/results';
+import { readLocalResults, readLocalUnit } from '../../lib/eval/results';
 import {
   ObjectCache,
   readJobResults,
@@ -164,7 +164,14 @@ async function runLocalEval(
       listener: reporter,
     }),
   );
-  const rows = readLocalResults(result.runDir, 'local run');
+  // The units this run skipped are in the table too, read where they ran.
+  const rows = [
+    ...plan.skipped.flatMap((d) => {
+      const row = 'dir' in d.location ? readLocalUnit(d.location.dir, d.id, `local ${d.where}`) : undefined;
+      return row ? [row] : [];
+    }),
+    ...readLocalResults(result.runDir, 'local run'),
+  ];
   const table = buildTable(rows);
   if (flags.json)
     process.stdout.write(

@@ -17,7 +17,7 @@ import {
   type PlannedUnit,
   type UnitRecord,
 } from '../eval/job-plan';
-import { readLocalResults } from '../eval/results';
+import { harnessResultsFile, listFilesUnder, readLocalResults } from '../eval/results';
 import { buildTable, tableMarkdown } from '../eval/table';
 import { CONTAINER, RUN_FOLDER } from '../layout';
 import { readJsonFile } from '../util/json-file';
@@ -100,7 +100,8 @@ function record(
     ...fields,
   };
   const dir = b.localize(path.posix.join(CONTAINER.checkpointsDir, unit.folder));
-  const file = fields.exitCode === 0 ? UNIT_FILES.done(unit.id) : UNIT_FILES.failed(unit.id);
+  // A failure (a reason) is a failed record whatever the exit code (a harness can exit 0 having done nothing).
+  const file = fields.failure === undefined ? UNIT_FILES.done(unit.id) : UNIT_FILES.failed(unit.id);
   // Written whole, then renamed: a record in S3 is never half a file.
   fs.writeFileSync(path.join(dir, `.${file}.partial`), `${JSON.stringify(rec, null, 2)}\n`);
   fs.renameSync(path.join(dir, `.${file}.partial`), path.join(dir, file));
@@ -138,6 +139,8 @@ async function runUnit(b: Batch, unit: PlannedUnit): Promise<void> {
       .map(([k, v]) => `${k}=${shellQuote(v)}`)
       .join(' ')} ${command}\n`,
   );
+  // A run cut off earlier (SIGTERM, spot) may have left part of its output: this one starts clean.
+  fs.rmSync(path.join(dir, UNIT_FILES.harness), { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, UNIT_FILES.harness), { recursive: true });
   job.say(`${name}: started`);
   const started = startProcess({
@@ -157,12 +160,19 @@ async function runUnit(b: Batch, unit: PlannedUnit): Promise<void> {
     return;
   }
   b.counts.ran++;
-  if (code === 0) {
+  // Done means a results file: a harness that exits 0 without one has not evaluated anything.
+  const wrote = harnessResultsFile(
+    listFilesUnder(path.join(dir, UNIT_FILES.harness)).map((f) => `${UNIT_FILES.harness}/${f}`),
+  );
+  if (code === 0 && wrote) {
     record(b, unit, { exitCode: 0, wallS, startedAt: startedAt.toISOString() });
     job.say(`${name}: done in ${wallS} s`);
     return;
   }
-  const why = `exit ${code ?? signal}: ${started.tail.get().slice(-3).join(' / ') || 'no output'}`;
+  const why =
+    code === 0
+      ? `exit 0 but no results file in ${UNIT_FILES.harness}/`
+      : `exit ${code ?? signal}: ${started.tail.get().slice(-3).join(' / ') || 'no output'}`;
   record(b, unit, { exitCode: code, wallS, startedAt: startedAt.toISOString(), failure: why });
   b.failed.push(`${unit.checkpoint} × ${unit.task} (${why.slice(0, 200)})`);
   job.say(`${name}: FAILED (${why}); the other units go on`);

@@ -35,7 +35,7 @@ export function rowOfUnit(record: UnitRecord, harnessJson: unknown, source: stri
     wallS: record.wallS,
     ...(record.deviations.length ? { deviations: record.deviations } : {}),
   };
-  if (record.exitCode !== 0)
+  if (record.exitCode !== 0 || record.failure !== undefined)
     return { ...base, metrics: [], failed: record.failure ?? `exit code ${record.exitCode}` };
   const metrics = judgedMetrics(record.task, harnessJson);
   if (metrics.length === 0)
@@ -73,7 +73,7 @@ export function rowsOfWatcherSummary(summary: unknown, job: string, source: stri
 }
 
 /** Every file under `dir`, relative, `/`-separated (depth-limited). */
-function filesUnder(dir: string, depth = 6): string[] {
+export function listFilesUnder(dir: string, depth = 6): string[] {
   const out: string[] = [];
   const walk = (rel: string, d: number) => {
     let entries: fs.Dirent[];
@@ -98,7 +98,7 @@ export function localUnitRecords(
   runDir: string,
 ): { folder: string; file: string; id: string; ok: boolean }[] {
   const evals = path.join(runDir, RUN_FOLDER.evals);
-  return filesUnder(evals, 3).flatMap((rel) => {
+  return listFilesUnder(evals, 3).flatMap((rel) => {
     const parsed = parseUnitFileName(path.posix.basename(rel));
     return parsed
       ? [
@@ -113,22 +113,28 @@ export function localUnitRecords(
   });
 }
 
+/** The row of a local unit folder (its successful record, else its failed one). */
+export function readLocalUnit(unitDir: string, id: string, source: string): ResultRow | undefined {
+  const record =
+    readJsonFile<UnitRecord | undefined>(path.join(unitDir, UNIT_FILES.done(id)), undefined) ??
+    readJsonFile<UnitRecord | undefined>(path.join(unitDir, UNIT_FILES.failed(id)), undefined);
+  if (!record) return undefined;
+  const harness = harnessResultsFile(
+    listFilesUnder(unitDir).filter((f) => f.startsWith(`${UNIT_FILES.harness}/`)),
+  );
+  return rowOfUnit(
+    record,
+    harness ? readJsonFile(path.join(unitDir, harness), undefined) : undefined,
+    source,
+  );
+}
+
 /** The rows a local run folder holds: its eval units and its watcher summaries. */
 export function readLocalResults(runDir: string, source: string, job = path.basename(runDir)): ResultRow[] {
   const rows: ResultRow[] = [];
   for (const u of localUnitRecords(runDir)) {
-    const unitDir = path.join(runDir, u.folder);
-    const record = readJsonFile<UnitRecord | undefined>(
-      path.join(unitDir, path.posix.basename(u.file)),
-      undefined,
-    );
-    if (!record) continue;
-    const harness = harnessResultsFile(
-      filesUnder(unitDir).filter((f) => f.startsWith(`${UNIT_FILES.harness}/`)),
-    );
-    rows.push(
-      rowOfUnit(record, harness ? readJsonFile(path.join(unitDir, harness), undefined) : undefined, source),
-    );
+    const row = readLocalUnit(path.join(runDir, u.folder), u.id, source);
+    if (row) rows.push(row);
   }
   const evals = path.join(runDir, RUN_FOLDER.evals);
   const summaries = fs.existsSync(evals)

@@ -183,4 +183,22 @@ describe('the image in eval mode (the real entrypoint in this process, a fake lm
       ).toBe(true);
     }
   });
+
+  it('a harness that exits 0 without a results file has not evaluated: the unit fails', async () => {
+    const cwd = tempDir('rlvr-eval-cwd-');
+    const plan = await planFor(cwd, 4);
+    const root = mlRootFor(plan, cwd);
+    fs.writeFileSync(
+      path.join(root, 'input', 'data', 'ckpt-local', 'a', 'fake-silent-tasks.txt'),
+      'ifeval\n',
+    );
+    const { code } = await run(root, tempDir('rlvr-eval-tmp-'));
+    expect(code).toBe(1);
+    const failure = fs.readFileSync(path.join(root, 'output', 'failure'), 'utf8');
+    expect(failure).toMatch(/^2 of 8 eval unit\(s\) failed: /);
+    expect(failure).toContain('a × ifeval (exit 0 but no results file in harness/)');
+    const files = fs.readdirSync(path.join(root, 'checkpoints', 'evals', 'a', 'ifeval_0shot'));
+    expect(files.filter((f) => f.startsWith('unit-'))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('failed-'))).toHaveLength(1);
+  });
 });

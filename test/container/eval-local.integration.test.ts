@@ -138,6 +138,10 @@ describeWithPeer('dockerd', dockerAvailable())('rlvr eval --local (real engine, 
     expect(again.code).toBe(0);
     const second = /run folder (\S+)/.exec(again.stdout)![1];
     expect(unitsOf(second).map((u) => [u.folder, u.ok])).toEqual([['b/mbpp_3shot', true]]);
+    // Its table has every unit: the one it ran and the seven it reused.
+    expect(again.stdout).not.toContain('FAILED');
+    expect(again.stdout).toMatch(/\| a +\| +\d+\.\d ± 1\.3 \|/);
+    expect(again.stdout).toMatch(/\| b +\|( +\d+\.\d( ± 1\.3)? \|){7}/);
     // The table of the rerun has the reused units too.
     const table = await runCli(['eval', 'results', runDir, second, '--format', 'csv'], {
       cwd,
