@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCheckpointFolder, RUN_FOLDER } from '../layout';
 import { readJsonFile } from '../util/json-file';
+import { walkTree } from '../util/walk';
 import { parseUnitFileName, UNIT_FILES, type UnitRecord } from './job-plan';
 import { judgedMetrics, type ResultRow } from './table';
 
@@ -75,21 +76,10 @@ export function rowsOfWatcherSummary(summary: unknown, job: string, source: stri
 /** Every file under `dir`, relative, `/`-separated (depth-limited). */
 export function listFilesUnder(dir: string, depth = 6): string[] {
   const out: string[] = [];
-  const walk = (rel: string, d: number) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (d > 0) walk(r, d - 1);
-      } else out.push(r);
-    }
-  };
-  walk('', depth);
+  walkTree(dir, depth, (rel, e) => {
+    if (!e.isDirectory()) out.push(rel);
+    return true;
+  });
   return out;
 }
 

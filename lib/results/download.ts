@@ -12,6 +12,7 @@ import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check'
 import { judgeJobCheckpoints, jobListing, type JobListing } from './job-checkpoints';
 import { extractTarGz } from '../util/extract-tar';
 import { mapLimited } from '../util/pool';
+import { walkTree } from '../util/walk';
 import { fetchObject, freeBytes, isNoSpace, PARTIAL_SUFFIX } from './fetch-object';
 import { checkpointOfKey, isSafeRelative, readJobRunInfo } from './run-folders';
 import { readJsonFile, readTextFile } from '../util/json-file';
@@ -150,21 +151,14 @@ export function listedCheckpointVerdict(
 /** Checkpoint folders under a local job folder, nested ones included (relative paths). */
 export function localCheckpointFolders(dir: string, checkpointDirs: readonly string[] = []): string[] {
   const found: string[] = [];
-  const visit = (rel: string, depth: number) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
-    } catch {
-      return;
+  walkTree(dir, 4, (rel, e) => {
+    if (!e.isDirectory() || e.name.startsWith('.')) return false;
+    if (checkpointOfKey(`${rel}/x`, checkpointDirs)?.path === rel) {
+      found.push(rel);
+      return false;
     }
-    for (const e of entries) {
-      if (!e.isDirectory() || e.name.startsWith('.')) continue;
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (checkpointOfKey(`${r}/x`, checkpointDirs)?.path === r) found.push(r);
-      else if (depth < 4) visit(r, depth + 1);
-    }
-  };
-  visit('', 0);
+    return true;
+  });
   return found.sort();
 }
 
