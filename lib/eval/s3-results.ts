@@ -121,8 +121,11 @@ export async function readJobResults(
   cache: ObjectCache,
 ): Promise<ResultRow[]> {
   const prefix = layout.checkpointsPrefix(job);
-  const objects = await s3.listObjects(layout.bucket, prefix);
-  const planObject = await s3.headObject(layout.bucket, layout.jobKey(job, EVAL_PLAN_FILE));
+  // The listing and the eval plan (a training job has none) side by side.
+  const [objects, planObject] = await Promise.all([
+    s3.listObjects(layout.bucket, prefix),
+    s3.headObject(layout.bucket, layout.jobKey(job, EVAL_PLAN_FILE)),
+  ]);
   if (objects.length === 0 && !planObject)
     throw new UserError(
       `No results of ${job}: nothing under ${layout.uri(prefix)}. Is the job name right (rlvr jobs)?`,
