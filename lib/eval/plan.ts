@@ -139,15 +139,23 @@ function planChannels(
   return { channels, containerPath };
 }
 
+/** Each checkpoint once, each row name once. */
 function uniqueLabels(checkpoints: readonly ResolvedCheckpoint[]): string[] {
   const problems: string[] = [];
   const seen = new Map<string, string>();
+  const ids = new Map<string, string>();
   for (const c of checkpoints) {
+    const same = ids.get(c.id);
+    if (same !== undefined) {
+      problems.push(`${same} and ${c.given} name the same checkpoint (${c.id}): name it once`);
+      continue;
+    }
+    ids.set(c.id, c.given);
     const folder = labelFolder(c.label);
     const other = seen.get(folder);
     if (other !== undefined)
       problems.push(
-        `two checkpoints would share the column "${c.label}" (${other} and ${c.given}): give one a label, e.g. --checkpoints mine=${c.given}`,
+        `two checkpoints would share the row "${c.label}" (${other} and ${c.given}): give one a label, e.g. --checkpoints mine=${c.given}`,
       );
     else seen.set(folder, c.given);
   }
