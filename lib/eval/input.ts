@@ -11,7 +11,14 @@ import { YamlFile } from '../config/yaml-file';
 import { ProblemsError, type Problem, type SourceLocation } from '../errors';
 import type { EvalRequest } from './plan';
 import { parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
-import { applyDeviations, parseDeviations, STANDARD, type Deviation, type Harness } from './standard';
+import {
+  applyDeviations,
+  maxGenToksFor,
+  parseDeviations,
+  STANDARD,
+  type Deviation,
+  type Harness,
+} from './standard';
 
 export interface EvalFlags {
   readonly checkpoints?: readonly string[];
@@ -181,13 +188,13 @@ function standardValues(
     { path: ['vllm', 'dtype'], name: 'dtype', value: vllm.dtype, standard: STANDARD.dtype },
   ];
   for (const [task, n] of Object.entries(config.max_gen_toks ?? {}))
-    if (task !== 'default')
-      out.push({
-        path: ['max_gen_toks', task],
-        name: `max_gen_toks.${task}`,
-        value: n,
-        standard: STANDARD.maxGenToks[task] ?? STANDARD.maxGenToks.default,
-      });
+    out.push({
+      path: ['max_gen_toks', task],
+      name: `max_gen_toks.${task}`,
+      value: n,
+      // A task of a family (`minerva_math_algebra`) has its family's budget.
+      standard: task === 'default' ? STANDARD.maxGenToks.default : maxGenToksFor(task),
+    });
   return out.filter((v) => v.value !== undefined);
 }
 
@@ -216,8 +223,15 @@ function fromEvalConfig(
   }
   const refs: LabelledRef[] = [];
   (config.checkpoints ?? []).forEach((c, i) => {
-    // Their paths are relative to where their script runs: the working folder.
-    const parsed = parseCheckpointRef(`${c.name}=${c.path}`);
+    // Their paths are S3 folders or folders relative to where their script runs (the working folder);
+    // a job reference (`<job>:step100`) is ours.
+    const isJobRef = /^[A-Za-z0-9][\w-]*:(all|final|step\d+(,(step\d+|final))*)$/.test(c.path);
+    // `org/Model` that is no folder here is the Hub model vLLM would load: mapped as submit maps models.
+    const isModel =
+      /^[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*$/.test(c.path) && !fs.existsSync(path.resolve(cwd, c.path));
+    const isLocal =
+      !c.path.startsWith('s3://') && !isJobRef && !isModel && !/^(\.{1,2}\/|\/|~\/)/.test(c.path);
+    const parsed = parseCheckpointRef(`${c.name}=${isLocal ? `./${c.path}` : c.path}`);
     if (!parsed.ok)
       problems.push({
         location: at(['checkpoints', i]),
@@ -227,13 +241,6 @@ function fromEvalConfig(
     else refs.push(parsed.value);
   });
   const benchmarks = (config.benchmarks ?? []).map((b) => ({ task: b.task, numFewshot: b.num_fewshot ?? 0 }));
-  if (!config.checkpoints?.length)
-    problems.push({
-      location: at([]),
-      where: 'checkpoints',
-      message: 'no `checkpoints:` list (the non-watch form names each: {name, path})',
-      hint: 'add checkpoints, or pass --checkpoints',
-    });
   return { refs, benchmarks, ...(config.harness ? { harness: config.harness } : {}), display };
 }
 
@@ -269,12 +276,20 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
   let benchmarks: Benchmark[] = [];
   let benchmarksFrom = '--benchmarks';
   let harness: Harness | undefined;
+  let configProblems = false;
   if (flags.config) {
-    const fromConfig = fromEvalConfig(path.resolve(cwd, flags.config), cwd, deviations, problems);
-    refs.push(...fromConfig.refs);
-    benchmarks.push(...fromConfig.benchmarks);
-    benchmarksFrom = fromConfig.display;
-    harness = fromConfig.harness;
+    try {
+      const fromConfig = fromEvalConfig(path.resolve(cwd, flags.config), cwd, deviations, problems);
+      refs.push(...fromConfig.refs);
+      benchmarks.push(...fromConfig.benchmarks);
+      benchmarksFrom = fromConfig.display;
+      harness = fromConfig.harness;
+    } catch (err) {
+      // A config that does not load: its problems, with the flags' (every problem at once).
+      if (!(err instanceof ProblemsError)) throw err;
+      problems.push(...err.problems);
+      configProblems = true;
+    }
   }
   for (const given of flags.benchmarks ?? []) {
     const parsed = parseBenchmarks(given);
@@ -302,15 +317,21 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
     byTask.set(b.task, seen ?? b);
   }
   benchmarks = [...byTask.values()];
-  if (refs.length === 0 && problems.length === 0)
+  const refProblems = problems.some((p) => p.where === '--checkpoints' || p.where.startsWith('checkpoints'));
+  if (refs.length === 0 && !refProblems && !configProblems)
     problems.push(
       flagProblem(
         '--checkpoints',
         'nothing to evaluate',
-        'e.g. --checkpoints <job>:step100,final --checkpoints base=Qwen/Qwen3-1.7B-Base',
+        flags.config
+          ? `${flags.config} has no \`checkpoints:\` (a watch-form config gives benchmarks only): add --checkpoints <job>:step100,final`
+          : 'e.g. --checkpoints <job>:step100,final --checkpoints base=Qwen/Qwen3-1.7B-Base',
       ),
     );
-  if (benchmarks.length === 0 && problems.length === 0)
+  const benchmarkProblems = problems.some(
+    (p) => p.where === '--benchmarks' || p.where === '--suite' || p.where.startsWith('suites'),
+  );
+  if (benchmarks.length === 0 && !benchmarkProblems && !configProblems)
     problems.push(
       flagProblem(
         '--benchmarks',

@@ -100,7 +100,8 @@ export function parseDeviations(given: readonly string[]): Parsed<Deviation[]> {
     const integer = name !== 'temperature' && name !== 'gpu_memory_utilization';
     const valid =
       Number.isFinite(value) &&
-      (integer ? Number.isInteger(value) && value > 0 : value >= 0) &&
+      // A seed may be 0; a length may not.
+      (integer ? Number.isInteger(value) && value >= (name === 'seed' ? 0 : 1) : value >= 0) &&
       (name !== 'gpu_memory_utilization' || (value > 0 && value <= 1));
     if (!valid) return { ok: false, problem: `--deviate ${name}=${raw}: not a valid value` };
     out.push({ name, value });
