@@ -273,6 +273,8 @@ export interface JobRow {
   readonly description: string | undefined;
   /** The post-job check, for Completed jobs. */
   readonly problem: string | undefined;
+  /** The job's tags (rlvr:config, rlvr:sweep, rlvr:overrides, …). */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 /** Our jobs (by the job-name prefix), newest first, with cost, config, description and the post-job check. */
@@ -315,6 +317,7 @@ export async function listJobs(
       config: tags['rlvr:config'],
       description: descriptions.get(name),
       problem,
+      tags,
     };
   });
 }

@@ -1,0 +1,183 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import type { JobContext } from '../../lib/aws/session';
+import { openJobContext } from '../../lib/aws/session';
+import { DashboardData } from '../../lib/dashboard/data';
+import { jobViews, type JobView } from '../../lib/dashboard/jobs';
+import { startLive } from '../../lib/dashboard/live';
+import { buildReport } from '../../lib/dashboard/report';
+import { listRunIds, runFiles } from '../../lib/dashboard/runs';
+import { startServer } from '../../lib/dashboard/server';
+import { UserError } from '../../lib/errors';
+import { resolveJobLogPath } from '../../lib/jobs';
+import { LOCAL } from '../../lib/layout';
+import { gitRoot } from '../../lib/source';
+import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
+
+interface DashboardFlags extends SettingsFlagValues {
+  results: string;
+  port?: string;
+  host: string;
+  token?: string;
+  open?: boolean;
+  aws: boolean;
+  poll: string;
+  stallMinutes: string;
+}
+
+function positive(flag: string, value: string, integer = false): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw new UserError(`${flag} ${value}: a positive ${integer ? 'whole ' : ''}number.`, 'BadFlag');
+  return n;
+}
+
+function resultsFolder(dir: string): string {
+  const abs = path.resolve(dir);
+  if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory())
+    throw new UserError(
+      `--results ${dir}: no such folder. Give the folder \`rlvr download\` and \`submit --local\` write to (default ${LOCAL.resultsDir}/).`,
+      'BadFlag',
+    );
+  return abs;
+}
+
+/** SageMaker, when the settings and credentials allow; else the view is local only, and says why. */
+async function maybeContext(flags: DashboardFlags): Promise<{ context?: JobContext; why?: string }> {
+  if (!flags.aws) return {};
+  try {
+    return { context: await openJobContext({ settings: settingsOf(flags) }) };
+  } catch (e) {
+    return { why: `SageMaker not asked: ${(e as Error).message.split('\n')[0]}` };
+  }
+}
+
+function openBrowser(url: string): void {
+  const opener =
+    process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+  try {
+    const child = spawn(opener, [url], { detached: true, stdio: 'ignore' });
+    child.on('error', () => process.stderr.write(`could not start ${opener}; open ${url} yourself\n`));
+    child.unref();
+  } catch {
+    process.stderr.write(`could not start ${opener}; open ${url} yourself\n`);
+  }
+}
+
+export function registerDashboard(program: Command): void {
+  addSettingsOptions(program.command('dashboard'))
+    .description('serve a local dashboard: jobs, live training curves, sweeps side by side, evaluations')
+    .option('--results <dir>', 'the results folder (downloaded and local runs)', LOCAL.resultsDir)
+    .option('--port <n>', 'port (default: a free one)')
+    .option('--host <address>', 'address to listen on; anything but loopback needs --token', '127.0.0.1')
+    .option('--token <secret>', 'required in every request (for --host other than loopback)')
+    .option('--open', 'open the page in the browser')
+    .option('--no-aws', 'local runs only: do not ask SageMaker for jobs or sync running traces')
+    .option('--poll <seconds>', 'sync running jobs’ traces every this many seconds', '30')
+    .option('--stall-minutes <n>', 'flag a running job whose trace has not grown for this long', '30')
+    .action(
+      exits(async (flags: DashboardFlags) => {
+        const resultsDir = resultsFolder(flags.results);
+        const port = flags.port === undefined ? 0 : positive('--port', flags.port, true);
+        if (port > 65535) throw new UserError(`--port ${flags.port}: at most 65535.`, 'BadFlag');
+        const pollSeconds = positive('--poll', flags.poll);
+        const stallMinutes = positive('--stall-minutes', flags.stallMinutes);
+        if (flags.token !== undefined && flags.token.length < 16)
+          throw new UserError('--token: at least 16 characters (e.g. `openssl rand -hex 16`).', 'BadFlag');
+        if (!['127.0.0.1', '::1', 'localhost'].includes(flags.host) && !flags.token)
+          throw new UserError(
+            `--host ${flags.host} is reachable from other machines: give --token too.`,
+            'BadFlag',
+          );
+        const { context, why } = await maybeContext(flags);
+        const data = new DashboardData({ resultsDir });
+        const jobLogPath = resolveJobLogPath({
+          explicit: undefined,
+          env: process.env,
+          cwd: process.cwd(),
+          repoRoot: (await gitRoot(process.cwd())) ?? process.cwd(),
+        });
+        let latest: { jobs: JobView[]; aws: string } = { jobs: [], aws: why ?? 'not asked yet' };
+        let listedAt = 0;
+        // eslint-disable-next-line prefer-const -- assigned after the server it reports to starts
+        let live: ReturnType<typeof startLive> | undefined;
+        const jobs = async (): Promise<{ jobs: JobView[]; aws: string }> => {
+          if (Date.now() - listedAt < 15_000) return latest;
+          const v = await jobViews({
+            resultsDir,
+            context,
+            stallMinutes,
+            jobLogPath,
+            progress: (id) => data.progress(id).catch(() => undefined),
+            grewAt: (job) => live?.grewAt(job),
+          });
+          latest = { jobs: v.jobs, aws: context ? v.aws : (why ?? v.aws) };
+          listedAt = Date.now();
+          return latest;
+        };
+        const server = await startServer({ data, host: flags.host, port, token: flags.token, jobs });
+        live = startLive({
+          resultsDir,
+          context,
+          pollSeconds,
+          running: () =>
+            latest.jobs.filter((j) => j.status === 'InProgress' && j.source !== 'local').map((j) => j.name),
+          notify: (event, id) => {
+            if (event === 'jobs') listedAt = 0;
+            server.notify(event, id);
+          },
+        });
+        process.stdout.write(
+          `rlvr dashboard: ${server.url}\n  results: ${resultsDir}\n  ${why ?? (context ? 'SageMaker: listing jobs and syncing running traces' : 'local runs only (--no-aws)')}\n  Ctrl-C stops it.\n`,
+        );
+        if (flags.open) openBrowser(server.url);
+        await new Promise<void>((resolve) => {
+          const stop = (): void => resolve();
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        live.stop();
+        await server.close();
+        context?.close();
+      }),
+    );
+}
+
+export function registerReport(program: Command): void {
+  program
+    .command('report')
+    .description('write runs’ dashboard views to one self-contained HTML file (no server needed)')
+    .argument('<jobs...>', 'run folders in the results folder (job names)')
+    .requiredOption('--out <file>', 'the HTML file to write')
+    .option('--results <dir>', 'the results folder', LOCAL.resultsDir)
+    .option('--debug', 'show stack traces')
+    .action(
+      exits(async (ids: string[], flags: { out: string; results: string }) => {
+        const resultsDir = resultsFolder(flags.results);
+        const missing = ids.filter((id) => !runFiles(resultsDir, id)?.trace);
+        if (missing.length) {
+          const have = listRunIds(resultsDir).filter((id) => runFiles(resultsDir, id)?.trace);
+          throw new UserError(
+            `${missing.join(', ')}: no run with a trace in ${flags.results}/ (have: ${have.join(', ') || 'none'}). Download it first: rlvr download <job>.`,
+            'NoSuchRun',
+          );
+        }
+        const data = new DashboardData({ resultsDir });
+        const views = await jobViews({
+          resultsDir,
+          stallMinutes: 30,
+          progress: (id) => data.progress(id).catch(() => undefined),
+        });
+        const { html, requests } = await buildReport(data, ids, views);
+        const out = path.resolve(flags.out);
+        fs.mkdirSync(path.dirname(out), { recursive: true });
+        fs.writeFileSync(`${out}.partial`, html);
+        fs.renameSync(`${out}.partial`, out);
+        process.stdout.write(
+          `wrote ${flags.out}: ${ids.length} run(s), ${requests} views, ${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB\n`,
+        );
+      }),
+    );
+}

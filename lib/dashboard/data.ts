@@ -1,0 +1,304 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readLocalResults } from '../eval/results';
+import { buildTable, type ResultRow } from '../eval/table';
+import { resolvePanels } from './panels';
+import {
+  downsample,
+  seriesOn,
+  stepBreakdown,
+  stepOf,
+  stepTable,
+  timeline,
+  type Axis,
+  type StepTable,
+} from './query';
+import { listRunIds, overrideLabels, runDocs, runFiles, NOTES_FILE, type RunFiles } from './runs';
+import { lookupSamples } from './samples';
+import { indexDirOf, openIndex, type TraceIndex, type UpdateStats } from './trace-index';
+
+/*
+ * The dashboard's answers, as JSON-ready objects: the server (server.ts) serves them, the report
+ * (report.ts) inlines them. Runs are folders of the results folder (runs.ts); their traces are read
+ * through the column store (trace-index.ts), opened once and reopened only when the trace changed.
+ */
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface OpenRun {
+  files: RunFiles;
+  size: number;
+  mtimeMs: number;
+  index: TraceIndex;
+  table: StepTable;
+  /** Per-step derived span series (`span:<name>|count`, `|mean_dur`). */
+  derived: Map<string, { x: Float64Array; y: Float64Array }>;
+  lastUpdate: UpdateStats;
+}
+
+const MAX_WIDTH = 4000;
+const REWARD_KEYS = ['reward_stats|reward_overall', 'metrics|avg_reward', 'rewards|mean'];
+
+function num(v: string | null, fallback: number): number {
+  if (v === null || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new HttpError(400, `not a number: ${v}`);
+  return n;
+}
+
+/** Per step: how many spans of each name ended in it, and their mean duration. */
+function spanSeries(index: TraceIndex, table: StepTable): Map<string, { x: Float64Array; y: Float64Array }> {
+  const out = new Map<string, { x: Float64Array; y: Float64Array }>();
+  if (table.markers.length === 0) return out;
+  for (const name of index.keys('spans')) {
+    const c = index.column('spans', name);
+    const count = new Map<number, number>();
+    const dur = new Map<number, number>();
+    for (let i = 0; i < c.length; i += 4) {
+      const step = stepOf(table, c[i] + (Number.isNaN(c[i + 1]) ? 0 : c[i + 1]));
+      count.set(step, (count.get(step) ?? 0) + 1);
+      dur.set(step, (dur.get(step) ?? 0) + (Number.isNaN(c[i + 1]) ? 0 : c[i + 1]));
+    }
+    const steps = [...count.keys()].sort((a, b) => a - b);
+    const x = Float64Array.from(steps);
+    out.set(`span:${name}|count`, { x, y: Float64Array.from(steps.map((s) => count.get(s)!)) });
+    out.set(`span:${name}|mean_dur`, {
+      x,
+      y: Float64Array.from(steps.map((s) => dur.get(s)! / count.get(s)!)),
+    });
+  }
+  return out;
+}
+
+/** `job:step100` → 100, `job:final` → the last step, else undefined. */
+function stepOfCheckpoint(id: string, lastStep: number | undefined): number | undefined {
+  const m = /:step_?(\d+)$/.exec(id);
+  if (m) return Number(m[1]);
+  return /:final$/.test(id) ? lastStep : undefined;
+}
+
+export interface DashboardOptions {
+  readonly resultsDir: string;
+}
+
+export class DashboardData {
+  private runs = new Map<string, OpenRun>();
+  private evalRows: { at: number; rows: ResultRow[] } | undefined;
+
+  constructor(readonly options: DashboardOptions) {}
+
+  get resultsDir(): string {
+    return this.options.resultsDir;
+  }
+
+  /** The run, its index brought up to date when its trace changed since last asked. */
+  async openRun(id: string): Promise<OpenRun> {
+    const files = runFiles(this.resultsDir, id);
+    if (!files) throw new HttpError(404, `no run ${JSON.stringify(id)} in the results folder`);
+    if (!files.trace) throw new HttpError(404, `run ${id} has no trace (traces/trace.jsonl)`);
+    const st = fs.statSync(files.trace);
+    const cached = this.runs.get(id);
+    if (
+      cached &&
+      cached.files.trace === files.trace &&
+      cached.size === st.size &&
+      cached.mtimeMs === st.mtimeMs
+    )
+      return cached;
+    const { index, stats } = await openIndex(files.trace);
+    const table = stepTable(index);
+    const run: OpenRun = {
+      files,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      index,
+      table,
+      derived: spanSeries(index, table),
+      lastUpdate: stats,
+    };
+    this.runs.set(id, run);
+    return run;
+  }
+
+  /** Eval rows of every run folder (watcher summaries and eval units), re-read at most every 10 s. */
+  allEvalRows(): ResultRow[] {
+    if (this.evalRows && Date.now() - this.evalRows.at < 10_000) return this.evalRows.rows;
+    const rows = listRunIds(this.resultsDir).flatMap((id) => {
+      const files = runFiles(this.resultsDir, id);
+      return files ? readLocalResults(files.dir, `results/${id}`, id) : [];
+    });
+    this.evalRows = { at: Date.now(), rows };
+    return rows;
+  }
+
+  /** The eval rows about a run's checkpoints (`<id>:…`), wherever they were read. */
+  evalsOf(id: string): ResultRow[] {
+    return this.allEvalRows().filter((r) => r.checkpointId.startsWith(`${id}:`));
+  }
+
+  /** The last value of the first of `keys` the run has. */
+  private lastOf(r: OpenRun, keys: readonly string[]): number | undefined {
+    for (const key of keys) {
+      const pairs = r.index.column('series', key);
+      if (pairs.length) return pairs[pairs.length - 1];
+    }
+    return undefined;
+  }
+
+  /** The latest step and reward of a run (the jobs view). */
+  async progress(id: string): Promise<{ latestStep: number | undefined; latestReward: number | undefined }> {
+    const r = await this.openRun(id);
+    return {
+      latestStep: r.table.markers.length ? r.table.first + r.table.markers.length - 1 : undefined,
+      latestReward: this.lastOf(r, REWARD_KEYS),
+    };
+  }
+
+  async run(id: string): Promise<Record<string, unknown>> {
+    const r = await this.openRun(id);
+    const docs = runDocs(r.files.dir);
+    const keys = [...r.index.keys('series'), ...r.derived.keys()];
+    const lastStep = r.table.markers.length ? r.table.first + r.table.markers.length - 1 : undefined;
+    const evals = this.evalsOf(id);
+    return {
+      id,
+      trace: path.relative(r.files.dir, r.files.trace!),
+      traces: r.files.traces,
+      docs,
+      index: {
+        lines: r.index.manifest.lines,
+        badLines: r.index.manifest.badLines,
+        traceBytes: r.index.manifest.trace.size,
+        lastUpdate: r.lastUpdate,
+      },
+      steps: { count: r.table.markers.length, first: r.table.first, last: lastStep, marker: r.table.marker },
+      time: { min: r.index.manifest.tsMin, max: r.index.manifest.tsMax },
+      meta: r.index.manifest.meta,
+      fates: r.index.manifest.fates ?? null,
+      spans: r.index.keys('spans').map((name) => ({ name, n: r.index.manifest.spans[name].n })),
+      instants: r.index.keys('instants').map((name) => ({ name, n: r.index.manifest.instants[name].n })),
+      series: keys.sort(),
+      panels: resolvePanels(keys),
+      evals: evals.map((e) => ({ ...e, step: stepOfCheckpoint(e.checkpointId, lastStep) })),
+      evalTable: buildTable(evals),
+      hasSamples: Boolean(r.files.samples || r.files.rollouts),
+      lastValues: { reward: this.lastOf(r, REWARD_KEYS), loss: this.lastOf(r, ['metrics|loss']) },
+    };
+  }
+
+  private xy(r: OpenRun, key: string, axis: Axis): { x: Float64Array; y: Float64Array } {
+    const derived = r.derived.get(key);
+    if (derived) {
+      if (axis === 'step') return derived;
+      // a derived series is per step: on the time axis each point sits at its step's marker
+      const x = derived.x.map(
+        (s) => r.table.markers[Math.min(r.table.markers.length - 1, s - r.table.first)],
+      );
+      return { x, y: derived.y };
+    }
+    return seriesOn(r.index, key, axis, r.table);
+  }
+
+  /** Series of one run, downsampled to `width` pixel columns over [from, to] (default: all). */
+  async series(q: URLSearchParams): Promise<Record<string, unknown>> {
+    const id = q.get('id') ?? '';
+    const r = await this.openRun(id);
+    const axis = (q.get('axis') ?? 'step') as Axis;
+    if (axis !== 'step' && axis !== 'time') throw new HttpError(400, `axis: step or time, not ${axis}`);
+    const width = Math.min(MAX_WIDTH, Math.max(10, Math.round(num(q.get('width'), 1000))));
+    const keys = (q.get('keys') ?? '').split(',').filter(Boolean);
+    if (keys.length > 256) throw new HttpError(400, 'at most 256 series at once');
+    const out: Record<string, unknown> = {};
+    for (const key of keys) {
+      const { x, y } = this.xy(r, key, axis);
+      const from = num(q.get('from'), x.length ? x[0] : 0);
+      const to = num(q.get('to'), x.length ? x[x.length - 1] : 1);
+      out[key] = downsample(x, y, width, from, to);
+    }
+    return { id, axis, width, series: out };
+  }
+
+  async timeline(q: URLSearchParams): Promise<Record<string, unknown>> {
+    const r = await this.openRun(q.get('id') ?? '');
+    const m = r.index.manifest;
+    const width = Math.min(MAX_WIDTH, Math.max(10, Math.round(num(q.get('width'), 1200))));
+    const from = num(q.get('from'), m.tsMin);
+    const to = num(q.get('to'), m.tsMax);
+    return { from, to, width, lanes: timeline(r.index, from, to, width) };
+  }
+
+  async breakdown(q: URLSearchParams): Promise<Record<string, unknown>> {
+    const r = await this.openRun(q.get('id') ?? '');
+    return { ...stepBreakdown(r.index, r.table) };
+  }
+
+  async samples(q: URLSearchParams): Promise<Record<string, unknown>> {
+    const r = await this.openRun(q.get('id') ?? '');
+    const step = q.get('step');
+    const prompt = q.get('prompt');
+    if (step === null && prompt === null) throw new HttpError(400, 'give step=N or prompt=ID');
+    return {
+      ...lookupSamples(
+        { samples: r.files.samples, rollouts: r.files.rollouts, indexDir: indexDirOf(r.files.trace!) },
+        step !== null ? { step: num(step, 0) } : { prompt: prompt! },
+      ),
+    };
+  }
+
+  /** Several runs' series on the step axis, each named by what its config overrides. */
+  async compare(q: URLSearchParams): Promise<Record<string, unknown>> {
+    const ids = (q.get('ids') ?? '').split(',').filter(Boolean);
+    if (ids.length === 0 || ids.length > 32) throw new HttpError(400, 'ids: 1 to 32 run ids');
+    const axis = (q.get('axis') ?? 'step') as Axis;
+    const width = Math.min(MAX_WIDTH, Math.max(10, Math.round(num(q.get('width'), 1000))));
+    const runs = await Promise.all(ids.map((id) => this.openRun(id)));
+    const docs = runs.map((r, i) => ({ id: ids[i], ...runDocs(r.files.dir) }));
+    const labels = overrideLabels(
+      docs.map((d) => ({ id: d.id, config: d.config, overrides: d.facts.overrides })),
+    );
+    const keys = new Set<string>();
+    for (const r of runs) for (const k of [...r.index.keys('series'), ...r.derived.keys()]) keys.add(k);
+    const wanted = (q.get('keys') ?? '').split(',').filter(Boolean);
+    const series: Record<string, Record<string, unknown>> = {};
+    for (const key of wanted) {
+      series[key] = {};
+      for (let i = 0; i < runs.length; i++) {
+        const { x, y } = this.xy(runs[i], key, axis);
+        if (x.length) series[key][ids[i]] = downsample(x, y, width, x[0], x[x.length - 1]);
+      }
+    }
+    const baseline = q.get('baseline') ?? undefined;
+    const evals = ids.flatMap((id) => this.evalsOf(id));
+    return {
+      ids,
+      labels: Object.fromEntries(labels),
+      sweeps: Object.fromEntries(docs.map((d) => [d.id, d.facts.sweep ?? null])),
+      panels: resolvePanels([...keys]),
+      series,
+      evalTable: buildTable(
+        evals,
+        baseline && evals.some((e) => e.label === baseline || e.checkpointId === baseline)
+          ? baseline
+          : undefined,
+      ),
+    };
+  }
+
+  /** Writes a run's notes (NOTES.md in its local folder; never uploaded). */
+  writeNotes(id: string, text: string): { bytes: number } {
+    const files = runFiles(this.resultsDir, id);
+    if (!files) throw new HttpError(404, `no run ${JSON.stringify(id)}`);
+    if (text.length > 1_000_000) throw new HttpError(413, 'notes: at most 1 MB');
+    const file = path.join(files.dir, NOTES_FILE);
+    fs.writeFileSync(`${file}.tmp`, text);
+    fs.renameSync(`${file}.tmp`, file);
+    return { bytes: Buffer.byteLength(text) };
+  }
+}

@@ -1,0 +1,69 @@
+import type { DashboardData } from './data';
+import type { ResolvedPanel } from './panels';
+import { REPORT_WIDTH, urls } from './urls';
+import { pageHtml, webAssets } from './web-bundle';
+
+/*
+ * `rlvr report <job…> --out report.html`: the dashboard's views of some runs as one file — the page,
+ * uPlot and the answers to the requests the page makes for its default views (urls.ts), inlined. No
+ * server, no network: it opens from a mail attachment. Samples and notes editing need the dashboard.
+ */
+
+async function answer(data: DashboardData, url: string): Promise<unknown> {
+  const u = new URL(url, 'http://report');
+  const q = u.searchParams;
+  switch (u.pathname) {
+    case '/api/run':
+      return data.run(q.get('id') ?? '');
+    case '/api/series':
+      return data.series(q);
+    case '/api/timeline':
+      return data.timeline(q);
+    case '/api/breakdown':
+      return data.breakdown(q);
+    case '/api/compare':
+      return data.compare(q);
+    default:
+      throw new Error(`the report does not answer ${url}`);
+  }
+}
+
+export async function buildReport(
+  data: DashboardData,
+  ids: readonly string[],
+  jobs: { jobs: { name: string }[]; aws: string },
+): Promise<{ html: string; requests: number }> {
+  const inline: Record<string, unknown> = {};
+  const put = async (url: string): Promise<unknown> => (inline[url] = await answer(data, url));
+  inline[urls.jobs()] = {
+    ...jobs,
+    jobs: jobs.jobs.filter((j) => ids.includes(j.name)),
+    aws: 'report: as exported',
+  };
+  for (const id of ids) {
+    const run = (await put(urls.run(id))) as { panels: ResolvedPanel[] };
+    const keys = [...new Set(run.panels.flatMap((p) => p.keys))];
+    for (const axis of ['step', 'time'])
+      if (keys.length) await put(urls.series(id, keys, axis, REPORT_WIDTH));
+    await put(urls.timeline(id, REPORT_WIDTH));
+    await put(urls.breakdown(id));
+  }
+  if (ids.length > 1) {
+    for (const axis of ['step', 'time']) {
+      const head = (await put(urls.compare(ids, [], axis, REPORT_WIDTH))) as {
+        panels: ResolvedPanel[];
+        evalTable: { rows: { label: string }[] };
+      };
+      await put(urls.compare(ids, [...new Set(head.panels.map((p) => p.keys[0]))], axis, REPORT_WIDTH));
+      if (axis === 'step')
+        for (const row of head.evalTable.rows)
+          await put(urls.compare(ids, [], axis, REPORT_WIDTH, row.label));
+    }
+  }
+  inline.__start =
+    ids.length > 1 ? `compare/${ids.map(encodeURIComponent).join(',')}` : `run/${encodeURIComponent(ids[0])}`;
+  const html = pageHtml({
+    inline: { assets: await webAssets(), data: inline, title: `rlvr report: ${ids.join(', ')}` },
+  });
+  return { html, requests: Object.keys(inline).length - 1 };
+}

@@ -1,0 +1,174 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readJsonFile } from '../util/json-file';
+
+/*
+ * The completions beside a trace, looked up by step or prompt id without reading the files whole:
+ * `rollouts.jsonl` (rollout_logger.py: prompt_id, prompt, completions, rewards, generated_at_version)
+ * and `samples.jsonl` (sample_logger.py: event, ts, prompt_id, and per event version, trained_at_step,
+ * reason, …). A small line index (offset, length, step, prompt) is kept beside the trace index and
+ * extended by the bytes a file grew by; a lookup reads only the lines it returns.
+ */
+
+interface LineIndex {
+  size: number;
+  /** [offset, length, step (NaN → null), prompt index] per line. */
+  lines: [number, number, number | null, number][];
+  prompts: string[];
+}
+
+const PROMPT = Buffer.from('"prompt_id": "', 'latin1');
+
+function numberAfter(line: Buffer, key: Buffer): number | null {
+  const at = line.indexOf(key);
+  if (at < 0) return null;
+  let end = at + key.length;
+  while (end < line.length && line[end] !== 0x2c && line[end] !== 0x7d) end++;
+  const v = Number(line.toString('latin1', at + key.length, end));
+  return Number.isFinite(v) ? v : null;
+}
+
+function promptOf(line: Buffer): string | undefined {
+  const at = line.indexOf(PROMPT);
+  if (at < 0) return undefined;
+  const start = at + PROMPT.length;
+  const end = line.indexOf(0x22, start);
+  return end < 0 ? undefined : line.toString('utf8', start, end);
+}
+
+/** Extends (or builds) the line index of `file`, keyed by `stepKey` (e.g. `"generated_at_version": `). */
+function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex {
+  const size = fs.statSync(file).size;
+  let ix = readJsonFile<LineIndex>(indexFile, { size: 0, lines: [], prompts: [] });
+  if (ix.size > size) ix = { size: 0, lines: [], prompts: [] };
+  if (ix.size === size) return ix;
+  const key = Buffer.from(`"${stepKey}": `, 'latin1');
+  const promptIds = new Map(ix.prompts.map((p, i) => [p, i]));
+  const fd = fs.openSync(file, 'r');
+  try {
+    const CHUNK = 4 * 1024 * 1024;
+    let at = ix.size;
+    let carry = Buffer.alloc(0);
+    while (at < size) {
+      const want = Math.min(CHUNK, size - at);
+      const buf = Buffer.concat([carry, Buffer.alloc(want)]);
+      const got = fs.readSync(fd, buf, carry.length, want, at);
+      if (got === 0) break;
+      const filled = carry.length + got;
+      const base = at - carry.length;
+      let s = 0;
+      for (let e = buf.indexOf(10, s); e >= 0 && e < filled; e = buf.indexOf(10, s)) {
+        const line = buf.subarray(s, e);
+        const prompt = promptOf(line) ?? '';
+        let p = promptIds.get(prompt);
+        if (p === undefined) {
+          p = ix.prompts.length;
+          ix.prompts.push(prompt);
+          promptIds.set(prompt, p);
+        }
+        ix.lines.push([base + s, e - s, numberAfter(line, key), p]);
+        s = e + 1;
+      }
+      carry = Buffer.from(buf.subarray(s, filled));
+      at += got;
+    }
+    ix.size = at - carry.length;
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.mkdirSync(path.dirname(indexFile), { recursive: true });
+  fs.writeFileSync(`${indexFile}.tmp`, JSON.stringify(ix));
+  fs.renameSync(`${indexFile}.tmp`, indexFile);
+  return ix;
+}
+
+function readLines(file: string, picks: readonly [number, number][]): Record<string, unknown>[] {
+  const fd = fs.openSync(file, 'r');
+  try {
+    return picks.flatMap(([offset, length]) => {
+      const buf = Buffer.alloc(length);
+      fs.readSync(fd, buf, 0, length, offset);
+      try {
+        return [JSON.parse(buf.toString('utf8')) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const MAX_TEXT = 4000;
+
+/** Long texts cut (a completion can be 16k tokens); the page shows the start and says how long it was. */
+function clip(record: Record<string, unknown>): Record<string, unknown> {
+  const cut = (v: unknown): unknown =>
+    typeof v === 'string' && v.length > MAX_TEXT ? `${v.slice(0, MAX_TEXT)}… [${v.length} chars]` : v;
+  return Object.fromEntries(
+    Object.entries(record).map(([k, v]) => [k, Array.isArray(v) ? v.map(cut) : cut(v)]),
+  );
+}
+
+export interface SampleLookup {
+  readonly rollouts: Record<string, unknown>[];
+  readonly events: Record<string, unknown>[];
+  /** Records that matched beyond the limit. */
+  readonly more: number;
+}
+
+export interface SampleFiles {
+  readonly samples: string | undefined;
+  readonly rollouts: string | undefined;
+  /** Where the line indexes go (the trace's index folder). */
+  readonly indexDir: string;
+}
+
+/**
+ * A step's records (samples trained at that step and their rollouts, plus rollouts generated at the
+ * version before it), or a prompt's (every event and rollout of that prompt id).
+ */
+export function lookupSamples(
+  files: SampleFiles,
+  by: { step?: number; prompt?: string },
+  limit = 40,
+): SampleLookup {
+  const events = files.samples
+    ? lineIndex(files.samples, path.join(files.indexDir, 'samples.lines.json'), 'trained_at_step')
+    : undefined;
+  const rollouts = files.rollouts
+    ? lineIndex(files.rollouts, path.join(files.indexDir, 'rollouts.lines.json'), 'generated_at_version')
+    : undefined;
+  let prompts: Set<number> | undefined;
+  let eventLines: [number, number][] = [];
+  let rolloutLines: [number, number][] = [];
+  if (by.prompt !== undefined) {
+    const want = by.prompt;
+    if (events)
+      eventLines = events.lines.filter((l) => events.prompts[l[3]] === want).map((l) => [l[0], l[1]]);
+    if (rollouts)
+      rolloutLines = rollouts.lines.filter((l) => rollouts.prompts[l[3]] === want).map((l) => [l[0], l[1]]);
+  } else if (by.step !== undefined) {
+    const step = by.step;
+    if (events) {
+      const trained = events.lines.filter((l) => l[2] === step);
+      eventLines = trained.map((l) => [l[0], l[1]]);
+      prompts = new Set(
+        trained
+          .map((l) => l[3])
+          .map((p) => events.prompts[p])
+          .map((p) => rollouts?.prompts.indexOf(p) ?? -1),
+      );
+    }
+    if (rollouts)
+      rolloutLines = rollouts.lines
+        .filter((l) => (prompts && prompts.has(l[3])) || l[2] === step - 1)
+        .map((l) => [l[0], l[1]]);
+  }
+  const more = Math.max(0, rolloutLines.length - limit) + Math.max(0, eventLines.length - limit);
+  return {
+    rollouts: files.rollouts ? readLines(files.rollouts, rolloutLines.slice(0, limit)).map(clip) : [],
+    events: files.samples ? readLines(files.samples, eventLines.slice(0, limit)).map(clip) : [],
+    more,
+  };
+}

@@ -1,0 +1,186 @@
+import { timingSafeEqual } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DashboardData, HttpError } from './data';
+import { pageHtml, webAssets, type WebAssets } from './web-bundle';
+
+/*
+ * The dashboard's HTTP server. Safe by default: it binds 127.0.0.1 and answers only requests whose Host
+ * is that address (or localhost) on its port, so a web page elsewhere cannot reach it through DNS
+ * rebinding; on any other --host it requires --token, and every request must carry it (a Bearer header,
+ * or `token=` in the query for the page's first load and its event stream). Routes are fixed: no URL
+ * is mapped to a path, run ids are folder names checked against the results folder (runs.ts). The
+ * only write, a run's notes, takes same-origin requests only (Origin must be this server).
+ */
+
+export interface ServerOptions {
+  readonly data: DashboardData;
+  readonly host?: string;
+  readonly port?: number;
+  readonly token?: string;
+  /** The jobs view (jobs.ts), refreshed by the caller. */
+  readonly jobs: () => Promise<unknown>;
+}
+
+export interface DashboardServer {
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  /** Tells open pages that a run's trace grew, or that the jobs changed. */
+  notify(event: 'run' | 'jobs', id?: string): void;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function send(res: http.ServerResponse, status: number, body: string | Buffer, type: string): void {
+  res.writeHead(status, {
+    'content-type': type,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'content-security-policy':
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+  });
+  res.end(body);
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  send(res, status, JSON.stringify(body), 'application/json; charset=utf-8');
+}
+
+function tokenMatches(given: string | undefined, token: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+async function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, `body over ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startServer(o: ServerOptions): Promise<DashboardServer> {
+  const host = o.host ?? '127.0.0.1';
+  const loopback = LOOPBACK.has(host);
+  if (!loopback && !o.token)
+    throw new Error(`--host ${host} is reachable from other machines: give --token too`);
+  const assets: WebAssets = await webAssets();
+  const clients = new Set<http.ServerResponse>();
+  let port = 0;
+
+  const allowedHosts = (): Set<string> =>
+    new Set(loopback ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : [`${host}:${port}`]);
+
+  const api = async (url: URL, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const q = url.searchParams;
+    const d = o.data;
+    switch (url.pathname) {
+      case '/api/jobs':
+        return sendJson(res, 200, await o.jobs());
+      case '/api/run':
+        return sendJson(res, 200, await d.run(q.get('id') ?? ''));
+      case '/api/series':
+        return sendJson(res, 200, await d.series(q));
+      case '/api/timeline':
+        return sendJson(res, 200, await d.timeline(q));
+      case '/api/breakdown':
+        return sendJson(res, 200, await d.breakdown(q));
+      case '/api/samples':
+        return sendJson(res, 200, await d.samples(q));
+      case '/api/compare':
+        return sendJson(res, 200, await d.compare(q));
+      case '/api/notes': {
+        if (req.method !== 'PUT') throw new HttpError(405, 'notes: PUT only');
+        const origin = req.headers.origin;
+        if (!origin || !allowedHosts().has(origin.replace(/^http:\/\//, '')))
+          throw new HttpError(403, 'notes are written from this dashboard only (same origin)');
+        if (req.headers['sec-fetch-site'] && req.headers['sec-fetch-site'] !== 'same-origin')
+          throw new HttpError(403, 'notes are written from this dashboard only (same origin)');
+        const text = await readBody(req, 1_000_000);
+        return sendJson(res, 200, d.writeNotes(q.get('id') ?? '', text));
+      }
+      case '/api/events': {
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-store',
+          connection: 'keep-alive',
+        });
+        res.write(': connected\n\n');
+        clients.add(res);
+        req.on('close', () => clients.delete(res));
+        return;
+      }
+      default:
+        throw new HttpError(404, `no such endpoint: ${url.pathname}`);
+    }
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    if (!allowedHosts().has(req.headers.host ?? '')) throw new HttpError(421, 'wrong Host for this server');
+    const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    if (o.token) {
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (!tokenMatches(bearer ?? url.searchParams.get('token') ?? undefined, o.token))
+        throw new HttpError(401, 'a token is required: open the URL the dashboard printed');
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD' && url.pathname !== '/api/notes')
+      throw new HttpError(405, `${req.method} is not allowed`);
+    if (url.pathname.startsWith('/api/')) return api(url, req, res);
+    switch (url.pathname) {
+      case '/':
+        return send(res, 200, pageHtml({ inline: undefined }), 'text/html; charset=utf-8');
+      case '/app.js':
+        return send(res, 200, assets.js, 'text/javascript; charset=utf-8');
+      case '/app.css':
+        return send(res, 200, assets.css, 'text/css; charset=utf-8');
+      case '/favicon.ico':
+        res.writeHead(204).end();
+        return;
+      default:
+        throw new HttpError(404, 'not found');
+    }
+  };
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      const status = e instanceof HttpError ? e.status : 500;
+      if (!res.headersSent) sendJson(res, status, { error: (e as Error).message });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const heartbeat = setInterval(() => {
+    for (const c of clients) c.write(': keep-alive\n\n');
+  }, 15_000);
+  heartbeat.unref();
+  return {
+    url: `http://${urlHost}:${port}/${o.token ? `?token=${encodeURIComponent(o.token)}` : ''}`,
+    port,
+    host,
+    notify(event, id) {
+      const line = `event: ${event}\ndata: ${JSON.stringify({ id: id ?? null })}\n\n`;
+      for (const c of clients) c.write(line);
+    },
+    async close() {
+      clearInterval(heartbeat);
+      for (const c of clients) c.end();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,326 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as lockfile from 'proper-lockfile';
+import { TraceScanner, type ScanSink } from './scan';
+
+/*
+ * The per-trace column store, cached beside the trace: `<traces>/.rlvr-index/<trace file>/`.
+ *
+ * `index.json` names the columns and how many records each holds; each column is an append-only file of
+ * float64 records (native little-endian): a series is (ts, value) pairs, a span name (ts, dur, group,
+ * slot), an instant name (ts), the explicit steps (ts, step). An update parses only the bytes the trace
+ * grew by (from the last complete line the index has), appends to the columns, then replaces
+ * index.json; a crash between the two leaves longer columns, which the next update cuts back to what
+ * index.json says. An unchanged trace (same size and mtime) is not read at all; a grown one is checked
+ * to still start with what was indexed (its 64 bytes before the indexed end), else indexed anew.
+ * Memory stays bounded: the trace is read in 8 MiB chunks and pending records are flushed every 2M.
+ */
+
+export const INDEX_DIR = '.rlvr-index';
+const VERSION = 1;
+const CHUNK = 8 * 1024 * 1024;
+const FLUSH_RECORDS = 2_000_000;
+const TAIL = 64;
+
+export const STRIDE = { series: 2, spans: 4, instants: 1, steps: 2 } as const;
+type Group = keyof typeof STRIDE;
+
+export interface ColumnInfo {
+  readonly file: string;
+  n: number;
+}
+
+export interface IndexManifest {
+  version: number;
+  /** size: the end of the last complete line indexed; seen: the file's size then (a cut line may follow). */
+  trace: { size: number; seen: number; mtimeMs: number; tail: string };
+  lines: number;
+  badLines: number;
+  tsMin: number;
+  tsMax: number;
+  series: Record<string, ColumnInfo>;
+  spans: Record<string, ColumnInfo>;
+  instants: Record<string, ColumnInfo>;
+  steps: Record<string, ColumnInfo>;
+  meta: Record<string, unknown>;
+  fates: Record<string, Record<string, number>> | undefined;
+  nextFile: number;
+}
+
+export interface UpdateStats {
+  /** Trace bytes read by this update (0 when the trace did not change). */
+  readonly bytesRead: number;
+  readonly linesAdded: number;
+  readonly rebuilt: boolean;
+}
+
+function emptyManifest(): IndexManifest {
+  return {
+    version: VERSION,
+    trace: { size: 0, seen: 0, mtimeMs: 0, tail: '' },
+    lines: 0,
+    badLines: 0,
+    tsMin: Infinity,
+    tsMax: -Infinity,
+    series: {},
+    spans: {},
+    instants: {},
+    steps: {},
+    meta: {},
+    fates: undefined,
+    nextFile: 0,
+  };
+}
+
+export function indexDirOf(traceFile: string): string {
+  return path.join(path.dirname(traceFile), INDEX_DIR, path.basename(traceFile));
+}
+
+function readManifest(dir: string): IndexManifest | undefined {
+  try {
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8')) as IndexManifest;
+    return m.version === VERSION ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Appends records to the columns, buffering up to FLUSH_RECORDS values. */
+class ColumnWriter implements ScanSink {
+  private pending = new Map<ColumnInfo, number[]>();
+  private pendingValues = 0;
+  private lastKey = '';
+  private lastColumn: ColumnInfo | undefined;
+
+  constructor(
+    private readonly dir: string,
+    readonly m: IndexManifest,
+  ) {}
+
+  private column(group: Group, key: string): ColumnInfo {
+    const columns = this.m[group];
+    let c = columns[key];
+    if (!c) {
+      c = { file: `${group[0]}${this.m.nextFile++}.f64`, n: 0 };
+      columns[key] = c;
+    }
+    return c;
+  }
+
+  private push(c: ColumnInfo, a: number, b?: number, d?: number, e?: number): void {
+    let p = this.pending.get(c);
+    if (!p) {
+      p = [];
+      this.pending.set(c, p);
+    }
+    p.push(a);
+    if (b !== undefined) p.push(b);
+    if (d !== undefined) p.push(d, e!);
+    c.n++;
+    this.pendingValues++;
+    if (this.pendingValues >= FLUSH_RECORDS) this.flush();
+    if (a < this.m.tsMin) this.m.tsMin = a;
+    if (a > this.m.tsMax) this.m.tsMax = a;
+  }
+
+  value(name: string, field: string, ts: number, v: number): void {
+    const key = `${name}|${field}`;
+    // Consecutive values of one counter hit different keys; the cache helps the buffer's size run.
+    const c = key === this.lastKey ? this.lastColumn! : this.column('series', key);
+    this.lastKey = key;
+    this.lastColumn = c;
+    this.push(c, ts, v);
+  }
+  span(name: string, ts: number, dur: number, group: number, slot: number): void {
+    this.push(this.column('spans', name), ts, dur, group, slot);
+  }
+  instant(name: string, ts: number): void {
+    this.push(this.column('instants', name), ts);
+  }
+  step(ts: number, step: number): void {
+    this.push(this.column('steps', 'step'), ts, step);
+  }
+  meta(fields: Record<string, unknown>): void {
+    for (const [k, v] of Object.entries(fields)) if (k !== 'type' && k !== 'ts') this.m.meta[k] = v;
+  }
+  fates(fates: Record<string, Record<string, number>>): void {
+    this.m.fates = fates;
+  }
+  badLine(): void {
+    this.m.badLines++;
+  }
+
+  flush(): void {
+    for (const [c, values] of this.pending) {
+      fs.appendFileSync(path.join(this.dir, c.file), new Uint8Array(Float64Array.from(values).buffer));
+    }
+    this.pending.clear();
+    this.pendingValues = 0;
+  }
+}
+
+/** Cut each column back to the records index.json names (a crash after appends, before the manifest). */
+function trimColumns(dir: string, m: IndexManifest): void {
+  for (const group of Object.keys(STRIDE) as Group[]) {
+    for (const c of Object.values(m[group])) {
+      const file = path.join(dir, c.file);
+      const want = c.n * STRIDE[group] * 8;
+      const size = fs.existsSync(file) ? fs.statSync(file).size : 0;
+      if (size < want) throw new Error(`index column ${c.file} is shorter than index.json says`);
+      if (size > want) fs.truncateSync(file, want);
+    }
+  }
+}
+
+function writeManifest(dir: string, m: IndexManifest): void {
+  const tmp = path.join(dir, `index.json.${process.pid}.tmp`);
+  fs.writeFileSync(tmp, JSON.stringify(m));
+  fs.renameSync(tmp, path.join(dir, 'index.json'));
+}
+
+/** Reads up to `length` bytes at `at` into buf[offset…]; returns how many it got. */
+function readInto(fd: number, buf: Buffer, offset: number, at: number, length: number): number {
+  let got = 0;
+  while (got < length) {
+    const n = fs.readSync(fd, buf, offset + got, length - got, at + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
+function readAt(fd: number, at: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  return buf.subarray(0, readInto(fd, buf, 0, at, length));
+}
+
+/** Parses trace bytes [from, size) into the writer; returns the end of the last complete line. */
+function parseFrom(
+  fd: number,
+  from: number,
+  size: number,
+  writer: ColumnWriter,
+): { end: number; lines: number } {
+  const scanner = new TraceScanner(writer);
+  let carry = Buffer.alloc(0);
+  let at = from;
+  let consumed = from;
+  let lines = 0;
+  while (at < size) {
+    const want = Math.min(CHUNK, size - at);
+    // A fresh buffer per chunk: the scanner keeps slices of it (scan.ts keepBuffer).
+    const buf = Buffer.allocUnsafe(carry.length + want);
+    carry.copy(buf, 0);
+    const got = readInto(fd, buf, carry.length, at, want);
+    at += got;
+    const filled = carry.length + got;
+    const lastNewline = buf.lastIndexOf(10, filled - 1);
+    if (lastNewline < 0) {
+      carry = buf.subarray(0, filled);
+      if (got === 0) break;
+      continue;
+    }
+    lines += scanner.scan(buf, 0, lastNewline);
+    consumed = at - (filled - (lastNewline + 1));
+    carry = Buffer.from(buf.subarray(lastNewline + 1, filled));
+    if (got === 0) break;
+  }
+  scanner.finish();
+  return { end: consumed, lines };
+}
+
+/** Brings the trace's index up to date; returns what it read. */
+export async function updateIndex(traceFile: string): Promise<UpdateStats> {
+  const dir = indexDirOf(traceFile);
+  fs.mkdirSync(dir, { recursive: true });
+  const release = await lockfile.lock(dir, {
+    lockfilePath: `${dir}.lock`,
+    retries: { retries: 100, minTimeout: 20, maxTimeout: 500 },
+    stale: 60_000,
+  });
+  try {
+    return updateLocked(traceFile, dir);
+  } finally {
+    await release();
+  }
+}
+
+function updateLocked(traceFile: string, dir: string): UpdateStats {
+  const st = fs.statSync(traceFile);
+  let m = readManifest(dir);
+  if (m && m.trace.seen === st.size && m.trace.mtimeMs === st.mtimeMs)
+    return { bytesRead: 0, linesAdded: 0, rebuilt: false };
+  const fd = fs.openSync(traceFile, 'r');
+  try {
+    let bytesRead = 0;
+    let rebuilt = false;
+    if (m && st.size >= m.trace.size) {
+      const tailStart = Math.max(0, m.trace.size - TAIL);
+      const tail = readAt(fd, tailStart, m.trace.size - tailStart);
+      bytesRead += tail.length;
+      if (tail.toString('base64') !== m.trace.tail) m = undefined;
+    } else m = undefined;
+    if (!m) {
+      rebuilt = true;
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+      fs.mkdirSync(dir, { recursive: true });
+      m = emptyManifest();
+    }
+    trimColumns(dir, m);
+    const writer = new ColumnWriter(dir, m);
+    const from = m.trace.size;
+    const { end, lines } = parseFrom(fd, from, st.size, writer);
+    writer.flush();
+    bytesRead += st.size - from;
+    const tailStart = Math.max(0, end - TAIL);
+    const tail = readAt(fd, tailStart, end - tailStart).toString('base64');
+    m.trace = { size: end, seen: st.size, mtimeMs: st.mtimeMs, tail };
+    m.lines += lines;
+    writeManifest(dir, m);
+    return { bytesRead, linesAdded: lines, rebuilt };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A trace's index, read: its manifest and its columns (read whole on first use, then kept). */
+export class TraceIndex {
+  private cache = new Map<string, Float64Array>();
+
+  constructor(
+    readonly dir: string,
+    readonly manifest: IndexManifest,
+  ) {}
+
+  /** The columns of one group, or an empty array for a key the trace does not have. */
+  column(group: Group, key: string): Float64Array {
+    const c = this.manifest[group][key];
+    if (!c) return new Float64Array(0);
+    const cacheKey = `${group}\u0000${key}`;
+    const hit = this.cache.get(cacheKey);
+    if (hit) return hit;
+    const values = c.n * STRIDE[group];
+    const array = new Float64Array(values);
+    const fd = fs.openSync(path.join(this.dir, c.file), 'r');
+    try {
+      readInto(fd, Buffer.from(array.buffer), 0, 0, values * 8);
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.cache.set(cacheKey, array);
+    return array;
+  }
+
+  keys(group: Group): string[] {
+    return Object.keys(this.manifest[group]);
+  }
+}
+
+/** Updates the index if the trace changed, then opens it. */
+export async function openIndex(traceFile: string): Promise<{ index: TraceIndex; stats: UpdateStats }> {
+  const stats = await updateIndex(traceFile);
+  const dir = indexDirOf(traceFile);
+  const manifest = readManifest(dir);
+  if (!manifest) throw new Error(`the index of ${traceFile} could not be read back`);
+  return { index: new TraceIndex(dir, manifest), stats };
+}

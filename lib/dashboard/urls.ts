@@ -1,0 +1,30 @@
+/*
+ * The API requests the page makes, built in one place: the page (web/main.ts) asks them of the server,
+ * and the report (report.ts) answers the same URLs in advance, so an exported page finds its data.
+ */
+
+export const REPORT_WIDTH = 1000;
+export const PAGE_SIZE_KEYS = 64;
+
+const enc = encodeURIComponent;
+
+export const urls = {
+  jobs: (): string => '/api/jobs',
+  run: (id: string): string => `/api/run?id=${enc(id)}`,
+  series: (id: string, keys: readonly string[], axis: string, width: number): string =>
+    `/api/series?id=${enc(id)}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}`,
+  timeline: (id: string, width: number, from?: number, to?: number): string =>
+    `/api/timeline?id=${enc(id)}&width=${width}${from !== undefined ? `&from=${from}` : ''}${to !== undefined ? `&to=${to}` : ''}`,
+  breakdown: (id: string): string => `/api/breakdown?id=${enc(id)}`,
+  samples: (id: string, by: { step?: number; prompt?: string }): string =>
+    `/api/samples?id=${enc(id)}${by.step !== undefined ? `&step=${by.step}` : `&prompt=${enc(by.prompt ?? '')}`}`,
+  compare: (
+    ids: readonly string[],
+    keys: readonly string[],
+    axis: string,
+    width: number,
+    baseline?: string,
+  ): string =>
+    `/api/compare?ids=${ids.map(enc).join(',')}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${baseline ? `&baseline=${enc(baseline)}` : ''}`,
+  notes: (id: string): string => `/api/notes?id=${enc(id)}`,
+};

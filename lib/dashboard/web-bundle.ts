@@ -1,0 +1,54 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { packageRoot } from '../package-root';
+
+/*
+ * The page: web/main.ts and uPlot (from the npm package, so no CDN: it works offline), bundled by esbuild
+ * once per process. The server serves it as /app.js and /app.css; the report inlines both and its data.
+ */
+
+export interface WebAssets {
+  readonly js: string;
+  readonly css: string;
+}
+
+let cached: Promise<WebAssets> | undefined;
+
+export function webAssets(): Promise<WebAssets> {
+  cached ??= (async () => {
+    const root = packageRoot();
+    const out = await build({
+      entryPoints: [path.join(root, 'lib/dashboard/web/main.ts')],
+      bundle: true,
+      write: false,
+      minify: true,
+      format: 'iife',
+      target: 'es2020',
+      platform: 'browser',
+      logLevel: 'silent',
+    });
+    const uplotCss = fs.readFileSync(path.join(root, 'node_modules/uplot/dist/uPlot.min.css'), 'utf8');
+    const ownCss = fs.readFileSync(path.join(root, 'lib/dashboard/web/style.css'), 'utf8');
+    return { js: out.outputFiles[0].text, css: `${uplotCss}\n${ownCss}` };
+  })();
+  return cached;
+}
+
+/** `</script` inside inlined text would end the script element. */
+function scriptSafe(text: string): string {
+  return text.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+}
+
+/** The HTML shell: linked assets for the server; assets and data inline for a report. */
+export function pageHtml(o: {
+  inline: { assets: WebAssets; data: unknown; title: string } | undefined;
+}): string {
+  const head = o.inline
+    ? `<title>${o.inline.title.replace(/[<&>"]/g, '')}</title><style>${o.inline.assets.css}</style>`
+    : `<title>rlvr dashboard</title><link rel="stylesheet" href="/app.css">`;
+  const body = o.inline
+    ? `<script id="rlvr-data" type="application/json">${scriptSafe(JSON.stringify(o.inline.data))}</script><script>${scriptSafe(o.inline.assets.js)}</script>`
+    : `<script src="/app.js"></script>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${head}</head><body><div id="app"></div>${body}</body></html>\n`;
+}
