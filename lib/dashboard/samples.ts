@@ -17,23 +17,31 @@ interface LineIndex {
   prompts: string[];
 }
 
-const PROMPT = Buffer.from('"prompt_id": "', 'latin1');
+const PROMPT = Buffer.from('"prompt_id":', 'latin1');
+
+/** Where the value of `key` (`"name":`) starts: after the colon and any spaces (json.dumps or not). */
+function valueAt(line: Buffer, key: Buffer): number {
+  const at = line.indexOf(key);
+  if (at < 0) return -1;
+  let i = at + key.length;
+  while (line[i] === 0x20) i++;
+  return i;
+}
 
 function numberAfter(line: Buffer, key: Buffer): number | null {
-  const at = line.indexOf(key);
-  if (at < 0) return null;
-  let end = at + key.length;
+  const start = valueAt(line, key);
+  if (start < 0) return null;
+  let end = start;
   while (end < line.length && line[end] !== 0x2c && line[end] !== 0x7d) end++;
-  const v = Number(line.toString('latin1', at + key.length, end));
-  return Number.isFinite(v) ? v : null;
+  const v = Number(line.toString('latin1', start, end));
+  return Number.isFinite(v) && end > start ? v : null;
 }
 
 function promptOf(line: Buffer): string | undefined {
-  const at = line.indexOf(PROMPT);
-  if (at < 0) return undefined;
-  const start = at + PROMPT.length;
-  const end = line.indexOf(0x22, start);
-  return end < 0 ? undefined : line.toString('utf8', start, end);
+  const start = valueAt(line, PROMPT);
+  if (start < 0 || line[start] !== 0x22) return undefined;
+  const end = line.indexOf(0x22, start + 1);
+  return end < 0 ? undefined : line.toString('utf8', start + 1, end);
 }
 
 /** Extends (or builds) the line index of `file`, keyed by `stepKey` (e.g. `"generated_at_version": `). */
@@ -42,7 +50,7 @@ function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex 
   let ix = readJsonFile<LineIndex>(indexFile, { size: 0, lines: [], prompts: [] });
   if (ix.size > size) ix = { size: 0, lines: [], prompts: [] };
   if (ix.size === size) return ix;
-  const key = Buffer.from(`"${stepKey}": `, 'latin1');
+  const key = Buffer.from(`"${stepKey}":`, 'latin1');
   const promptIds = new Map(ix.prompts.map((p, i) => [p, i]));
   const fd = fs.openSync(file, 'r');
   try {

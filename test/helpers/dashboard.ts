@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeTrace } from './traces';
+import { pyJson, writeTrace } from './traces';
 
 /*
  * A results folder as the dashboard finds it on a researcher's machine: a training run with the
@@ -23,8 +23,9 @@ function rollouts(dir: string, steps: number): void {
   for (let step = 1; step <= steps; step++) {
     for (let k = 0; k < 2; k++) {
       const id = `p${step}-${k}`;
+      // rollout_logger.py writes json.dumps (Python's spacing); sample_logger.py too
       r.push(
-        JSON.stringify({
+        pyJson({
           prompt_id: id,
           prompt: `What is ${step} + ${k}?`,
           completions: [`${step + k}`, 'I do not know'],
@@ -32,7 +33,7 @@ function rollouts(dir: string, steps: number): void {
           generated_at_version: step - 1,
         }),
       );
-      s.push(JSON.stringify({ event: 'buffered', ts: step * 30 - 5, prompt_id: id, version: step - 1 }));
+      s.push(pyJson({ event: 'buffered', ts: step * 30 - 5, prompt_id: id, version: step - 1 }));
       s.push(JSON.stringify({ event: 'trained', ts: step * 30, prompt_id: id, trained_at_step: step }));
     }
   }

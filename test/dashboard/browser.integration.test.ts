@@ -1,0 +1,149 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { DashboardData } from '../../lib/dashboard/data';
+import { jobViews } from '../../lib/dashboard/jobs';
+import { startLive, type Live } from '../../lib/dashboard/live';
+import { startServer, type DashboardServer } from '../../lib/dashboard/server';
+import { chromiumAvailable, launchChromium, type PageProbe } from '../helpers/browser';
+import {
+  makeResultsFixture,
+  SWEEP_ID,
+  sweepRun,
+  TRAINING_RUN,
+  type ResultsFixture,
+} from '../helpers/dashboard';
+import { describeWithPeer } from '../helpers/moto';
+import { writeTrace } from '../helpers/traces';
+
+/*
+ * The page in headless Chromium against the real server: the jobs view, a run view, a sweep's compare
+ * view and a live append. Screenshots go to test-output/dashboard/ (the README shows one).
+ */
+
+const OUT = path.resolve(__dirname, '..', '..', 'test-output', 'dashboard');
+
+describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromium', () => {
+  let fx: ResultsFixture;
+  let server: DashboardServer;
+  let live: Live;
+  let browser: Browser;
+  let page: Page;
+
+  const probe = (): Promise<PageProbe> =>
+    page.evaluate(() => (window as unknown as { __rlvr: PageProbe }).__rlvr);
+  const open = async (hash: string): Promise<PageProbe> => {
+    await page.goto(`${server.url}#${hash}`);
+    await page.waitForFunction(() => {
+      const p = (window as unknown as { __rlvr?: PageProbe }).__rlvr;
+      return p && !Number.isNaN(p.readyMs);
+    });
+    return probe();
+  };
+
+  beforeAll(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    fx = makeResultsFixture();
+    const data = new DashboardData({ resultsDir: fx.root });
+    server = await startServer({
+      data,
+      jobs: () =>
+        jobViews({
+          resultsDir: fx.root,
+          stallMinutes: 30,
+          progress: (id) => data.progress(id).catch(() => undefined),
+        }),
+    });
+    live = startLive({
+      resultsDir: fx.root,
+      pollSeconds: 3600,
+      watchMs: 3600_000,
+      running: () => [],
+      notify: server.notify,
+    });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    page.on('pageerror', (e) => {
+      throw e;
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    live?.stop();
+    await server?.close();
+    if (fx) fs.rmSync(fx.root, { recursive: true, force: true });
+  });
+
+  it('shows every job, its status and flags, and links runs that have traces', async () => {
+    await open('/jobs');
+    const rows = page.locator('table.jobs tbody tr');
+    expect(await rows.count()).toBe(7);
+    expect(await page.locator(`table.jobs a[href="#/run/${TRAINING_RUN}"]`).count()).toBe(1);
+    expect(await page.locator(`a[href="#/compare/sweep/${SWEEP_ID}"]`).count()).toBeGreaterThanOrEqual(1);
+    await page.screenshot({ path: path.join(OUT, 'jobs.png') });
+  });
+
+  it('draws a run’s panels with the series its trace has, eval points and the timeline; a click shows that step’s rollouts', async () => {
+    const res = await fetch(`${server.url}api/run?id=${TRAINING_RUN}`);
+    const run = (await res.json()) as { panels: { id: string; keys: string[] }[] };
+    const p = await open(`/run/${TRAINING_RUN}`);
+    const drawn = new Map(p.charts.map((c) => [c.id, c.series]));
+    for (const panel of run.panels)
+      expect([panel.id, drawn.get(panel.id)]).toEqual([panel.id, panel.keys.length]);
+    expect(drawn.get('rewards')).toBe(6);
+    expect(drawn.get('counter-custom.probe')).toBe(2);
+    expect(drawn.get('eval-points')).toBeGreaterThanOrEqual(2);
+    expect(drawn.get('timeline')).toBeGreaterThanOrEqual(8);
+    expect(drawn.get('breakdown')).toBeGreaterThanOrEqual(5);
+    expect(await page.locator('.uplot').count()).toBe(
+      p.charts.filter((c) => c.id !== 'timeline' && c.series > 0).length,
+    );
+    expect(await page.locator('table.evals tbody tr').count()).toBeGreaterThanOrEqual(3);
+    await page.screenshot({ path: path.join(OUT, 'run.png'), fullPage: false });
+    await page.screenshot({ path: path.join(OUT, 'run-full.png'), fullPage: true });
+    const chart = page.locator('[data-panel="rewards"] .u-over');
+    const box = (await chart.boundingBox())!;
+    await chart.click({ position: { x: box.width / 2, y: box.height / 2 } });
+    await page.waitForSelector('.samples details.rollout');
+    const summary = await page.locator('.samples .sub').first().textContent();
+    const step = Number(/step (\d+)/.exec(summary ?? '')?.[1]);
+    expect(step).toBeGreaterThan(80);
+    expect(step).toBeLessThan(120);
+    expect(await page.locator('.samples details.rollout').count()).toBe(2);
+  });
+
+  it('overlays a sweep’s runs on each panel, named by their overrides', async () => {
+    const p = await open(`/compare/sweep/${SWEEP_ID}`);
+    const charts = p.charts.filter((c) => c.id.startsWith('cmp-'));
+    expect(charts.length).toBeGreaterThanOrEqual(8);
+    for (const c of charts) expect([c.id, c.series]).toEqual([c.id, 4]);
+    const legend = await page.locator('.legend-names').textContent();
+    for (const lr of ['0.000001', '0.000002', '0.000005', '0.00001'])
+      expect(legend).toContain(`training.lr=${lr}`);
+    await page.screenshot({ path: path.join(OUT, 'compare.png') });
+  });
+
+  it('updates an open run view without a reload when its trace grows', async () => {
+    const id = sweepRun(1);
+    const before = await open(`/run/${id}`);
+    const points = (p: PageProbe): number => p.charts.find((c) => c.id === 'training')!.points;
+    expect(points(before)).toBe(40);
+    await page.evaluate(() => ((window as unknown as { __reloadMarker: number }).__reloadMarker = 1));
+    writeTrace(
+      fx.sweepTraces[1],
+      { steps: 5, batch: 4, bufferEvents: 6, firstStep: 41, rewardOffset: 0.1 },
+      true,
+    );
+    live.check();
+    await page.waitForFunction(() => {
+      const p = (window as unknown as { __rlvr: PageProbe }).__rlvr;
+      return p.updates >= 1 && p.charts.find((c) => c.id === 'training')?.points === 45;
+    });
+    expect(await page.evaluate(() => (window as unknown as { __reloadMarker?: number }).__reloadMarker)).toBe(
+      1,
+    );
+    await page.locator('nav button[title="light / dark"]').click();
+    await page.screenshot({ path: path.join(OUT, 'run-dark.png') });
+  });
+});
