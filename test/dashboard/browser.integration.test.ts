@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { DashboardData } from '../../lib/dashboard/data';
 import { jobViews } from '../../lib/dashboard/jobs';
 import { startLive, type Live } from '../../lib/dashboard/live';
+import { buildReport } from '../../lib/dashboard/report';
 import { startServer, type DashboardServer } from '../../lib/dashboard/server';
 import { chromiumAvailable, launchChromium, type PageProbe } from '../helpers/browser';
 import {
@@ -27,6 +28,7 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
   let fx: ResultsFixture;
   let server: DashboardServer;
   let live: Live;
+  let data: DashboardData;
   let browser: Browser;
   let page: Page;
 
@@ -44,7 +46,7 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
     fx = makeResultsFixture();
-    const data = new DashboardData({ resultsDir: fx.root });
+    data = new DashboardData({ resultsDir: fx.root });
     server = await startServer({
       data,
       jobs: () =>
@@ -145,5 +147,37 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     );
     await page.locator('nav button[title="light / dark"]').click();
     await page.screenshot({ path: path.join(OUT, 'run-dark.png') });
+  });
+
+  it('opens an exported report from a file, with no server, and draws the same run and compare views', async () => {
+    const ids = [sweepRun(0), sweepRun(1)];
+    const jobs = await jobViews({
+      resultsDir: fx.root,
+      stallMinutes: 30,
+      progress: (id) => data.progress(id),
+    });
+    const { html } = await buildReport(data, ids, jobs);
+    const file = path.join(OUT, 'report.html');
+    fs.writeFileSync(file, html);
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto(`file://${file}`);
+    await page.waitForFunction(
+      () => !Number.isNaN((window as unknown as { __rlvr: PageProbe }).__rlvr.readyMs),
+    );
+    let p = await probe();
+    expect(p.view).toBe('compare');
+    const charts = p.charts.filter((c) => c.id.startsWith('cmp-'));
+    expect(charts.length).toBeGreaterThanOrEqual(8);
+    for (const c of charts) expect([c.id, c.series]).toEqual([c.id, 2]);
+    await page.evaluate((id) => (location.hash = `#/run/${id}`), ids[0]);
+    await page.waitForFunction(() => {
+      const w = (window as unknown as { __rlvr: PageProbe }).__rlvr;
+      return w.view === 'run' && !Number.isNaN(w.readyMs);
+    });
+    p = await probe();
+    expect(p.charts.find((c) => c.id === 'rewards')?.series).toBe(6);
+    expect(await page.locator('.error').count()).toBe(0);
+    expect(requests.filter((u) => !u.startsWith('file://'))).toEqual([]);
   });
 });
