@@ -26,6 +26,8 @@ export interface Live {
   grewAt(job: string): number | undefined;
   /** Looks at the local traces now (tests; the timer does it every watchMs). */
   check(): void;
+  /** Syncs the running jobs' traces now (tests; the timer does it every pollSeconds). */
+  syncNow(): Promise<void>;
   stop(): void;
 }
 
@@ -88,6 +90,7 @@ export function startLive(o: LiveOptions): Live {
   return {
     grewAt: (job) => grew.get(job),
     check,
+    syncNow: sync,
     stop() {
       stopped = true;
       clearInterval(watch);
