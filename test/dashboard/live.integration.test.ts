@@ -75,8 +75,9 @@ describeWithPeer('moto_server', motoAvailable())('the dashboard with SageMaker (
           progress: (id) => data.progress(id),
           grewAt: live.grewAt,
         });
-      let { jobs, aws } = await view();
-      expect(aws).toBe('ok');
+      const listed = await view();
+      let jobs = listed.jobs;
+      expect(listed.aws).toBe('ok');
       expect(jobs).toHaveLength(1);
       expect(jobs[0]).toMatchObject({
         name: job.jobName,
