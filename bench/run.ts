@@ -12,6 +12,7 @@ import { CreateTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagem
 import { copyBusybox, startDockerEngine, startRegistry } from '../test/helpers/docker';
 import { createAwsClients } from '../lib/aws';
 import { benchCurriculum } from '../test/curriculum/bench-curriculum';
+import { dashboardRows } from './dashboard';
 import { FaultProxy } from '../test/helpers/fault-proxy';
 import { freePort, startMoto, TEST_ACCOUNT } from '../test/helpers/moto';
 
@@ -129,6 +130,16 @@ interface Row {
 
 async function main(): Promise<void> {
   const rows: Row[] = [];
+  if (process.argv.includes('--dashboard-only')) {
+    // A quick look at the dashboard rows alone; bench/results.md is written only by the full run.
+    try {
+      rows.push(...(await dashboardRows(work, log)));
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n${log.join('\n')}\n`);
+    return;
+  }
   if (process.argv.includes('--image-only')) {
     // A quick look at the image rows alone; bench/results.md is written only by the full run.
     const moto = await startMoto();
@@ -454,6 +465,7 @@ async function main(): Promise<void> {
     });
     rows.push(await curriculumRow(env, s3Endpoint));
     rows.push(await evalResultsRow(aws, rlvr));
+    rows.push(...(await dashboardRows(work, log)));
     await imageRows(rows, moto.env);
   } finally {
     sagemaker.destroy();

@@ -224,14 +224,37 @@ export function timeline(index: TraceIndex, from: number, to: number, width: num
     );
 }
 
-/** The total length of the union of intervals (sorted by start) clipped to [lo, hi]. */
-function unionLength(intervals: readonly number[][], lo: number, hi: number): number {
+/** Intervals sorted by start, with the longest one's length (a window's first candidate is found by bisection). */
+interface Intervals {
+  readonly list: number[][];
+  readonly maxLength: number;
+}
+
+function intervals(list: number[][]): Intervals {
+  list.sort((a, b) => a[0] - b[0]);
+  let maxLength = 0;
+  for (const [a, b] of list) maxLength = Math.max(maxLength, b - a);
+  return { list, maxLength };
+}
+
+/** The total length of the union of the intervals clipped to [lo, hi]. */
+function unionLength(iv: Intervals, lo: number, hi: number): number {
+  const list = iv.list;
+  // the first interval that can reach lo starts at or after lo - maxLength
+  let i = 0;
+  let j = list.length;
+  const from = lo - iv.maxLength;
+  while (i < j) {
+    const mid = (i + j) >>> 1;
+    if (list[mid][0] < from) i = mid + 1;
+    else j = mid;
+  }
   let total = 0;
   let curA = NaN;
   let curB = NaN;
-  for (const [a0, b0] of intervals) {
-    const a = Math.max(a0, lo);
-    const b = Math.min(b0, hi);
+  for (; i < list.length && list[i][0] < hi; i++) {
+    const a = Math.max(list[i][0], lo);
+    const b = Math.min(list[i][1], hi);
     if (b <= a) continue;
     if (Number.isNaN(curA) || a > curB) {
       if (!Number.isNaN(curA)) total += curB - curA;
@@ -275,7 +298,8 @@ export function stepBreakdown(index: TraceIndex, table: StepTable): StepBreakdow
     }
     byPhase.set(phase, list);
   }
-  for (const l of [...byPhase.values(), ...byLane.values()]) l.sort((a, b) => a[0] - b[0]);
+  const phaseIv = new Map([...byPhase].map(([p, l]) => [p, intervals(l)]));
+  const laneIv = [...byLane.values()].map(intervals);
   const phases = Object.fromEntries(
     (['generation', 'verify', 'reference', 'training', 'sync', 'other'] as Phase[]).map((p) => [
       p,
@@ -283,11 +307,12 @@ export function stepBreakdown(index: TraceIndex, table: StepTable): StepBreakdow
     ]),
   ) as Record<Phase, number[]>;
   const out: StepBreakdown = { steps: [], duration: [], phases, trainerIdle: [], rolloutIdle: [] };
-  const trainer = [
+  const trainer = intervals([
     ...(byPhase.get('training') ?? []),
     ...(byPhase.get('reference') ?? []),
     ...(byPhase.get('sync') ?? []),
-  ].sort((a, b) => a[0] - b[0]);
+  ]);
+  const none = intervals([]);
   const m = table.markers;
   for (let k = 0; k < m.length; k++) {
     const lo = k === 0 ? index.manifest.tsMin : m[k - 1];
@@ -295,11 +320,11 @@ export function stepBreakdown(index: TraceIndex, table: StepTable): StepBreakdow
     out.steps.push(table.first + k);
     out.duration.push(round(hi - lo));
     for (const p of Object.keys(phases) as Phase[])
-      phases[p].push(round(unionLength(byPhase.get(p) ?? [], lo, hi)));
+      phases[p].push(round(unionLength(phaseIv.get(p) ?? none, lo, hi)));
     out.trainerIdle.push(round(hi - lo - unionLength(trainer, lo, hi)));
     let idle = 0;
-    for (const l of byLane.values()) idle += hi - lo - unionLength(l, lo, hi);
-    out.rolloutIdle.push(round(byLane.size ? idle / byLane.size : 0));
+    for (const l of laneIv) idle += hi - lo - unionLength(l, lo, hi);
+    out.rolloutIdle.push(round(laneIv.length ? idle / laneIv.length : 0));
   }
   return out;
 }
