@@ -9,10 +9,13 @@ import {
   stepBreakdown,
   stepOf,
   stepTable,
+  sumByX,
   timeline,
   type Axis,
+  type StepBreakdown,
   type StepTable,
 } from './query';
+import { overview } from './overview';
 import { listRunIds, overrideLabels, runDocs, runFiles, NOTES_FILE, type RunFiles } from './runs';
 import { lookupSamples } from './samples';
 import { indexDirOf, openIndex, type TraceIndex, type UpdateStats } from './trace-index';
@@ -41,6 +44,7 @@ interface OpenRun {
   /** Per-step derived span series (`span:<name>|count`, `|mean_dur`). */
   derived: Map<string, { x: Float64Array; y: Float64Array }>;
   lastUpdate: UpdateStats;
+  breakdown?: StepBreakdown;
 }
 
 const MAX_WIDTH = 4000;
@@ -190,10 +194,17 @@ export class DashboardData {
       evalTable: buildTable(evals),
       hasSamples: Boolean(r.files.samples || r.files.rollouts),
       lastValues: { reward: this.lastOf(r, REWARD_KEYS), loss: this.lastOf(r, ['metrics|loss']) },
+      overview: overview(this.breakdownOf(r), r.index.manifest.fates),
     };
   }
 
-  private xy(r: OpenRun, key: string, axis: Axis): { x: Float64Array; y: Float64Array } {
+  /** A series on the axis; `sum`: values of one x added up (bar panels: several counters a step). */
+  private xy(r: OpenRun, key: string, axis: Axis, sum = false): { x: Float64Array; y: Float64Array } {
+    const s = this.xyRaw(r, key, axis);
+    return sum ? sumByX(s) : s;
+  }
+
+  private xyRaw(r: OpenRun, key: string, axis: Axis): { x: Float64Array; y: Float64Array } {
     const derived = r.derived.get(key);
     if (derived) {
       if (axis === 'step') return derived;
@@ -215,9 +226,10 @@ export class DashboardData {
     const width = Math.min(MAX_WIDTH, Math.max(10, Math.round(num(q.get('width'), 1000))));
     const keys = (q.get('keys') ?? '').split(',').filter(Boolean);
     if (keys.length > 256) throw new HttpError(400, 'at most 256 series at once');
+    const sum = new Set((q.get('sum') ?? '').split(',').filter(Boolean));
     const out: Record<string, unknown> = {};
     for (const key of keys) {
-      const { x, y } = this.xy(r, key, axis);
+      const { x, y } = this.xy(r, key, axis, sum.has(key));
       const from = num(q.get('from'), x.length ? x[0] : 0);
       const to = num(q.get('to'), x.length ? x[x.length - 1] : 1);
       out[key] = downsample(x, y, width, from, to);
@@ -234,9 +246,14 @@ export class DashboardData {
     return { from, to, width, lanes: timeline(r.index, from, to, width) };
   }
 
+  private breakdownOf(r: OpenRun): StepBreakdown {
+    r.breakdown ??= stepBreakdown(r.index, r.table);
+    return r.breakdown;
+  }
+
   async breakdown(q: URLSearchParams): Promise<Record<string, unknown>> {
     const r = await this.openRun(q.get('id') ?? '');
-    return { ...stepBreakdown(r.index, r.table) };
+    return { ...this.breakdownOf(r) };
   }
 
   async samples(q: URLSearchParams): Promise<Record<string, unknown>> {
@@ -266,11 +283,12 @@ export class DashboardData {
     const keys = new Set<string>();
     for (const r of runs) for (const k of [...r.index.keys('series'), ...r.derived.keys()]) keys.add(k);
     const wanted = (q.get('keys') ?? '').split(',').filter(Boolean);
+    const sum = new Set((q.get('sum') ?? '').split(',').filter(Boolean));
     const series: Record<string, Record<string, unknown>> = {};
     for (const key of wanted) {
       series[key] = {};
       for (let i = 0; i < runs.length; i++) {
-        const { x, y } = this.xy(runs[i], key, axis);
+        const { x, y } = this.xy(runs[i], key, axis, sum.has(key));
         if (x.length) series[key][ids[i]] = downsample(x, y, width, x[0], x[x.length - 1]);
       }
     }

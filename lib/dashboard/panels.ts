@@ -13,6 +13,8 @@ export interface PanelDef {
   readonly subtitle: string;
   /** Series keys or globs (`*` within a key). */
   readonly series: readonly string[];
+  /** Keys matched by `series` but left to another panel. */
+  readonly exclude?: readonly string[];
   readonly stacked?: boolean;
   /** Drawn as bars (one per step) instead of lines. */
   readonly bars?: boolean;
@@ -47,8 +49,9 @@ export const DEFAULT_PANELS: readonly PanelDef[] = [
   {
     id: 'generation-profiling',
     title: 'Generation profiling',
-    subtitle: 'vLLM requests per step and their mean latency (s), rollout metrics',
+    subtitle: 'vLLM throughput and tokens, requests per step and their mean latency (s), rollout metrics',
     series: [
+      'vllm.metrics|*',
       'span:vllm.generate_single|count',
       'span:vllm.generate_single|mean_dur',
       'span:generate|*',
@@ -105,6 +108,7 @@ export const DEFAULT_PANELS: readonly PanelDef[] = [
     title: 'Dataset breakdown',
     subtitle: 'samples per dataset per step',
     series: ['batch.reward_vs_len|dataset=*:samples', 'batch.datasets|*'],
+    exclude: ['batch.datasets|*_tokens'],
     stacked: true,
     bars: true,
   },
@@ -112,7 +116,7 @@ export const DEFAULT_PANELS: readonly PanelDef[] = [
     id: 'tokens',
     title: 'Token breakdown',
     subtitle: 'completion tokens per dataset per step',
-    series: ['batch.reward_vs_len|dataset=*:tokens'],
+    series: ['batch.reward_vs_len|dataset=*:tokens', 'batch.datasets|*_tokens'],
     stacked: true,
     bars: true,
   },
@@ -144,6 +148,8 @@ function globToRegExp(glob: string): RegExp {
 /** Quantile fields other than these are left out of automatic panels (they are in the data). */
 const AUTO_FIELD_SKIP = /:(n|max|p99)$/;
 const MAX_SERIES = 16;
+/** A counter's own step (query.ts places its records by it): the x axis, not a series. */
+const OWN_STEP = /\|(step|trained_at_step)$/;
 
 export interface ResolvedPanel extends PanelDef {
   readonly keys: string[];
@@ -155,13 +161,16 @@ export function resolvePanels(keys: readonly string[]): ResolvedPanel[] {
   const panels: ResolvedPanel[] = [];
   for (const p of DEFAULT_PANELS) {
     const res = p.series.map(globToRegExp);
-    const matched = keys.filter((k) => res.some((r) => r.test(k)));
+    const ex = (p.exclude ?? []).map(globToRegExp);
+    const matched = keys.filter(
+      (k) => res.some((r) => r.test(k)) && !ex.some((r) => r.test(k)) && !OWN_STEP.test(k),
+    );
     for (const k of matched) covered.add(k);
     if (matched.length) panels.push({ ...p, keys: matched.slice(0, MAX_SERIES) });
   }
   const byName = new Map<string, string[]>();
   for (const k of keys) {
-    if (covered.has(k) || k.startsWith('span:')) continue;
+    if (covered.has(k) || k.startsWith('span:') || OWN_STEP.test(k)) continue;
     const name = k.split('|')[0];
     if (AUTO_FIELD_SKIP.test(k)) continue;
     byName.set(name, [...(byName.get(name) ?? []), k]);

@@ -130,6 +130,26 @@ export function downsample(
 }
 
 /** One series on the axis asked for, in x order. */
+/** Fields a counter may carry its own step in (batch.padding: `step`; batch.lag, batch.datasets: `trained_at_step`). */
+const OWN_STEP_FIELDS = ['step', 'trained_at_step'];
+
+/** A counter's own step per record ts, when it carries one. */
+function ownSteps(index: TraceIndex, key: string): Map<number, number> | undefined {
+  const name = key.slice(0, key.indexOf('|'));
+  for (const field of OWN_STEP_FIELDS) {
+    const pairs = index.column('series', `${name}|${field}`);
+    if (pairs.length === 0) continue;
+    const steps = new Map<number, number>();
+    for (let i = 0; i < pairs.length; i += 2) steps.set(pairs[i], pairs[i + 1]);
+    return steps;
+  }
+  return undefined;
+}
+
+/**
+ * One series on the axis asked for, in x order. On the step axis a record of a counter that carries
+ * its own step is placed at that step, any other at the step counted from the markers.
+ */
 export function seriesOn(
   index: TraceIndex,
   key: string,
@@ -138,22 +158,38 @@ export function seriesOn(
 ): { x: Float64Array; y: Float64Array } {
   const pairs = index.column('series', key);
   const n = pairs.length / 2;
-  const order = Array.from({ length: n }, (_, i) => i);
+  const own = axis === 'step' ? ownSteps(index, key) : undefined;
+  const x = new Float64Array(n);
+  const y = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const ts = pairs[2 * i];
+    x[i] = axis === 'time' ? ts : (own?.get(ts) ?? stepOf(table, ts));
+    y[i] = pairs[2 * i + 1];
+  }
   let sorted = true;
   for (let i = 1; i < n; i++)
-    if (pairs[2 * i] < pairs[2 * i - 2]) {
+    if (x[i] < x[i - 1]) {
       sorted = false;
       break;
     }
-  if (!sorted) order.sort((a, b) => pairs[2 * a] - pairs[2 * b]);
-  const x = new Float64Array(n);
-  const y = new Float64Array(n);
-  for (let k = 0; k < n; k++) {
-    const i = order[k];
-    x[k] = axis === 'time' ? pairs[2 * i] : stepOf(table, pairs[2 * i]);
-    y[k] = pairs[2 * i + 1];
+  if (sorted) return { x, y };
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => x[a] - x[b] || a - b);
+  return { x: Float64Array.from(order, (i) => x[i]), y: Float64Array.from(order, (i) => y[i]) };
+}
+
+/** Values at the same x added up (several counters of one step: batch.lag per trained batch). */
+export function sumByX(s: { x: Float64Array; y: Float64Array }): { x: Float64Array; y: Float64Array } {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (let i = 0; i < s.x.length; i++) {
+    if (Number.isNaN(s.y[i])) continue;
+    if (xs.length && xs[xs.length - 1] === s.x[i]) ys[ys.length - 1] += s.y[i];
+    else {
+      xs.push(s.x[i]);
+      ys.push(s.y[i]);
+    }
   }
-  return { x, y };
+  return { x: Float64Array.from(xs), y: Float64Array.from(ys) };
 }
 
 // ---- the pipeline timeline ----

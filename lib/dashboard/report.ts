@@ -1,6 +1,6 @@
 import type { DashboardData } from './data';
 import type { ResolvedPanel } from './panels';
-import { REPORT_WIDTH, urls } from './urls';
+import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, urls } from './urls';
 import { pageHtml, webAssets } from './web-bundle';
 
 /*
@@ -42,9 +42,8 @@ export async function buildReport(
   };
   for (const id of ids) {
     const run = (await put(urls.run(id))) as { panels: ResolvedPanel[] };
-    const keys = [...new Set(run.panels.flatMap((p) => p.keys))];
     for (const axis of ['step', 'time'])
-      if (keys.length) await put(urls.series(id, keys, axis, REPORT_WIDTH));
+      if (run.panels.length) await put(runSeriesUrl(id, run.panels, axis, REPORT_WIDTH));
     await put(urls.timeline(id, REPORT_WIDTH));
     await put(urls.breakdown(id));
   }
@@ -54,7 +53,7 @@ export async function buildReport(
         panels: ResolvedPanel[];
         evalTable: { rows: { label: string }[] };
       };
-      await put(urls.compare(ids, [...new Set(head.panels.map((p) => p.keys[0]))], axis, REPORT_WIDTH));
+      await put(compareSeriesUrl(ids, head.panels, new Map(), axis, REPORT_WIDTH));
       if (axis === 'step')
         for (const row of head.evalTable.rows)
           await put(urls.compare(ids, [], axis, REPORT_WIDTH, row.label));

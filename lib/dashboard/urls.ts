@@ -11,8 +11,14 @@ const enc = encodeURIComponent;
 export const urls = {
   jobs: (): string => '/api/jobs',
   run: (id: string): string => `/api/run?id=${enc(id)}`,
-  series: (id: string, keys: readonly string[], axis: string, width: number): string =>
-    `/api/series?id=${enc(id)}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}`,
+  series: (
+    id: string,
+    keys: readonly string[],
+    axis: string,
+    width: number,
+    sum: readonly string[] = [],
+  ): string =>
+    `/api/series?id=${enc(id)}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${sum.length ? `&sum=${sum.map(enc).join(',')}` : ''}`,
   timeline: (id: string, width: number, from?: number, to?: number): string =>
     `/api/timeline?id=${enc(id)}&width=${width}${from !== undefined ? `&from=${from}` : ''}${to !== undefined ? `&to=${to}` : ''}`,
   breakdown: (id: string): string => `/api/breakdown?id=${enc(id)}`,
@@ -24,7 +30,33 @@ export const urls = {
     axis: string,
     width: number,
     baseline?: string,
+    sum: readonly string[] = [],
   ): string =>
-    `/api/compare?ids=${ids.map(enc).join(',')}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${baseline ? `&baseline=${enc(baseline)}` : ''}`,
+    `/api/compare?ids=${ids.map(enc).join(',')}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${baseline ? `&baseline=${enc(baseline)}` : ''}${sum.length ? `&sum=${sum.map(enc).join(',')}` : ''}`,
   notes: (id: string): string => `/api/notes?id=${enc(id)}`,
 };
+
+/** What a run view asks for its charts: every panel's series, bar panels' summed per step. */
+export function runSeriesUrl(
+  id: string,
+  panels: readonly { keys: readonly string[]; bars?: boolean }[],
+  axis: string,
+  width: number,
+): string {
+  const keys = [...new Set(panels.flatMap((p) => p.keys))];
+  const sum = [...new Set(panels.filter((p) => p.bars).flatMap((p) => p.keys))];
+  return urls.series(id, keys, axis, width, sum);
+}
+
+/** What a compare view asks for its charts: the chosen series of each panel, bar panels' summed. */
+export function compareSeriesUrl(
+  ids: readonly string[],
+  panels: readonly { id: string; keys: readonly string[]; bars?: boolean }[],
+  chosen: ReadonlyMap<string, string>,
+  axis: string,
+  width: number,
+): string {
+  const keys = [...new Set(panels.map((p) => chosen.get(p.id) ?? p.keys[0]))];
+  const sum = [...new Set(panels.filter((p) => p.bars).map((p) => chosen.get(p.id) ?? p.keys[0]))];
+  return urls.compare(ids, keys, axis, width, undefined, sum);
+}

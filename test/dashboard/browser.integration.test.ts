@@ -83,6 +83,18 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     expect(await rows.count()).toBe(7);
     expect(await page.locator(`table.jobs a[href="#/run/${TRAINING_RUN}"]`).count()).toBe(1);
     expect(await page.locator(`a[href="#/compare/sweep/${SWEEP_ID}"]`).count()).toBeGreaterThanOrEqual(1);
+    // a favourite run is listed first, and stays so after a reload (kept in the browser)
+    const last = await rows.last().getAttribute('data-job');
+    await rows.last().locator('button.star').click();
+    await page.waitForFunction(
+      (name) => document.querySelector('table.jobs tbody tr')?.getAttribute('data-job') === name,
+      last,
+    );
+    await page.reload();
+    await page.waitForFunction(
+      (name) => document.querySelector('table.jobs tbody tr')?.getAttribute('data-job') === name,
+      last,
+    );
     await page.screenshot({ path: path.join(OUT, 'jobs.png') });
   });
 

@@ -177,6 +177,31 @@ describe('dashboard API', () => {
     expect(t.series['metrics|loss'].x[0]).toBeCloseTo(18.5, 5); // the first metrics counter's ts (traces.ts)
   });
 
+  it('adds up a bar panel’s counters of one step (two lag counters a step) when asked', async () => {
+    const run = await json(port, `/api/run?id=${TRAINING_RUN}`);
+    const lag = (run.panels as any[]).find((p) => p.id === 'lag');
+    expect(lag).toMatchObject({
+      bars: true,
+      keys: ['batch.lag|lag_0', 'batch.lag|lag_1', 'batch.lag|lag_2'],
+    });
+    const tokens = (run.panels as any[]).find((p) => p.id === 'tokens');
+    expect(tokens.keys).toEqual(
+      expect.arrayContaining(['batch.datasets|gsm8k_tokens', 'batch.datasets|math_tokens']),
+    );
+    const datasets = (run.panels as any[]).find((p) => p.id === 'datasets');
+    expect(datasets.keys).toEqual(expect.arrayContaining(['batch.datasets|gsm8k', 'batch.datasets|math']));
+    expect(datasets.keys).not.toContain('batch.datasets|gsm8k_tokens');
+    const summed = await json(
+      port,
+      `/api/series?id=${TRAINING_RUN}&keys=batch.lag|lag_0,batch.lag|lag_1&sum=batch.lag|lag_0&width=1000`,
+    );
+    expect(summed.series['batch.lag|lag_0'].n).toBe(200);
+    expect(new Set(summed.series['batch.lag|lag_0'].y)).toEqual(new Set([5]));
+    expect(summed.series['batch.lag|lag_0'].x.slice(0, 3)).toEqual([1, 2, 3]);
+    const raw = await json(port, `/api/series?id=${TRAINING_RUN}&keys=batch.lag|lag_0&width=1000`);
+    expect(raw.series['batch.lag|lag_0'].n).toBe(400);
+  });
+
   it('draws the pipeline timeline merged to pixels and the per-step breakdown', async () => {
     const t = await json(port, `/api/timeline?id=${TRAINING_RUN}&width=100`);
     const gen = (t.lanes as any[]).filter((l) => l.phase === 'generation');

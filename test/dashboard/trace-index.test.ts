@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { TraceScanner, type ScanSink } from '../../lib/dashboard/scan';
 import { indexDirOf, openIndex, updateIndex } from '../../lib/dashboard/trace-index';
-import { downsample, seriesOn, stepBreakdown, stepTable } from '../../lib/dashboard/query';
+import { downsample, seriesOn, stepBreakdown, stepTable, sumByX } from '../../lib/dashboard/query';
 import { pyJson, traceLines, writeTrace } from '../helpers/traces';
 
 function recorder(): { sink: ScanSink; out: string[] } {
@@ -220,6 +220,26 @@ describe('queries', () => {
     expect(d.x).toEqual([...d.x].sort((a, b) => a - b));
     const window = downsample(x, y, 10, 1000, 1010);
     expect(window.n).toBe(11);
+  });
+
+  it('places a counter that carries its own step at that step, and adds up several records of one step', async () => {
+    const dir = tmp();
+    const trace = path.join(dir, 'trace.jsonl');
+    const lines = [
+      ...[10, 20, 30].map((ts, i) => pyJson({ type: 'counter', name: 'metrics', ts, loss: i })),
+      pyJson({ type: 'counter', name: 'batch.lag', ts: 25, trained_at_step: 7, lag_0: 3 }),
+      pyJson({ type: 'counter', name: 'batch.lag', ts: 26, trained_at_step: 7, lag_0: 2, lag_1: 1 }),
+      pyJson({ type: 'counter', name: 'batch.lag', ts: 27, trained_at_step: 8, lag_0: 4 }),
+    ];
+    fs.writeFileSync(trace, `${lines.join('\n')}\n`);
+    const { index } = await openIndex(trace);
+    const table = stepTable(index);
+    const lag = seriesOn(index, 'batch.lag|lag_0', 'step', table);
+    expect(Array.from(lag.x)).toEqual([7, 7, 8]);
+    expect(sumByX(lag)).toEqual({ x: Float64Array.from([7, 8]), y: Float64Array.from([5, 4]) });
+    // the same records counted from the markers would all be step 3
+    expect(Array.from(seriesOn(index, 'metrics|loss', 'step', table).x)).toEqual([1, 2, 3]);
+    expect(Array.from(seriesOn(index, 'batch.lag|lag_0', 'time', table).x)).toEqual([25, 26, 27]);
   });
 
   it('says where each step’s time went and how long the trainer and the rollout lanes sat idle', async () => {

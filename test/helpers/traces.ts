@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
  * generation spans per replica/slot, verify spans per worker/slot, ref_logprobs, forward_backward,
  * optim_step and sync spans; buffer events per put/pop/use with cumulative per-version fates; the
  * counters metrics, grpo.debug, reward_stats, titan.metrics, batch.padding, batch.finish_reasons,
- * batch.reward_vs_len, rewards; and one counter no panel knows (`custom.probe`).
+ * batch.reward_vs_len, batch.lag and batch.datasets (two lag counters a step, each with its
+ * trained_at_step), rewards; and one counter no panel knows (`custom.probe`).
  */
 
 /** Python's json.dumps spacing. */
@@ -88,6 +89,10 @@ export function* traceLines(o: TraceOptions): Generator<string> {
     yield `${pyJson({ type: 'counter', name: 'batch.padding', ts: tc, seq_padding_pct: 12.5, completion_padding_pct: 20.25, padded_seq_len: 768, padded_completion_len: 512, seq_lens: lens.map((l) => l + 200), completion_lens: lens, step })}\n`;
     yield `${pyJson({ type: 'counter', name: 'batch.finish_reasons', ts: tc, stop: batch - 2, length: 2 })}\n`;
     yield `${pyJson({ type: 'counter', name: 'batch.reward_vs_len', ts: tc, rewards, completion_lens: lens, datasets: ds, step })}\n`;
+    // two trained batches this step (their LEGACY trainer's per-batch counters, with their own step)
+    yield `${pyJson({ type: 'counter', name: 'batch.lag', ts: tc, trained_at_step: step, lag_0: 3, lag_1: 1 })}\n`;
+    yield `${pyJson({ type: 'counter', name: 'batch.lag', ts: tc, trained_at_step: step, lag_0: 2, lag_2: 1 })}\n`;
+    yield `${pyJson({ type: 'counter', name: 'batch.datasets', ts: tc, trained_at_step: step, gsm8k: 2, gsm8k_tokens: 300, math: 2, math_tokens: 500 })}\n`;
     yield `${pyJson({ type: 'counter', name: 'rewards', ts: tc, mean: avg, max: Math.max(...rewards), num_positive: rewards.filter((r) => r > 0).length })}\n`;
     const tm = r6(tr + stepSeconds * 0.4);
     yield `${pyJson({ type: 'counter', name: 'metrics', ts: tm, loss: r6(1 / step), grad_norm: r6(0.5 + rand()), avg_reward: avg })}\n`;

@@ -7,7 +7,7 @@
  */
 import uPlot from 'uplot';
 import type { ResolvedPanel } from '../panels';
-import { REPORT_WIDTH, urls } from '../urls';
+import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, urls } from '../urls';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 interface XY {
@@ -104,7 +104,9 @@ const prefersDark = window.matchMedia?.('(prefers-color-scheme: dark)').matches;
 let theme = store.get('theme', prefersDark ? 'dark' : 'light');
 let axis = store.get('axis', 'step') as 'step' | 'time';
 let smoothing = Number(store.get('smoothing', '0'));
+/** Favourite panels (shown first in a run view) and favourite runs (first in the jobs view). */
 const favourites = new Set<string>(JSON.parse(store.get('favourites', '[]')) as string[]);
+const favouriteRuns = new Set<string>(JSON.parse(store.get('favouriteRuns', '[]')) as string[]);
 document.documentElement.dataset.theme = theme;
 
 const PALETTE = [
@@ -265,7 +267,21 @@ async function jobsView(): Promise<void> {
     () => (location.hash = `#/compare/${[...selected].map(encodeURIComponent).join(',')}`),
   );
   const sweeps = [...new Set(jobs.map((j) => j.sweep).filter(Boolean))] as string[];
-  const rows = jobs.map((j) => {
+  const ordered = [...jobs].sort(
+    (a, b) => Number(favouriteRuns.has(b.name)) - Number(favouriteRuns.has(a.name)),
+  );
+  const rows = ordered.map((j) => {
+    const star = h(
+      'button',
+      { class: 'star', title: 'favourite run: listed first' },
+      favouriteRuns.has(j.name) ? '★' : '☆',
+    );
+    star.addEventListener('click', () => {
+      if (favouriteRuns.has(j.name)) favouriteRuns.delete(j.name);
+      else favouriteRuns.add(j.name);
+      store.set('favouriteRuns', JSON.stringify([...favouriteRuns]));
+      void route();
+    });
     const box = h('input', { type: 'checkbox', disabled: !j.hasTrace, 'aria-label': `select ${j.name}` });
     box.addEventListener('change', () => {
       if (box.checked) selected.add(j.name);
@@ -275,8 +291,11 @@ async function jobsView(): Promise<void> {
     const name = j.hasTrace ? h('a', { href: `#/run/${encodeURIComponent(j.name)}` }, j.name) : j.name;
     return h(
       'tr',
-      { class: j.flags.length ? 'flagged' : '' },
-      h('td', {}, box),
+      {
+        class: `${j.flags.length ? 'flagged' : ''}${favouriteRuns.has(j.name) ? ' fav' : ''}`,
+        'data-job': j.name,
+      },
+      h('td', {}, star, box),
       h('td', {}, name, ...(j.flags as string[]).map((f) => h('div', { class: 'flag' }, `⚠ ${f}`))),
       h(
         'td',
@@ -367,6 +386,37 @@ function metaTable(meta: Json): HTMLElement {
     { class: 'kv' },
     ...Object.entries(meta).map(([k, v]) =>
       h('tr', {}, h('th', {}, k), h('td', {}, typeof v === 'object' ? JSON.stringify(v) : fmt(v))),
+    ),
+  );
+}
+
+/** Utilization, what became of the samples, and the advice that follows (overview.ts). */
+function overviewEl(o: Json): HTMLElement {
+  const pct = (v: number | undefined): string => (v === undefined || v === null ? '–' : `${v.toFixed(0)}%`);
+  const s = o.samples as Json | undefined;
+  return h(
+    'div',
+    { class: 'overview' },
+    h(
+      'div',
+      { class: 'util' },
+      h('span', {}, 'rollout lanes busy ', h('strong', {}, pct(o.utilization.rollout))),
+      h('span', {}, 'trainer busy ', h('strong', {}, pct(o.utilization.trainer))),
+      s
+        ? h(
+            'span',
+            {},
+            `samples used ${pct(s.usedPct)}, wasted ${pct(s.wastedPct)}, filtered ${pct(s.filteredPct)}, failed ${pct(s.failedPct)}`,
+          )
+        : '',
+    ),
+    ...(o.advice as Json[]).map((a) =>
+      h(
+        'div',
+        { class: `advice ${a.level}` },
+        a.text,
+        a.suggestion ? h('span', { class: 'sub' }, ` — ${a.suggestion}`) : '',
+      ),
     ),
   );
 }
@@ -497,6 +547,7 @@ async function runView(id: string): Promise<void> {
         'overview',
         'Overview',
         `${fmt(run.index.lines)} events indexed${run.index.badLines ? `, ${run.index.badLines} unreadable` : ''}`,
+        overviewEl(run.overview),
         metaTable({
           steps: steps.count ? `${steps.first}–${steps.last} (counted by ${steps.marker})` : 'none counted',
           'trace time': fmtSeconds(run.time.max - run.time.min),
@@ -656,9 +707,9 @@ async function runView(id: string): Promise<void> {
   const draw = async (): Promise<void> => {
     destroyCharts();
     // In the panels' own order (not favourites first): an exported report answers exactly this URL.
-    const keys = [...new Set(panels.flatMap((p) => p.keys))];
+    const seriesUrl = runSeriesUrl(id, panels, axis, width);
     const [series, tl, bd] = await Promise.all([
-      keys.length ? api(urls.series(id, keys, axis, width)) : Promise.resolve({ series: {} }),
+      panels.length ? api(seriesUrl) : Promise.resolve({ series: {} }),
       api(urls.timeline(id, inline ? REPORT_WIDTH : Math.max(400, timelineBox.clientWidth || 1000))),
       api(urls.breakdown(id)),
     ]);
@@ -796,8 +847,7 @@ async function compareView(spec: string): Promise<void> {
   );
   const draw = async (): Promise<void> => {
     destroyCharts();
-    const keys = [...new Set(chosen.values())];
-    const data = await api(urls.compare(ids, keys, axis, width));
+    const data = await api(compareSeriesUrl(ids, panels, chosen, axis, width));
     for (const { p, el } of boxes) {
       const key = chosen.get(p.id)!;
       drawChart(
@@ -808,7 +858,7 @@ async function compareView(spec: string): Promise<void> {
           color: PALETTE[i % PALETTE.length],
           xy: (data.series[key]?.[id] as XY) ?? { x: [], y: [], n: 0 },
         })),
-        {},
+        { bars: p.bars },
       );
     }
     probe.readyMs = performance.now() - probe.startedMs;
