@@ -241,7 +241,12 @@ export class DashboardData {
     const r = await this.openRun(q.get('id') ?? '');
     const m = r.index.manifest;
     const width = Math.min(MAX_WIDTH, Math.max(10, Math.round(num(q.get('width'), 1200))));
-    const from = num(q.get('from'), m.tsMin);
+    // `last=N`: the last N steps (from the marker N steps before the last), however long the run
+    const last = q.get('last');
+    const markers = r.table.markers;
+    const lastFrom =
+      last !== null && markers.length > Number(last) ? markers[markers.length - 1 - Number(last)] : undefined;
+    const from = num(q.get('from'), lastFrom ?? m.tsMin);
     const to = num(q.get('to'), m.tsMax);
     return { from, to, width, lanes: timeline(r.index, from, to, width) };
   }

@@ -1,6 +1,6 @@
 import type { DashboardData } from './data';
 import type { ResolvedPanel } from './panels';
-import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, urls } from './urls';
+import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, TIMELINE_WINDOWS, urls } from './urls';
 import { pageHtml, webAssets } from './web-bundle';
 
 /*
@@ -44,7 +44,7 @@ export async function buildReport(
     const run = (await put(urls.run(id))) as { panels: ResolvedPanel[] };
     for (const axis of ['step', 'time'])
       if (run.panels.length) await put(runSeriesUrl(id, run.panels, axis, REPORT_WIDTH));
-    await put(urls.timeline(id, REPORT_WIDTH));
+    for (const last of TIMELINE_WINDOWS) await put(urls.timeline(id, REPORT_WIDTH, last));
     await put(urls.breakdown(id));
   }
   if (ids.length > 1) {

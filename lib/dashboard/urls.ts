@@ -4,7 +4,8 @@
  */
 
 export const REPORT_WIDTH = 1000;
-export const PAGE_SIZE_KEYS = 64;
+/** The timeline's windows: the whole run, or its last so many steps. */
+export const TIMELINE_WINDOWS = [undefined, 50, 10, 2] as const;
 
 const enc = encodeURIComponent;
 
@@ -19,8 +20,9 @@ export const urls = {
     sum: readonly string[] = [],
   ): string =>
     `/api/series?id=${enc(id)}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${sum.length ? `&sum=${sum.map(enc).join(',')}` : ''}`,
-  timeline: (id: string, width: number, from?: number, to?: number): string =>
-    `/api/timeline?id=${enc(id)}&width=${width}${from !== undefined ? `&from=${from}` : ''}${to !== undefined ? `&to=${to}` : ''}`,
+  /** The whole run, or its last `lastSteps` steps. */
+  timeline: (id: string, width: number, lastSteps?: number): string =>
+    `/api/timeline?id=${enc(id)}&width=${width}${lastSteps !== undefined ? `&last=${lastSteps}` : ''}`,
   breakdown: (id: string): string => `/api/breakdown?id=${enc(id)}`,
   samples: (id: string, by: { step?: number; prompt?: string }): string =>
     `/api/samples?id=${enc(id)}${by.step !== undefined ? `&step=${by.step}` : `&prompt=${enc(by.prompt ?? '')}`}`,

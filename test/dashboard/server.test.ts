@@ -212,6 +212,11 @@ describe('dashboard API', () => {
       'vllm.generate_single #1/1',
     ]);
     for (const l of t.lanes as any[]) expect(l.bars.length / 3).toBeLessThanOrEqual(101);
+    // the last 10 steps: from the metrics marker of step 190 (ts 18.5 + 189 × 20) to the end
+    const last = await json(port, `/api/timeline?id=${TRAINING_RUN}&width=100&last=10`);
+    expect(last.from).toBeCloseTo(3798.5, 5);
+    const bars = (last.lanes as any[]).find((l) => l.lane === 'forward_backward').bars;
+    expect(bars.length / 3).toBe(10);
     const b = await json(port, `/api/breakdown?id=${TRAINING_RUN}`);
     expect(b.steps).toHaveLength(200);
     expect(b.phases.training[10]).toBeCloseTo(5, 5); // forward_backward 4 s + optim_step 1 s of a 20 s step

@@ -7,7 +7,7 @@
  */
 import uPlot from 'uplot';
 import type { ResolvedPanel } from '../panels';
-import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, urls } from '../urls';
+import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, TIMELINE_WINDOWS, urls } from '../urls';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 interface XY {
@@ -561,12 +561,30 @@ async function runView(id: string): Promise<void> {
   );
 
   const timelineBox = h('canvas', { class: 'timeline' });
+  const windowSel = h(
+    'select',
+    { 'aria-label': 'timeline window' },
+    ...TIMELINE_WINDOWS.map((w, i) =>
+      h('option', { value: String(i) }, w === undefined ? 'whole run' : `last ${w} steps`),
+    ),
+  );
+  windowSel.value = '2'; // the last 10 steps: a long run's whole timeline is a blur
+  const timelineWidth = (): number =>
+    inline ? REPORT_WIDTH : Math.max(400, timelineBox.clientWidth || 1000);
+  windowSel.addEventListener('change', async () => {
+    probe.charts = probe.charts.filter((c) => c.id !== 'timeline');
+    drawTimeline(
+      timelineBox,
+      await api(urls.timeline(id, timelineWidth(), TIMELINE_WINDOWS[Number(windowSel.value)])),
+    );
+  });
   const breakdownBox = h('div', { class: 'chart' });
   sections.push(
     panelBox(
       'timeline',
       'Pipeline timeline',
       'spans per lane (generation, verify, reference, training, sync), merged to pixels; below: where each step’s time went and how long GPUs sat idle',
+      windowSel,
       timelineBox,
       breakdownBox,
     ),
@@ -710,7 +728,7 @@ async function runView(id: string): Promise<void> {
     const seriesUrl = runSeriesUrl(id, panels, axis, width);
     const [series, tl, bd] = await Promise.all([
       panels.length ? api(seriesUrl) : Promise.resolve({ series: {} }),
-      api(urls.timeline(id, inline ? REPORT_WIDTH : Math.max(400, timelineBox.clientWidth || 1000))),
+      api(urls.timeline(id, timelineWidth(), TIMELINE_WINDOWS[Number(windowSel.value)])),
       api(urls.breakdown(id)),
     ]);
     const onClickX =
