@@ -17,7 +17,7 @@ const LAYOUT_SELECTORS = [
 ];
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'dist/', 'results/'] },
+  { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'dist/', 'results/', 'test-output/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

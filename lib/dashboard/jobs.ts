@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { JobContext } from '../aws/session';
-import { listJobs, type JobRow } from '../jobs/inspect';
+import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../jobs/inspect';
+import { mapLimited } from '../util/pool';
 import { RUN_FOLDER } from '../layout';
 import { readJsonFile } from '../util/json-file';
 import { JOB_FACTS, listRunIds, runDocs, runFiles, type JobFacts } from './runs';
@@ -29,6 +30,8 @@ export interface JobView {
   readonly overrides: string | undefined;
   /** Checkpoint folders in the local run folder. */
   readonly localCheckpoints: number | undefined;
+  /** Checkpoints in S3 (SageMaker jobs): how many steps, the latest, whether a final one is there. */
+  readonly s3Checkpoints: { count: number; latestStep: number | undefined; final: boolean } | undefined;
   /** Whether the run folder has a trace the run view can show. */
   readonly hasTrace: boolean;
   readonly traceBytes: number | undefined;
@@ -124,9 +127,19 @@ export async function jobViews(o: JobsOptions): Promise<{ jobs: JobView[]; aws: 
       aws = `SageMaker listing failed: ${(e as Error).message}`;
     }
   }
+  // Checkpoints in S3 for every job (the listing read them for Completed ones): one listing each.
+  const s3 = await mapLimited(remote, 4, async (row): Promise<CheckpointSummary | undefined> => {
+    if (row.checkpoints || !o.context?.layout) return row.checkpoints;
+    try {
+      return await summarizeCheckpoints(o.context.aws.s3, o.context.layout, row.name);
+    } catch {
+      return undefined;
+    }
+  });
   const localIds = new Set(listRunIds(o.resultsDir));
   const views: JobView[] = [];
-  for (const row of remote) {
+  for (const [i, row] of remote.entries()) {
+    const ck = s3[i];
     const files = localIds.has(row.name) ? runFiles(o.resultsDir, row.name) : undefined;
     const tags = { sweep: row.tags['rlvr:sweep'], overrides: row.tags['rlvr:overrides'] };
     if (files) keepFacts(files.dir, row, tags);
@@ -148,6 +161,7 @@ export async function jobViews(o: JobsOptions): Promise<{ jobs: JobView[]; aws: 
       sweep: tags.sweep,
       overrides: tags.overrides,
       localCheckpoints: files ? localCheckpoints(files.dir) : undefined,
+      s3Checkpoints: ck ? { count: ck.count, latestStep: ck.latestStep, final: ck.final } : undefined,
       hasTrace: Boolean(files?.trace),
       traceBytes: trace?.size,
       traceGrewAt: grewAt,
@@ -180,6 +194,7 @@ export async function jobViews(o: JobsOptions): Promise<{ jobs: JobView[]; aws: 
       sweep: facts.sweep,
       overrides: facts.overrides,
       localCheckpoints: checkpoints,
+      s3Checkpoints: undefined,
       hasTrace: Boolean(files.trace),
       traceBytes: trace?.size,
       traceGrewAt: grewAt,

@@ -275,6 +275,8 @@ export interface JobRow {
   readonly problem: string | undefined;
   /** The job's tags (rlvr:config, rlvr:sweep, rlvr:overrides, …). */
   readonly tags: Readonly<Record<string, string>>;
+  /** Its checkpoints in S3, when the post-job check read them (Completed jobs). */
+  readonly checkpoints?: CheckpointSummary;
 }
 
 /** Our jobs (by the job-name prefix), newest first, with cost, config, description and the post-job check. */
@@ -303,8 +305,10 @@ export async function listJobs(
     const job = (await context.aws.sagemaker.describeTrainingJob(name))!;
     const tags = await context.aws.sagemaker.listTags(job.TrainingJobArn!);
     let problem: string | undefined;
+    let checkpoints: CheckpointSummary | undefined;
     if (job.TrainingJobStatus === 'Completed' && context.layout) {
-      problem = postJobProblem(job, await summarizeCheckpoints(context.aws.s3, context.layout, name));
+      checkpoints = await summarizeCheckpoints(context.aws.s3, context.layout, name);
+      problem = postJobProblem(job, checkpoints);
     }
     return {
       name,
@@ -318,6 +322,7 @@ export async function listJobs(
       description: descriptions.get(name),
       problem,
       tags,
+      checkpoints,
     };
   });
 }

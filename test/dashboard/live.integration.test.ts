@@ -87,6 +87,7 @@ describeWithPeer('moto_server', motoAvailable())('the dashboard with SageMaker (
         overrides: 'optimizer.lr=1e-6',
         costFinal: false,
         hasTrace: false,
+        s3Checkpoints: { count: 0, latestStep: undefined, final: false },
         flags: [],
       });
       expect(jobs[0].instance).toMatch(/^1× ml\./);
@@ -104,6 +105,13 @@ describeWithPeer('moto_server', motoAvailable())('the dashboard with SageMaker (
         status: 'InProgress',
       });
 
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `rlvr-experiments/checkpoints/${job.jobName}/checkpoints/qwen3_step10/config.json`,
+          Body: '{}',
+        }),
+      );
       const grown = first + trace(5, 21);
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: grown }));
       await live.syncNow();
@@ -114,6 +122,8 @@ describeWithPeer('moto_server', motoAvailable())('the dashboard with SageMaker (
         index: { lastUpdate: Record<string, unknown> };
       };
       expect(run.steps.last).toBe(25);
+      ({ jobs } = await view());
+      expect(jobs[0].s3Checkpoints).toEqual({ count: 1, latestStep: 10, final: false });
       // the index parsed only the appended bytes (and the 64 before them that prove the rest unchanged)
       expect(run.index.lastUpdate).toEqual({
         bytesRead: grown.length - first.length + 64,

@@ -319,7 +319,14 @@ async function jobsView(): Promise<void> {
         j.sweep ? h('a', { href: `#/compare/sweep/${encodeURIComponent(j.sweep)}` }, j.sweep) : '',
         j.overrides ? h('div', { class: 'sub' }, j.overrides) : '',
       ),
-      h('td', { class: 'num' }, fmt(j.localCheckpoints)),
+      h(
+        'td',
+        { class: 'num' },
+        j.s3Checkpoints ? `S3 ${j.s3Checkpoints.count}${j.s3Checkpoints.final ? ' +final' : ''}` : '',
+        j.localCheckpoints !== undefined && j.localCheckpoints !== null
+          ? h('div', { class: 'sub' }, `here ${j.localCheckpoints}`)
+          : '',
+      ),
       h('td', { class: 'num' }, fmt(j.latestStep)),
       h('td', { class: 'num' }, fmt(j.latestReward, 3)),
     );
