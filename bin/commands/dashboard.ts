@@ -150,11 +150,13 @@ export function registerReport(program: Command): void {
     .command('report')
     .description('write runs’ dashboard views to one self-contained HTML file (no server needed)')
     .argument('<jobs...>', 'run folders in the results folder (job names)')
-    .requiredOption('--out <file>', 'the HTML file to write')
+    .option('--out <file>', 'the HTML file to write (required)')
     .option('--results <dir>', 'the results folder', LOCAL.resultsDir)
     .option('--debug', 'show stack traces')
     .action(
-      exits(async (ids: string[], flags: { out: string; results: string }) => {
+      exits(async (ids: string[], flags: { out?: string; results: string }) => {
+        if (!flags.out)
+          throw new UserError('--out <file>: where to write the report, e.g. --out report.html.', 'BadFlag');
         const resultsDir = resultsFolder(flags.results);
         const missing = ids.filter((id) => !runFiles(resultsDir, id)?.trace);
         if (missing.length) {

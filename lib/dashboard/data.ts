@@ -186,6 +186,7 @@ export class DashboardData {
       time: { min: r.index.manifest.tsMin, max: r.index.manifest.tsMax },
       meta: r.index.manifest.meta,
       fates: r.index.manifest.fates ?? null,
+      histograms: r.index.manifest.histograms,
       spans: r.index.keys('spans').map((name) => ({ name, n: r.index.manifest.spans[name].n })),
       instants: r.index.keys('instants').map((name) => ({ name, n: r.index.manifest.instants[name].n })),
       series: keys.sort(),

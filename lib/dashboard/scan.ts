@@ -23,8 +23,13 @@ export interface ScanSink {
   step(ts: number, step: number): void;
   /** The last buffer event's fates (cumulative per version). */
   fates(fates: Record<string, Record<string, number>>): void;
+  /** Adds to a whole-run histogram: `bin` is the lower edge of a HISTOGRAM_BIN-wide bin. */
+  histogram(name: string, bin: number, count: number): void;
   badLine(): void;
 }
+
+/** Completion-length histograms (correct vs wrong over the whole run) bin by 100 tokens, as their viewer. */
+export const HISTOGRAM_BIN = 100;
 
 /** Counters the trainer emits once per optimizer step: the step axis counts them (query.ts). */
 export const STEP_MARKERS = ['metrics', 'titan.metrics', 'reward_stats', 'grpo_debug'] as const;
@@ -145,6 +150,11 @@ function rewardVsLen(sink: ScanSink, name: string, ts: number, o: Record<string,
   const correct: number[] = [];
   const wrong: number[] = [];
   for (let i = 0; i < n; i++) (rewards[i] > 0 ? correct : wrong).push(lens[i]);
+  for (const [h, lens_] of [
+    ['len_correct', correct],
+    ['len_wrong', wrong],
+  ] as const)
+    for (const l of lens_) sink.histogram(h, Math.floor(l / HISTOGRAM_BIN) * HISTOGRAM_BIN, 1);
   arrayStats(sink, name, 'len_correct', ts, correct);
   arrayStats(sink, name, 'len_wrong', ts, wrong);
   if (!Array.isArray(datasets)) return;

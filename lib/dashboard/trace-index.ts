@@ -17,7 +17,7 @@ import { TraceScanner, type ScanSink } from './scan';
  */
 
 export const INDEX_DIR = '.rlvr-index';
-const VERSION = 1;
+const VERSION = 2;
 const CHUNK = 8 * 1024 * 1024;
 const FLUSH_RECORDS = 2_000_000;
 const TAIL = 64;
@@ -44,6 +44,8 @@ export interface IndexManifest {
   steps: Record<string, ColumnInfo>;
   meta: Record<string, unknown>;
   fates: Record<string, Record<string, number>> | undefined;
+  /** Whole-run histograms (scan.ts HISTOGRAM_BIN): name → bin → count. */
+  histograms: Record<string, Record<string, number>>;
   nextFile: number;
 }
 
@@ -68,6 +70,7 @@ function emptyManifest(): IndexManifest {
     steps: {},
     meta: {},
     fates: undefined,
+    histograms: {},
     nextFile: 0,
   };
 }
@@ -148,6 +151,10 @@ class ColumnWriter implements ScanSink {
   }
   badLine(): void {
     this.m.badLines++;
+  }
+  histogram(name: string, bin: number, count: number): void {
+    const h = (this.m.histograms[name] ??= {});
+    h[bin] = (h[bin] ?? 0) + count;
   }
 
   flush(): void {

@@ -110,6 +110,8 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     expect(drawn.get('eval-points')).toBeGreaterThanOrEqual(2);
     expect(drawn.get('timeline')).toBeGreaterThanOrEqual(8);
     expect(drawn.get('breakdown')).toBeGreaterThanOrEqual(5);
+    expect(drawn.get('length-histogram')).toBe(2);
+    expect(drawn.get('fates')).toBe(4);
     expect(await page.locator('.uplot').count()).toBe(
       p.charts.filter((c) => c.id !== 'timeline' && c.series > 0).length,
     );

@@ -77,6 +77,12 @@ describe('rlvr report', () => {
     expect(fs.existsSync(`${out}.partial`)).toBe(false);
   });
 
+  it('exits 2 without --out, saying what to give', async () => {
+    const r = await runCli(['report', TRAINING_RUN, '--results', fx.root], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--out <file>: where to write the report/);
+  });
+
   it('exits 2 naming a run it does not have, and writes nothing', async () => {
     const out = path.join(fx.root, 'nothing.html');
     const r = await runCli(

@@ -152,6 +152,9 @@ describe('dashboard API', () => {
     expect(run.docs.config).toMatch(/lr: 0.000001/);
     expect(run.docs.results).toMatch(/gsm8k 0.76/);
     expect(run.fates.used).toBeDefined();
+    // every completion of the run (200 steps × 4) in the correct/wrong length histograms
+    const count = (h: Record<string, number>) => Object.values(h).reduce((a, b) => a + b, 0);
+    expect(count(run.histograms.len_correct) + count(run.histograms.len_wrong)).toBe(800);
     // the watcher's summary (steps 100, 200) and the eval job's units (step100, final) of this run
     const points = (run.evals as any[]).map((e) => `${e.checkpointId}@${e.step} ${e.task}`);
     expect(points).toEqual(

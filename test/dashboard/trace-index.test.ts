@@ -16,6 +16,7 @@ function recorder(): { sink: ScanSink; out: string[] } {
     step: (ts, step) => out.push(`step ${ts} ${step}`),
     fates: (f) => out.push(`f ${JSON.stringify(f)}`),
     badLine: () => out.push('bad'),
+    histogram: (n, bin, c) => out.push(`h ${n} ${bin} ${c}`),
   };
   return { sink, out };
 }
@@ -90,6 +91,9 @@ describe('the trace scanner', () => {
         'v batch.reward_vs_len|dataset=g:samples 5 2',
         'v batch.reward_vs_len|dataset=m:tokens 5 330',
         'v batch.reward_vs_len|dataset=m:reward_mean 5 0.5',
+        'h len_correct 0 1',
+        'h len_wrong 100 1',
+        'h len_wrong 300 1',
       ]),
     );
   });

@@ -523,6 +523,31 @@ function fatesChart(el: HTMLElement, fates: Record<string, Record<string, number
   drawChart(el, 'fates', lines, { stacked: true, bars: true, xLabel: 'version' });
 }
 
+/** Correct vs wrong completion lengths over the whole run, each in percent of its own count. */
+function histogramChart(el: HTMLElement, hist: Record<string, Record<string, number>>): void {
+  const bins = [...new Set(Object.values(hist).flatMap((x) => Object.keys(x)))]
+    .map(Number)
+    .sort((a, b) => a - b);
+  const line = (name: string, label: string, color: string): LineSpec => {
+    const h = hist[name] ?? {};
+    const total = Object.values(h).reduce((a, b) => a + b, 0) || 1;
+    return {
+      label,
+      color,
+      xy: { x: bins, y: bins.map((b) => (100 * (h[String(b)] ?? 0)) / total), n: bins.length },
+    };
+  };
+  drawChart(
+    el,
+    'length-histogram',
+    [line('len_correct', 'correct %', '#29a36a'), line('len_wrong', 'wrong %', '#e4572e')],
+    {
+      bars: true,
+      xLabel: 'completion tokens',
+    },
+  );
+}
+
 let liveRefresh: (() => void) | undefined;
 
 async function runView(id: string): Promise<void> {
@@ -598,12 +623,22 @@ async function runView(id: string): Promise<void> {
   );
 
   const chartBoxes: { panel: ResolvedPanel; el: HTMLElement }[] = [];
+  const histogramBox = h('div', { class: 'chart' });
   const evalBox = h('div', { class: 'chart' });
   const ordered = [...panels].sort((a, b) => Number(favourites.has(b.id)) - Number(favourites.has(a.id)));
   for (const p of ordered) {
     const el = h('div', { class: 'chart' });
     chartBoxes.push({ panel: p, el });
     sections.push(panelBox(p.id, p.title, p.subtitle, el));
+    if (p.id === 'completion-length' && run.histograms?.len_correct)
+      sections.push(
+        panelBox(
+          'length-histogram',
+          'Completion length, whole run',
+          'share of correct and of wrong completions per 100 tokens',
+          histogramBox,
+        ),
+      );
     if (p.id === 'rewards')
       sections.push(
         panelBox(
@@ -808,6 +843,7 @@ async function runView(id: string): Promise<void> {
       { xLabel: 'step', onClickX },
     );
     if (run.fates) fatesChart(fatesBox, run.fates);
+    if (run.histograms?.len_correct) histogramChart(histogramBox, run.histograms);
     probe.readyMs = performance.now() - probe.startedMs;
   };
   await draw();
