@@ -7,6 +7,8 @@ import { startServer } from '../lib/dashboard/server';
 import { updateIndex } from '../lib/dashboard/trace-index';
 import { launchChromium, type PageProbe } from '../test/helpers/browser';
 import { writeTrace } from '../test/helpers/traces';
+// a type only (erased): run.ts is the bench's entry and runs when loaded
+import type { Row } from './run';
 
 /*
  * The dashboard's rows of `npm run bench` (issue 16): indexing a 600 MB trace in the trainer's event
@@ -14,15 +16,6 @@ import { writeTrace } from '../test/helpers/traces';
  * bytes) and the growth (only the appended bytes), and in Chromium the run view of that trace and a
  * 12-run sweep overlay, from navigation to charts drawn.
  */
-
-export interface DashRow {
-  readonly name: string;
-  readonly ours: string;
-  readonly baseline: string;
-  readonly ratio: number;
-  readonly target: string;
-  readonly pass: boolean;
-}
 
 const ROOT = path.resolve(__dirname, '..');
 const MB = 1e6;
@@ -117,8 +110,8 @@ async function timeView(
   return { seconds, charts };
 }
 
-export async function dashboardRows(work: string, log: string[]): Promise<DashRow[]> {
-  const rows: DashRow[] = [];
+export async function dashboardRows(work: string, log: string[]): Promise<Row[]> {
+  const rows: Row[] = [];
   const results = path.join(work, 'dashboard-results');
   const job = 'annotations-adhoc-20261124-100000';
   const traceDir = path.join(results, job, 'traces');

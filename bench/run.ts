@@ -119,7 +119,8 @@ async function medianPair(
 }
 const RUNS = 7;
 
-interface Row {
+/** One line of bench/results.md. */
+export interface Row {
   readonly name: string;
   readonly ours: string;
   readonly baseline: string;

@@ -1,14 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { DashboardData } from '../../lib/dashboard/data';
+import type { DashboardData } from '../../lib/dashboard/data';
 import { jobViews } from '../../lib/dashboard/jobs';
-import { startLive, type Live } from '../../lib/dashboard/live';
+import type { Live } from '../../lib/dashboard/live';
 import { buildReport } from '../../lib/dashboard/report';
-import { startServer, type DashboardServer } from '../../lib/dashboard/server';
+import type { DashboardServer } from '../../lib/dashboard/server';
 import { chromiumAvailable, launchChromium, type PageProbe } from '../helpers/browser';
 import {
   makeResultsFixture,
+  startLocalDashboard,
+  type LocalDashboard,
   SWEEP_ID,
   sweepRun,
   TRAINING_RUN,
@@ -28,6 +30,7 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
   let fx: ResultsFixture;
   let server: DashboardServer;
   let live: Live;
+  let dash: LocalDashboard | undefined;
   let data: DashboardData;
   let browser: Browser;
   let page: Page;
@@ -46,23 +49,8 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
     fx = makeResultsFixture();
-    data = new DashboardData({ resultsDir: fx.root });
-    server = await startServer({
-      data,
-      jobs: () =>
-        jobViews({
-          resultsDir: fx.root,
-          stallMinutes: 30,
-          progress: (id) => data.progress(id).catch(() => undefined),
-        }),
-    });
-    live = startLive({
-      resultsDir: fx.root,
-      pollSeconds: 3600,
-      watchMs: 3600_000,
-      running: () => [],
-      notify: server.notify,
-    });
+    dash = await startLocalDashboard(fx.root);
+    ({ data, server, live } = dash);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.on('pageerror', (e) => {
@@ -72,8 +60,7 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
 
   afterAll(async () => {
     await browser?.close();
-    live?.stop();
-    await server?.close();
+    await dash?.stop();
     if (fx) fs.rmSync(fx.root, { recursive: true, force: true });
   });
 

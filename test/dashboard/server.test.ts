@@ -3,13 +3,14 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DashboardData } from '../../lib/dashboard/data';
-import { jobViews } from '../../lib/dashboard/jobs';
-import { startLive, type Live } from '../../lib/dashboard/live';
+import type { DashboardData } from '../../lib/dashboard/data';
+import type { Live } from '../../lib/dashboard/live';
 import { overrideLabels } from '../../lib/dashboard/runs';
 import { startServer, type DashboardServer } from '../../lib/dashboard/server';
 import {
   makeResultsFixture,
+  startLocalDashboard,
+  type LocalDashboard,
   EVAL_RUN,
   SWEEP_ID,
   sweepRun,
@@ -65,6 +66,7 @@ let fx: ResultsFixture;
 let data: DashboardData;
 let server: DashboardServer;
 let live: Live;
+let dash: LocalDashboard;
 let port: number;
 
 beforeAll(async () => {
@@ -72,29 +74,13 @@ beforeAll(async () => {
   // the running sweep job's trace last grew two hours ago: stalled
   const old = new Date(Date.now() - 2 * 3600_000);
   fs.utimesSync(fx.sweepTraces[3], old, old);
-  data = new DashboardData({ resultsDir: fx.root });
-  server = await startServer({
-    data,
-    jobs: () =>
-      jobViews({
-        resultsDir: fx.root,
-        stallMinutes: 30,
-        progress: (id) => data.progress(id).catch(() => undefined),
-      }),
-  });
+  dash = await startLocalDashboard(fx.root);
+  ({ data, server, live } = dash);
   port = server.port;
-  live = startLive({
-    resultsDir: fx.root,
-    pollSeconds: 3600,
-    watchMs: 3600_000,
-    running: () => [],
-    notify: server.notify,
-  });
 });
 
 afterAll(async () => {
-  live.stop();
-  await server.close();
+  await dash.stop();
   fs.rmSync(fx.root, { recursive: true, force: true });
 });
 

@@ -1,6 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DashboardData } from '../../lib/dashboard/data';
+import { jobViews } from '../../lib/dashboard/jobs';
+import { startLive, type Live } from '../../lib/dashboard/live';
+import { startServer, type DashboardServer } from '../../lib/dashboard/server';
 import { pyJson, writeTrace } from './traces';
 
 /*
@@ -95,4 +99,38 @@ export function makeResultsFixture(
   });
   fs.mkdirSync(path.join(root, 'annotations-adhoc-20261124-020000'));
   return { root, trainingTrace, sweepTraces };
+}
+
+export interface LocalDashboard {
+  readonly data: DashboardData;
+  readonly server: DashboardServer;
+  /** Live over the results folder, with its timers idle: tests call check() themselves. */
+  readonly live: Live;
+  stop(): Promise<void>;
+}
+
+/** The dashboard over a results folder without AWS, as `rlvr dashboard --no-aws` runs it. */
+export async function startLocalDashboard(resultsDir: string): Promise<LocalDashboard> {
+  const data = new DashboardData({ resultsDir });
+  const server = await startServer({
+    data,
+    jobs: () =>
+      jobViews({ resultsDir, stallMinutes: 30, progress: (id) => data.progress(id).catch(() => undefined) }),
+  });
+  const live = startLive({
+    resultsDir,
+    pollSeconds: 3600,
+    watchMs: 3600_000,
+    running: () => [],
+    notify: server.notify,
+  });
+  return {
+    data,
+    server,
+    live,
+    stop: async () => {
+      live.stop();
+      await server.close();
+    },
+  };
 }
