@@ -15,6 +15,7 @@ import {
   type StepBreakdown,
   type StepTable,
 } from './query';
+import { writeFileAtomic } from '../util/safe-file';
 import { overview } from './overview';
 import { listRunIds, overrideLabels, runDocs, runFiles, NOTES_FILE, type RunFiles } from './runs';
 import { lookupSamples } from './samples';
@@ -228,7 +229,8 @@ export class DashboardData {
     const keys = (q.get('keys') ?? '').split(',').filter(Boolean);
     if (keys.length > 256) throw new HttpError(400, 'at most 256 series at once');
     const sum = new Set((q.get('sum') ?? '').split(',').filter(Boolean));
-    const out: Record<string, unknown> = {};
+    // keyed by names from the request: no prototype for `__proto__` to reach
+    const out = Object.create(null) as Record<string, unknown>;
     for (const key of keys) {
       const { x, y } = this.xy(r, key, axis, sum.has(key));
       const from = num(q.get('from'), x.length ? x[0] : 0);
@@ -290,9 +292,9 @@ export class DashboardData {
     for (const r of runs) for (const k of [...r.index.keys('series'), ...r.derived.keys()]) keys.add(k);
     const wanted = (q.get('keys') ?? '').split(',').filter(Boolean);
     const sum = new Set((q.get('sum') ?? '').split(',').filter(Boolean));
-    const series: Record<string, Record<string, unknown>> = {};
+    const series = Object.create(null) as Record<string, Record<string, unknown>>;
     for (const key of wanted) {
-      series[key] = {};
+      series[key] = Object.create(null) as Record<string, unknown>;
       for (let i = 0; i < runs.length; i++) {
         const { x, y } = this.xy(runs[i], key, axis, sum.has(key));
         if (x.length) series[key][ids[i]] = downsample(x, y, width, x[0], x[x.length - 1]);
@@ -321,8 +323,7 @@ export class DashboardData {
     if (!files) throw new HttpError(404, `no run ${JSON.stringify(id)}`);
     if (text.length > 1_000_000) throw new HttpError(413, 'notes: at most 1 MB');
     const file = path.join(files.dir, NOTES_FILE);
-    fs.writeFileSync(`${file}.tmp`, text);
-    fs.renameSync(`${file}.tmp`, file);
+    writeFileAtomic(file, text);
     return { bytes: Buffer.byteLength(text) };
   }
 }

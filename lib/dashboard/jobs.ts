@@ -4,8 +4,8 @@ import type { JobContext } from '../aws/session';
 import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../jobs/inspect';
 import { mapLimited } from '../util/pool';
 import { RUN_FOLDER } from '../layout';
-import { readJsonFile } from '../util/json-file';
-import { JOB_FACTS, listRunIds, runDocs, runFiles, type JobFacts } from './runs';
+import { writeFileAtomic } from '../util/safe-file';
+import { JOB_FACTS, listRunIds, runDocs, runFiles, type JobFacts, type RunDocs } from './runs';
 
 /*
  * The jobs view: every job we launched — SageMaker's listing (when AWS is reachable) joined with the run
@@ -57,10 +57,13 @@ function localCheckpoints(dir: string): number | undefined {
 }
 
 /** A local run's status when SageMaker does not tell: the facts the dashboard kept, else its files. */
-function localStatus(dir: string, facts: JobFacts): string {
-  if (facts.status) return facts.status;
+function localStatus(dir: string, docs: RunDocs): string {
+  if (docs.facts.status) return docs.facts.status;
   if (fs.existsSync(path.join(dir, RUN_FOLDER.failure))) return 'Failed';
-  const info = readJsonFile<Record<string, unknown>>(path.join(dir, RUN_FOLDER.runInfo), {});
+  const info = (docs.runInfo && typeof docs.runInfo === 'object' ? docs.runInfo : {}) as Record<
+    string,
+    unknown
+  >;
   if (typeof info.status === 'string') return info.status;
   if (typeof info.end === 'object' && info.end) return 'Completed';
   return fs.existsSync(path.join(dir, RUN_FOLDER.localRunLog)) ? 'Local' : 'Downloaded';
@@ -107,8 +110,7 @@ function keepFacts(dir: string, row: JobRow, tags: { sweep?: string; overrides?:
   };
   const file = path.join(dir, JOB_FACTS);
   try {
-    fs.writeFileSync(`${file}.tmp`, JSON.stringify(facts, null, 1));
-    fs.renameSync(`${file}.tmp`, file);
+    writeFileAtomic(file, JSON.stringify(facts, null, 1));
   } catch {
     // a read-only results folder still shows the view
   }
@@ -174,8 +176,9 @@ export async function jobViews(o: JobsOptions): Promise<{ jobs: JobView[]; aws: 
   for (const id of localIds) {
     const files = runFiles(o.resultsDir, id);
     if (!files) continue;
-    const { facts } = runDocs(files.dir);
-    const status = localStatus(files.dir, facts);
+    const docs = runDocs(files.dir);
+    const { facts } = docs;
+    const status = localStatus(files.dir, docs);
     const trace = files.trace ? fs.statSync(files.trace) : undefined;
     const grewAt = o.grewAt?.(id) ?? trace?.mtimeMs;
     const progress = files.trace ? await o.progress(id) : undefined;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { RUN_FOLDER } from '../layout';
-import { readJsonFile, readTextFile } from '../util/json-file';
+import { isRegularFile, readRegularText } from '../util/safe-file';
 import { walkTree } from '../util/walk';
 import { INDEX_DIR } from './trace-index';
 
@@ -94,7 +94,7 @@ export function runFiles(resultsDir: string, id: string): RunFiles | undefined {
   const beside = (name: string): string | undefined => {
     if (!trace) return undefined;
     const f = path.join(dir, path.posix.dirname(trace), name);
-    return fs.existsSync(f) ? f : undefined;
+    return isRegularFile(f) ? f : undefined;
   };
   return {
     id,
@@ -114,13 +114,31 @@ export interface RunDocs {
   readonly facts: JobFacts;
 }
 
+/** The most of a run document the dashboard reads; a bigger one (or a symlink, FIFO, device) is not shown. */
+export const MAX_DOC_BYTES = 4 * 1024 * 1024;
+
+function docText(dir: string, name: string): string | undefined {
+  return readRegularText(path.join(dir, name), MAX_DOC_BYTES);
+}
+
+function docJson<T>(dir: string, name: string, fallback: T): T {
+  const text = docText(dir, name);
+  try {
+    return text === undefined ? fallback : (JSON.parse(text) as T);
+  } catch {
+    return fallback;
+  }
+}
+
+/** The run's documents, each read only if it is a regular file in the run folder (no symlink out of it). */
 export function runDocs(dir: string): RunDocs {
+  const facts = docJson<JobFacts>(dir, JOB_FACTS, {});
   return {
-    config: readTextFile(path.join(dir, RUN_FOLDER.config)),
-    runInfo: readJsonFile<unknown>(path.join(dir, RUN_FOLDER.runInfo), undefined),
-    results: readTextFile(path.join(dir, RUN_FOLDER.results)),
-    notes: readTextFile(path.join(dir, NOTES_FILE)),
-    facts: readJsonFile<JobFacts>(path.join(dir, JOB_FACTS), {}),
+    config: docText(dir, RUN_FOLDER.config),
+    runInfo: docJson<unknown>(dir, RUN_FOLDER.runInfo, undefined),
+    results: docText(dir, RUN_FOLDER.results),
+    notes: docText(dir, NOTES_FILE),
+    facts: facts && typeof facts === 'object' && !Array.isArray(facts) ? facts : {},
   };
 }
 

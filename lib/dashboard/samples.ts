@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readJsonFile } from '../util/json-file';
+import { openRegularFile, writeFileAtomic } from '../util/safe-file';
 
 /*
  * The completions beside a trace, looked up by step or prompt id without reading the files whole:
@@ -44,19 +45,58 @@ function promptOf(line: Buffer): string | undefined {
   return end < 0 ? undefined : line.toString('utf8', start + 1, end);
 }
 
-/** Extends (or builds) the line index of `file`, keyed by `stepKey` (e.g. `"generated_at_version": `). */
-function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex {
-  const size = fs.statSync(file).size;
-  let ix = readJsonFile<LineIndex>(indexFile, { size: 0, lines: [], prompts: [] });
-  if (ix.size > size) ix = { size: 0, lines: [], prompts: [] };
-  if (ix.size === size) return ix;
-  const key = Buffer.from(`"${stepKey}":`, 'latin1');
-  const promptIds = new Map(ix.prompts.map((p, i) => [p, i]));
-  const fd = fs.openSync(file, 'r');
+/** A line longer than this is not indexed (nor read): no one record may take the server's memory. */
+export const MAX_LINE = 64 * 1024 * 1024;
+
+function emptyLineIndex(): LineIndex {
+  return { size: 0, lines: [], prompts: [] };
+}
+
+/** A line index read back, if it has the shape we write (else it is built anew). */
+function readLineIndex(indexFile: string, size: number): LineIndex {
+  const ix = readJsonFile<LineIndex | undefined>(indexFile, undefined);
+  const ok =
+    ix &&
+    typeof ix.size === 'number' &&
+    ix.size <= size &&
+    Array.isArray(ix.lines) &&
+    Array.isArray(ix.prompts) &&
+    ix.lines.every(
+      (l) =>
+        Array.isArray(l) &&
+        l.length === 4 &&
+        l[0] >= 0 &&
+        l[1] >= 0 &&
+        l[1] <= MAX_LINE &&
+        l[0] + l[1] <= ix.size &&
+        Number.isInteger(l[3]) &&
+        l[3] >= 0 &&
+        l[3] < ix.prompts.length,
+    );
+  return ok ? ix : emptyLineIndex();
+}
+
+/**
+ * Extends (or builds) the line index of `file`, keyed by `stepKey` (e.g. `"generated_at_version": `);
+ * undefined when `file` is not a regular file (a symlink, a FIFO: see openRegularFile).
+ */
+function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex | undefined {
+  const f = openRegularFile(file);
+  if (!f) return undefined;
+  const { fd, size } = f;
+  let ix: LineIndex;
   try {
+    ix = readLineIndex(indexFile, size);
+    if (ix.size === size) return ix;
+    const key = Buffer.from(`"${stepKey}":`, 'latin1');
+    const promptIds = new Map(ix.prompts.map((p, i) => [p, i]));
     const CHUNK = 4 * 1024 * 1024;
     let at = ix.size;
     let carry = Buffer.alloc(0);
+    // Set while passing over a line longer than MAX_LINE: its bytes are dropped up to its newline.
+    let skipping = false;
+    // The end of the last whole line passed (indexed or skipped): where the next update starts.
+    let done = ix.size;
     while (at < size) {
       const want = Math.min(CHUNK, size - at);
       const buf = Buffer.concat([carry, Buffer.alloc(want)]);
@@ -66,6 +106,12 @@ function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex 
       const base = at - carry.length;
       let s = 0;
       for (let e = buf.indexOf(10, s); e >= 0 && e < filled; e = buf.indexOf(10, s)) {
+        done = base + e + 1;
+        if (skipping || e - s > MAX_LINE) {
+          skipping = false;
+          s = e + 1;
+          continue;
+        }
         const line = buf.subarray(s, e);
         const prompt = promptOf(line) ?? '';
         let p = promptIds.get(prompt);
@@ -79,31 +125,40 @@ function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex 
       }
       carry = Buffer.from(buf.subarray(s, filled));
       at += got;
+      if (carry.length > MAX_LINE) {
+        skipping = true;
+        carry = Buffer.alloc(0);
+      }
     }
-    ix.size = at - carry.length;
+    // A cut last line (or a long one still being passed over) is read from its start again next time.
+    ix.size = done;
   } finally {
     fs.closeSync(fd);
   }
-  fs.mkdirSync(path.dirname(indexFile), { recursive: true });
-  fs.writeFileSync(`${indexFile}.tmp`, JSON.stringify(ix));
-  fs.renameSync(`${indexFile}.tmp`, indexFile);
+  try {
+    fs.mkdirSync(path.dirname(indexFile), { recursive: true });
+    writeFileAtomic(indexFile, JSON.stringify(ix));
+  } catch {
+    // a read-only results folder still answers (the index is built again next time)
+  }
   return ix;
 }
 
 function readLines(file: string, picks: readonly [number, number][]): Record<string, unknown>[] {
-  const fd = fs.openSync(file, 'r');
+  const f = openRegularFile(file);
+  if (!f) return [];
   try {
     return picks.flatMap(([offset, length]) => {
       const buf = Buffer.alloc(length);
-      fs.readSync(fd, buf, 0, length, offset);
+      const got = fs.readSync(f.fd, buf, 0, length, offset);
       try {
-        return [JSON.parse(buf.toString('utf8')) as Record<string, unknown>];
+        return [JSON.parse(buf.toString('utf8', 0, got)) as Record<string, unknown>];
       } catch {
         return [];
       }
     });
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(f.fd);
   }
 }
 

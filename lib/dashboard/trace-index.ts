@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { openRegularFile, writeFileAtomic } from '../util/safe-file';
 import { TraceScanner, type ScanSink } from './scan';
 
 /*
@@ -21,6 +22,10 @@ const VERSION = 2;
 const CHUNK = 8 * 1024 * 1024;
 const FLUSH_RECORDS = 2_000_000;
 const TAIL = 64;
+/** Column files are opened without following a symlink (trimColumns also refuses one). */
+const READ = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
+const APPEND =
+  fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | (fs.constants.O_NOFOLLOW ?? 0);
 
 export const STRIDE = { series: 2, spans: 4, instants: 1, steps: 2 } as const;
 type Group = keyof typeof STRIDE;
@@ -56,6 +61,13 @@ export interface UpdateStats {
   readonly rebuilt: boolean;
 }
 
+/** A map keyed by names from the trace (`__proto__`, `constructor` are names like any other). */
+function dict<T>(entries?: Record<string, T>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, entries);
+}
+
+const COLUMN_FILE = /^[a-z]\d{1,12}\.f64$/;
+
 function emptyManifest(): IndexManifest {
   return {
     version: VERSION,
@@ -64,13 +76,13 @@ function emptyManifest(): IndexManifest {
     badLines: 0,
     tsMin: Infinity,
     tsMax: -Infinity,
-    series: {},
-    spans: {},
-    instants: {},
-    steps: {},
-    meta: {},
+    series: dict(),
+    spans: dict(),
+    instants: dict(),
+    steps: dict(),
+    meta: dict(),
     fates: undefined,
-    histograms: {},
+    histograms: dict(),
     nextFile: 0,
   };
 }
@@ -79,13 +91,38 @@ export function indexDirOf(traceFile: string): string {
   return path.join(path.dirname(traceFile), INDEX_DIR, path.basename(traceFile));
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The manifest, if it is one we wrote: right version, every column a file of this folder (`s12.f64`, no
+ * path) with a whole count. Anything else (an older layout, a planted or damaged file) reads as none, so
+ * the index is built anew from the trace.
+ */
 function readManifest(dir: string): IndexManifest | undefined {
+  let m: IndexManifest;
   try {
-    const m = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8')) as IndexManifest;
-    return m.version === VERSION ? m : undefined;
+    m = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8')) as IndexManifest;
   } catch {
     return undefined;
   }
+  if (!isObject(m) || m.version !== VERSION || !isObject(m.trace) || !isObject(m.meta)) return undefined;
+  const { size, seen, mtimeMs, tail } = m.trace;
+  if (![size, seen, m.nextFile, m.lines, m.badLines].every(Number.isSafeInteger)) return undefined;
+  if (typeof mtimeMs !== 'number' || typeof tail !== 'string') return undefined;
+  if (!isObject(m.histograms) || !Object.values(m.histograms).every(isObject)) return undefined;
+  for (const group of Object.keys(STRIDE) as Group[]) {
+    const columns: unknown = m[group];
+    if (!isObject(columns)) return undefined;
+    for (const c of Object.values(columns)) {
+      if (!isObject(c) || typeof c.file !== 'string' || !COLUMN_FILE.test(c.file)) return undefined;
+      if (!Number.isSafeInteger(c.n) || (c.n as number) < 0) return undefined;
+    }
+    m[group] = dict(columns as Record<string, ColumnInfo>);
+  }
+  m.meta = dict(m.meta);
+  m.histograms = dict(Object.fromEntries(Object.entries(m.histograms).map(([k, h]) => [k, dict(h)])));
+  return m;
 }
 
 /** Appends records to the columns, buffering up to FLUSH_RECORDS values. */
@@ -153,36 +190,60 @@ class ColumnWriter implements ScanSink {
     this.m.badLines++;
   }
   histogram(name: string, bin: number, count: number): void {
-    const h = (this.m.histograms[name] ??= {});
+    const h = (this.m.histograms[name] ??= dict());
     h[bin] = (h[bin] ?? 0) + count;
   }
 
   flush(): void {
     for (const [c, values] of this.pending) {
-      fs.appendFileSync(path.join(this.dir, c.file), new Uint8Array(Float64Array.from(values).buffer));
+      const fd = fs.openSync(path.join(this.dir, c.file), APPEND);
+      try {
+        fs.writeSync(fd, new Uint8Array(Float64Array.from(values).buffer));
+      } finally {
+        fs.closeSync(fd);
+      }
     }
     this.pending.clear();
     this.pendingValues = 0;
   }
 }
 
-/** Cut each column back to the records index.json names (a crash after appends, before the manifest). */
-function trimColumns(dir: string, m: IndexManifest): void {
+/**
+ * Cuts each column back to the records index.json names (a crash after appends, before the manifest);
+ * false when a column is shorter than that or is not a regular file (the index is then built anew).
+ */
+function trimColumns(dir: string, m: IndexManifest): boolean {
   for (const group of Object.keys(STRIDE) as Group[]) {
     for (const c of Object.values(m[group])) {
       const file = path.join(dir, c.file);
       const want = c.n * STRIDE[group] * 8;
-      const size = fs.existsSync(file) ? fs.statSync(file).size : 0;
-      if (size < want) throw new Error(`index column ${c.file} is shorter than index.json says`);
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.lstatSync(file);
+      } catch {
+        st = undefined;
+      }
+      if (st && !st.isFile()) return false;
+      const size = st?.size ?? 0;
+      if (size < want) return false;
       if (size > want) fs.truncateSync(file, want);
     }
   }
+  return true;
 }
 
-function writeManifest(dir: string, m: IndexManifest): void {
-  const tmp = path.join(dir, `index.json.${process.pid}.tmp`);
-  fs.writeFileSync(tmp, JSON.stringify(m));
-  fs.renameSync(tmp, path.join(dir, 'index.json'));
+/** The index folders as real folders: a symlink (or a file) in their place is removed first. */
+function makeRealDir(dir: string): void {
+  for (const d of [path.dirname(dir), dir]) {
+    try {
+      const st = fs.lstatSync(d);
+      if (st.isDirectory()) continue;
+      fs.rmSync(d, { force: true });
+    } catch {
+      // missing: made below
+    }
+    fs.mkdirSync(d, { recursive: true });
+  }
 }
 
 /** Reads up to `length` bytes at `at` into buf[offset…]; returns how many it got. */
@@ -201,6 +262,9 @@ function readAt(fd: number, at: number, length: number): Buffer {
   return buf.subarray(0, readInto(fd, buf, 0, at, length));
 }
 
+/** A longer line is counted bad and passed over, never held whole (a trace is not ours to trust). */
+export const MAX_LINE = 64 * 1024 * 1024;
+
 /** Parses trace bytes [from, size) into the writer; returns the end of the last complete line. */
 function parseFrom(
   fd: number,
@@ -213,6 +277,8 @@ function parseFrom(
   let at = from;
   let consumed = from;
   let lines = 0;
+  // Set while passing over a line longer than MAX_LINE: its bytes up to its newline are dropped.
+  let skipping = false;
   while (at < size) {
     const want = Math.min(CHUNK, size - at);
     // A fresh buffer per chunk: the scanner keeps slices of it (scan.ts keepBuffer).
@@ -224,10 +290,22 @@ function parseFrom(
     const lastNewline = buf.lastIndexOf(10, filled - 1);
     if (lastNewline < 0) {
       carry = buf.subarray(0, filled);
+      if (carry.length > MAX_LINE) {
+        skipping = true;
+        carry = Buffer.alloc(0);
+      }
       if (got === 0) break;
       continue;
     }
-    lines += scanner.scan(buf, 0, lastNewline);
+    let start = 0;
+    if (skipping) {
+      // counted once its end is here (a line still being written is passed over again next time)
+      start = buf.indexOf(10) + 1;
+      skipping = false;
+      writer.badLine();
+      lines++;
+    }
+    lines += scanner.scan(buf, start, lastNewline);
     consumed = at - (filled - (lastNewline + 1));
     carry = Buffer.from(buf.subarray(lastNewline + 1, filled));
     if (got === 0) break;
@@ -239,7 +317,7 @@ function parseFrom(
 /** Brings the trace's index up to date; returns what it read. */
 export async function updateIndex(traceFile: string): Promise<UpdateStats> {
   const dir = indexDirOf(traceFile);
-  fs.mkdirSync(dir, { recursive: true });
+  makeRealDir(dir);
   const release = await lockfile.lock(dir, {
     lockfilePath: `${dir}.lock`,
     retries: { retries: 100, minTimeout: 20, maxTimeout: 500 },
@@ -253,12 +331,14 @@ export async function updateIndex(traceFile: string): Promise<UpdateStats> {
 }
 
 function updateLocked(traceFile: string, dir: string): UpdateStats {
-  const st = fs.statSync(traceFile);
-  let m = readManifest(dir);
-  if (m && m.trace.seen === st.size && m.trace.mtimeMs === st.mtimeMs)
-    return { bytesRead: 0, linesAdded: 0, rebuilt: false };
-  const fd = fs.openSync(traceFile, 'r');
+  const f = openRegularFile(traceFile);
+  if (!f) throw new Error(`${traceFile} is not a regular file`);
+  const { fd } = f;
   try {
+    const st = fs.fstatSync(fd);
+    let m = readManifest(dir);
+    if (m && m.trace.seen === st.size && m.trace.mtimeMs === st.mtimeMs)
+      return { bytesRead: 0, linesAdded: 0, rebuilt: false };
     let bytesRead = 0;
     let rebuilt = false;
     if (m && st.size >= m.trace.size) {
@@ -267,13 +347,13 @@ function updateLocked(traceFile: string, dir: string): UpdateStats {
       bytesRead += tail.length;
       if (tail.toString('base64') !== m.trace.tail) m = undefined;
     } else m = undefined;
+    if (m && !trimColumns(dir, m)) m = undefined;
     if (!m) {
       rebuilt = true;
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
       fs.mkdirSync(dir, { recursive: true });
       m = emptyManifest();
     }
-    trimColumns(dir, m);
     const writer = new ColumnWriter(dir, m);
     const from = m.trace.size;
     const { end, lines } = parseFrom(fd, from, st.size, writer);
@@ -283,7 +363,7 @@ function updateLocked(traceFile: string, dir: string): UpdateStats {
     const tail = readAt(fd, tailStart, end - tailStart).toString('base64');
     m.trace = { size: end, seen: st.size, mtimeMs: st.mtimeMs, tail };
     m.lines += lines;
-    writeManifest(dir, m);
+    writeFileAtomic(path.join(dir, 'index.json'), JSON.stringify(m));
     return { bytesRead, linesAdded: lines, rebuilt };
   } finally {
     fs.closeSync(fd);
@@ -301,14 +381,14 @@ export class TraceIndex {
 
   /** The columns of one group, or an empty array for a key the trace does not have. */
   column(group: Group, key: string): Float64Array {
-    const c = this.manifest[group][key];
+    const c = Object.hasOwn(this.manifest[group], key) ? this.manifest[group][key] : undefined;
     if (!c) return new Float64Array(0);
     const cacheKey = `${group}\u0000${key}`;
     const hit = this.cache.get(cacheKey);
     if (hit) return hit;
     const values = c.n * STRIDE[group];
     const array = new Float64Array(values);
-    const fd = fs.openSync(path.join(this.dir, c.file), 'r');
+    const fd = fs.openSync(path.join(this.dir, c.file), READ);
     try {
       readInto(fd, Buffer.from(array.buffer), 0, 0, values * 8);
     } finally {

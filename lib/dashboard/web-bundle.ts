@@ -35,9 +35,14 @@ export function webAssets(): Promise<WebAssets> {
   return cached;
 }
 
-/** `</script` inside inlined text would end the script element. */
+/** `</script` inside inlined code would end the script element, `<!--` change how it is parsed. */
 function scriptSafe(text: string): string {
   return text.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+}
+
+/** Data as JSON no trace text can break out of: every `<` written as `\u003c` (still the same JSON). */
+function jsonInHtml(data: unknown): string {
+  return JSON.stringify(data).replace(/</g, '\\u003c');
 }
 
 /** The HTML shell: linked assets for the server; assets and data inline for a report. */
@@ -48,7 +53,7 @@ export function pageHtml(o: {
     ? `<title>${o.inline.title.replace(/[<&>"]/g, '')}</title><style>${o.inline.assets.css}</style>`
     : `<title>rlvr dashboard</title><link rel="stylesheet" href="/app.css">`;
   const body = o.inline
-    ? `<script id="rlvr-data" type="application/json">${scriptSafe(JSON.stringify(o.inline.data))}</script><script>${scriptSafe(o.inline.assets.js)}</script>`
+    ? `<script id="rlvr-data" type="application/json">${jsonInHtml(o.inline.data)}</script><script>${scriptSafe(o.inline.assets.js)}</script>`
     : `<script src="/app.js"></script>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${head}</head><body><div id="app"></div>${body}</body></html>\n`;
 }

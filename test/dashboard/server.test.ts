@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the JSON answers of the API under test */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -7,6 +8,7 @@ import type { DashboardData } from '../../lib/dashboard/data';
 import type { Live } from '../../lib/dashboard/live';
 import { overrideLabels } from '../../lib/dashboard/runs';
 import { startServer, type DashboardServer } from '../../lib/dashboard/server';
+import { pageHtml } from '../../lib/dashboard/web-bundle';
 import {
   makeResultsFixture,
   startLocalDashboard,
@@ -355,6 +357,73 @@ describe('dashboard safety', () => {
       ).status,
     ).toBe(404);
     expect((await request(port, `/api/jobs`, { method: 'POST', body: 'x' })).status).toBe(405);
+  });
+
+  it('writes notes under a fresh name, so a symlink planted at the temporary name is not followed', async () => {
+    const dir = path.join(fx.root, TRAINING_RUN);
+    const victim = path.join(os.tmpdir(), `rlvr-victim-${process.pid}`);
+    fs.writeFileSync(victim, 'keep me');
+    fs.symlinkSync(victim, path.join(dir, 'NOTES.md.tmp'));
+    try {
+      const r = await request(port, `/api/notes?id=${TRAINING_RUN}`, {
+        method: 'PUT',
+        headers: { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' },
+        body: 'second thoughts',
+      });
+      expect(r.status).toBe(200);
+      expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
+      expect(fs.readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('second thoughts');
+      expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual(['NOTES.md.tmp']);
+    } finally {
+      fs.rmSync(path.join(dir, 'NOTES.md.tmp'));
+      fs.rmSync(victim);
+    }
+  });
+
+  it('shows no document that is a symlink out of the run folder, and a FIFO blocks nothing', async () => {
+    const id = 'annotations-adhoc-20261127-000000';
+    const dir = path.join(fx.root, id);
+    fs.mkdirSync(path.join(dir, 'traces'), { recursive: true });
+    writeTrace(path.join(dir, 'traces', 'trace.jsonl'), { steps: 3, batch: 2, bufferEvents: 2 });
+    const secret = path.join(os.tmpdir(), `rlvr-secret-${process.pid}`);
+    fs.writeFileSync(secret, 'aws_secret_access_key = hunter2\n');
+    fs.symlinkSync(secret, path.join(dir, 'config.yaml'));
+    fs.symlinkSync(secret, path.join(dir, 'traces', 'rollouts.jsonl'));
+    execFileSync('mkfifo', [path.join(dir, 'RESULTS.md'), path.join(dir, 'traces', 'samples.jsonl')]);
+    try {
+      const run = await json(port, `/api/run?id=${id}`);
+      expect(run.docs.config).toBeUndefined();
+      expect(run.docs.results).toBeUndefined();
+      expect(run.hasSamples).toBe(false);
+      const samples = await json(port, `/api/samples?id=${id}&step=1`);
+      expect(samples).toEqual({ rollouts: [], events: [], more: 0 });
+      const jobs = await request(port, '/api/jobs');
+      expect(jobs.status).toBe(200);
+      expect(`${JSON.stringify(run)}${jobs.body}`).not.toContain('hunter2');
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+      fs.rmSync(secret);
+    }
+  });
+
+  it('answers series named __proto__ or constructor like any unknown name', async () => {
+    for (const keys of ['constructor', '__proto__', 'toString,hasOwnProperty']) {
+      const r = await json(port, `/api/series?id=${TRAINING_RUN}&keys=${keys}`);
+      expect(Object.keys(r.series).sort()).toEqual(keys.split(',').sort());
+      for (const v of Object.values(r.series) as any[]) expect(v.n).toBe(0);
+      const c = await json(port, `/api/compare?ids=${TRAINING_RUN}&keys=${keys}`);
+      expect(Object.keys(c.series).sort()).toEqual(keys.split(',').sort());
+    }
+  });
+
+  it('inlines a report’s data as JSON that trace text cannot break out of', () => {
+    const data = { name: '</script><script>alert(1)</script>', note: '<!--<script>', ok: 'a<b' };
+    const html = pageHtml({ inline: { assets: { js: '', css: '' }, data, title: 'r' } });
+    const m = /<script id="rlvr-data" type="application\/json">([\s\S]*?)<\/script>/.exec(html);
+    expect(m).not.toBeNull();
+    expect(m![1]).not.toContain('<');
+    expect(JSON.parse(m![1])).toEqual(data);
+    expect(html.match(/<script/g)).toHaveLength(2);
   });
 
   it('sends a content security policy and no-sniff with every answer', async () => {

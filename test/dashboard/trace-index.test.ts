@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TraceScanner, type ScanSink } from '../../lib/dashboard/scan';
-import { indexDirOf, openIndex, updateIndex } from '../../lib/dashboard/trace-index';
+import { indexDirOf, MAX_LINE, openIndex, updateIndex } from '../../lib/dashboard/trace-index';
 import { downsample, seriesOn, stepBreakdown, stepTable, sumByX } from '../../lib/dashboard/query';
+import { lookupSamples, MAX_LINE as MAX_SAMPLE_LINE } from '../../lib/dashboard/samples';
 import { pyJson, traceLines, writeTrace } from '../helpers/traces';
 
 function recorder(): { sink: ScanSink; out: string[] } {
@@ -206,6 +207,123 @@ describe('the column store', () => {
     const loss = index.column('series', 'metrics|loss');
     expect(loss.length).toBe(8);
     expect(loss[7]).toBeCloseTo(0.25, 6);
+  });
+});
+
+describe('an index or a trace not to be trusted', () => {
+  const line = (o: Record<string, unknown>) => `${JSON.stringify(o)}\n`;
+
+  it('builds anew an index whose manifest names a column outside its folder, and touches nothing there', async () => {
+    const dir = tmp();
+    const trace = path.join(dir, 'trace.jsonl');
+    writeTrace(trace, { steps: 3, batch: 2, bufferEvents: 2 });
+    await updateIndex(trace);
+    const victim = path.join(dir, 'victim.f64');
+    fs.writeFileSync(victim, 'keep me');
+    const manifest = path.join(indexDirOf(trace), 'index.json');
+    const m = JSON.parse(fs.readFileSync(manifest, 'utf8'));
+    m.series['metrics|loss'].file = '../../victim.f64';
+    fs.writeFileSync(manifest, JSON.stringify(m));
+    writeTrace(trace, { steps: 1, batch: 2, bufferEvents: 2, firstStep: 4 }, true);
+    const stats = await updateIndex(trace);
+    expect(stats.rebuilt).toBe(true);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
+    const { index } = await openIndex(trace);
+    expect(index.column('series', 'metrics|loss').length).toBe(8);
+    expect(index.manifest.series['metrics|loss'].file).toMatch(/^s\d+\.f64$/);
+  });
+
+  it('does not write through a symlink in place of a column or of the index folder', async () => {
+    const dir = tmp();
+    const trace = path.join(dir, 'trace.jsonl');
+    writeTrace(trace, { steps: 3, batch: 2, bufferEvents: 2 });
+    await updateIndex(trace);
+    const ixDir = indexDirOf(trace);
+    const m = JSON.parse(fs.readFileSync(path.join(ixDir, 'index.json'), 'utf8'));
+    const victim = path.join(dir, 'victim.bin');
+    fs.writeFileSync(victim, 'keep me');
+    const col = path.join(ixDir, m.series['metrics|loss'].file);
+    fs.rmSync(col);
+    fs.symlinkSync(victim, col);
+    writeTrace(trace, { steps: 1, batch: 2, bufferEvents: 2, firstStep: 4 }, true);
+    expect((await updateIndex(trace)).rebuilt).toBe(true);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
+    expect(fs.lstatSync(col).isSymbolicLink()).toBe(false);
+
+    // the whole index folder a symlink to another folder: replaced by a real one, the other left alone
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-elsewhere-'));
+    fs.rmSync(ixDir, { recursive: true });
+    fs.symlinkSync(elsewhere, ixDir);
+    await updateIndex(trace);
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+    expect(fs.lstatSync(ixDir).isDirectory()).toBe(true);
+    const { index } = await openIndex(trace);
+    expect(index.column('series', 'metrics|loss').length).toBe(8);
+  });
+
+  it('keeps counters and spans named __proto__ or constructor as names like any other', async () => {
+    const dir = tmp();
+    const trace = path.join(dir, 'trace.jsonl');
+    fs.writeFileSync(
+      trace,
+      line({ type: 'counter', name: '__proto__', ts: 1, constructor: 3, polluted: 1 }) +
+        line({ type: 'counter', name: 'constructor', ts: 2, __proto__x: 1, toString: 5 }) +
+        line({ type: 'span', name: '__proto__', ts: 1, dur: 2 }) +
+        line({ type: 'meta', ts: 0, ['__proto__']: { polluted: 1 } }),
+    );
+    let { index } = await openIndex(trace);
+    // read back from index.json (not the in-memory manifest)
+    ({ index } = await openIndex(trace));
+    expect(index.keys('series').sort()).toEqual([
+      '__proto__|constructor',
+      '__proto__|polluted',
+      'constructor|__proto__x',
+      'constructor|toString',
+    ]);
+    expect(Array.from(index.column('series', '__proto__|constructor'))).toEqual([1, 3]);
+    expect(index.column('spans', '__proto__').length).toBe(4);
+    expect(index.column('series', 'constructor').length).toBe(0);
+    expect(index.column('series', 'toString').length).toBe(0);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'n')).toBe(false);
+  });
+
+  it('passes over a line longer than MAX_LINE without holding it, and reads on after it', async () => {
+    const dir = tmp();
+    const trace = path.join(dir, 'trace.jsonl');
+    const fd = fs.openSync(trace, 'w');
+    fs.writeSync(fd, line({ type: 'counter', name: 'metrics', ts: 1, loss: 2 }));
+    const junk = Buffer.alloc(8 * 1024 * 1024, 0x61);
+    for (let n = 0; n <= MAX_LINE; n += junk.length) fs.writeSync(fd, junk);
+    fs.closeSync(fd);
+    // still being written: nothing of it counted yet
+    let { index } = await openIndex(trace);
+    expect(Array.from(index.column('series', 'metrics|loss'))).toEqual([1, 2]);
+    expect(index.manifest.badLines).toBe(0);
+    fs.appendFileSync(trace, `\n${line({ type: 'counter', name: 'metrics', ts: 2, loss: 1 })}`);
+    ({ index } = await openIndex(trace));
+    expect(Array.from(index.column('series', 'metrics|loss'))).toEqual([1, 2, 2, 1]);
+    expect(index.manifest.badLines).toBe(1);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it('looks samples up past a completion line longer than MAX_LINE, never reading it', () => {
+    const dir = tmp();
+    const rollouts = path.join(dir, 'rollouts.jsonl');
+    const fd = fs.openSync(rollouts, 'w');
+    fs.writeSync(fd, line({ prompt_id: 'a', generated_at_version: 0 }));
+    fs.writeSync(fd, '{"prompt_id": "huge", "completions": ["');
+    const junk = Buffer.alloc(8 * 1024 * 1024, 0x61);
+    for (let n = 0; n <= MAX_SAMPLE_LINE; n += junk.length) fs.writeSync(fd, junk);
+    fs.writeSync(fd, `"]}\n${line({ prompt_id: 'b', generated_at_version: 1 })}`);
+    fs.closeSync(fd);
+    const files = { samples: undefined, rollouts, indexDir: path.join(dir, 'ix') };
+    expect(lookupSamples(files, { prompt: 'b' }).rollouts).toEqual([
+      { prompt_id: 'b', generated_at_version: 1 },
+    ]);
+    expect(lookupSamples(files, { prompt: 'huge' }).rollouts).toEqual([]);
+    expect(lookupSamples(files, { step: 1 }).rollouts.map((r) => r.prompt_id)).toEqual(['a']);
+    fs.rmSync(dir, { recursive: true });
   });
 });
 

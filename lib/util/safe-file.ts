@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+
+/*
+ * Files in folders other people (or a job's downloads) can write to: a planted symlink or FIFO must not
+ * make us write through it, read outside the folder, or block a server on open.
+ */
+
+/**
+ * Replaces `file` atomically: the text goes to a fresh temporary name (created exclusively, so a symlink
+ * planted at a predictable name is never followed), which is then renamed over `file`.
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(tmp, data, { flag: 'wx' });
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
+
+/**
+ * Opens a regular file for reading, or returns undefined: missing, a symlink, a FIFO, a device or a
+ * folder. Opening never blocks (O_NONBLOCK), and the type is checked on the open descriptor.
+ */
+export function openRegularFile(file: string): { fd: number; size: number } | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  const st = fs.fstatSync(fd);
+  if (!st.isFile()) {
+    fs.closeSync(fd);
+    return undefined;
+  }
+  return { fd, size: st.size };
+}
+
+/** Whether `file` is a regular file itself (not a symlink to one). */
+export function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A regular file's text (see openRegularFile), or undefined when it is not one or is over `maxBytes`. */
+export function readRegularText(file: string, maxBytes: number): string | undefined {
+  const f = openRegularFile(file);
+  if (!f) return undefined;
+  try {
+    if (f.size > maxBytes) return undefined;
+    const buf = Buffer.allocUnsafe(f.size);
+    let got = 0;
+    while (got < f.size) {
+      const n = fs.readSync(f.fd, buf, got, f.size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.toString('utf8', 0, got);
+  } finally {
+    fs.closeSync(f.fd);
+  }
+}
