@@ -14,6 +14,7 @@ import { UserError } from '../../lib/errors';
 import { resolveJobLogPath } from '../../lib/jobs';
 import { LOCAL } from '../../lib/layout';
 import { gitRoot } from '../../lib/source';
+import { writeFileAtomic } from '../../lib/util/safe-file';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
 interface DashboardFlags extends SettingsFlagValues {
@@ -175,8 +176,7 @@ export function registerReport(program: Command): void {
         const { html, requests } = await buildReport(data, ids, views);
         const out = path.resolve(flags.out);
         fs.mkdirSync(path.dirname(out), { recursive: true });
-        fs.writeFileSync(`${out}.partial`, html);
-        fs.renameSync(`${out}.partial`, out);
+        writeFileAtomic(out, html);
         process.stdout.write(
           `wrote ${flags.out}: ${ids.length} run(s), ${requests} views, ${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB\n`,
         );

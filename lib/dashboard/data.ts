@@ -49,6 +49,8 @@ interface OpenRun {
 }
 
 const MAX_WIDTH = 4000;
+/** Runs kept open (index and columns read); a compare takes at most 32. */
+const MAX_OPEN_RUNS = 48;
 const REWARD_KEYS = ['reward_stats|reward_overall', 'metrics|avg_reward', 'rewards|mean'];
 
 function num(v: string | null, fallback: number): number {
@@ -103,6 +105,11 @@ export class DashboardData {
     return this.options.resultsDir;
   }
 
+  /** How many runs are held open (their columns in memory). */
+  get openRuns(): number {
+    return this.runs.size;
+  }
+
   /** The run, its index brought up to date when its trace changed since last asked. */
   async openRun(id: string): Promise<OpenRun> {
     const files = runFiles(this.resultsDir, id);
@@ -115,8 +122,12 @@ export class DashboardData {
       cached.files.trace === files.trace &&
       cached.size === st.size &&
       cached.mtimeMs === st.mtimeMs
-    )
+    ) {
+      // most recently used last: the first is the one dropped when too many are open
+      this.runs.delete(id);
+      this.runs.set(id, cached);
       return cached;
+    }
     const { index, stats } = await openIndex(files.trace);
     const table = stepTable(index);
     const run: OpenRun = {
@@ -128,7 +139,10 @@ export class DashboardData {
       derived: spanSeries(index, table),
       lastUpdate: stats,
     };
+    this.runs.delete(id);
     this.runs.set(id, run);
+    // Columns are kept in memory while a run is open; the least recently used runs are let go.
+    while (this.runs.size > MAX_OPEN_RUNS) this.runs.delete(this.runs.keys().next().value!);
     return run;
   }
 

@@ -8,7 +8,7 @@ import { pageHtml, webAssets, type WebAssets } from './web-bundle';
  * The dashboard's HTTP server. Safe by default: it binds 127.0.0.1 and answers only requests whose Host
  * is that address (or localhost) on its port, so a web page elsewhere cannot reach it through DNS
  * rebinding; on any other --host it requires --token, and every request must carry it (a Bearer header,
- * or `token=` in the query for the page's first load and its event stream). Routes are fixed: no URL
+ * or `token=` in the query for the page's first load and its event stream), under any Host name. Routes are fixed: no URL
  * is mapped to a path, run ids are folder names checked against the results folder (runs.ts). The
  * only write, a run's notes, takes same-origin requests only (Origin must be this server).
  */
@@ -78,7 +78,7 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   let port = 0;
 
   const allowedHosts = (): Set<string> =>
-    new Set(loopback ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : [`${host}:${port}`]);
+    new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
 
   const api = async (url: URL, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const q = url.searchParams;
@@ -100,8 +100,8 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
         return sendJson(res, 200, await d.compare(q));
       case '/api/notes': {
         if (req.method !== 'PUT') throw new HttpError(405, 'notes: PUT only');
-        const origin = req.headers.origin;
-        if (!origin || !allowedHosts().has(origin.replace(/^http:\/\//, '')))
+        // same origin: the page this server sent, under the name the request reached it by
+        if (req.headers.origin !== `http://${req.headers.host}`)
           throw new HttpError(403, 'notes are written from this dashboard only (same origin)');
         if (req.headers['sec-fetch-site'] && req.headers['sec-fetch-site'] !== 'same-origin')
           throw new HttpError(403, 'notes are written from this dashboard only (same origin)');
@@ -125,7 +125,10 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   };
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    if (!allowedHosts().has(req.headers.host ?? '')) throw new HttpError(421, 'wrong Host for this server');
+    // Without a token, only our own loopback names (DNS rebinding); with one, the machine is reached by
+    // whatever name the network gives it, and the token is what lets a request in.
+    if (!o.token && !allowedHosts().has(req.headers.host ?? ''))
+      throw new HttpError(421, 'wrong Host for this server');
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
     if (o.token) {
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];

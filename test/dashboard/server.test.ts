@@ -457,6 +457,10 @@ describe('dashboard safety', () => {
       expect((await get('/api/jobs', { authorization: 'Bearer wrong-token-000000' })).status).toBe(401);
       expect((await get('/api/jobs', { authorization: `Bearer ${token}` })).status).toBe(200);
       expect((await get(`/?token=${token}`)).status).toBe(200);
+      // reached by the machine's name from another one: the token, not the Host, lets it in
+      const named = { host: `gpu-box.internal:${open.port}`, authorization: `Bearer ${token}` };
+      expect((await get('/api/jobs', named)).status).toBe(200);
+      expect((await get('/api/jobs', { host: `gpu-box.internal:${open.port}` })).status).toBe(401);
       expect(open.url).toBe(`http://0.0.0.0:${open.port}/?token=${token}`);
     } finally {
       await open.close();

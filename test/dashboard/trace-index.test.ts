@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { TraceScanner, type ScanSink } from '../../lib/dashboard/scan';
 import { indexDirOf, MAX_LINE, openIndex, updateIndex } from '../../lib/dashboard/trace-index';
 import { downsample, seriesOn, stepBreakdown, stepTable, sumByX } from '../../lib/dashboard/query';
+import { DashboardData } from '../../lib/dashboard/data';
 import { lookupSamples, MAX_LINE as MAX_SAMPLE_LINE } from '../../lib/dashboard/samples';
 import { pyJson, traceLines, writeTrace } from '../helpers/traces';
 
@@ -379,5 +380,29 @@ describe('queries', () => {
     expect(b.phases.sync[2]).toBeCloseTo(0.4, 5);
     expect(b.trainerIdle[2]).toBeCloseTo(10 - 3.9, 5);
     expect(b.rolloutIdle[2]).toBeGreaterThan(0);
+  });
+});
+
+describe('runs held open', () => {
+  it('keeps at most 48 runs’ columns in memory, letting the least recently used go', async () => {
+    const root = tmp();
+    for (let i = 0; i < 50; i++) {
+      const dir = path.join(root, `run-${String(i).padStart(2, '0')}`, 'traces');
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(
+        path.join(dir, 'trace.jsonl'),
+        `{"type": "counter", "name": "metrics", "ts": 1, "loss": ${i}}\n`,
+      );
+    }
+    const data = new DashboardData({ resultsDir: root });
+    for (let i = 0; i < 50; i++) {
+      const run = await data.run(`run-${String(i).padStart(2, '0')}`);
+      expect(run.lastValues).toEqual({ reward: undefined, loss: i });
+    }
+    expect(data.openRuns).toBe(48);
+    // the first runs were let go and open again on demand
+    expect((await data.run('run-00')).lastValues).toEqual({ reward: undefined, loss: 0 });
+    expect(data.openRuns).toBe(48);
+    fs.rmSync(root, { recursive: true });
   });
 });
