@@ -142,6 +142,25 @@ describe('the trace scanner', () => {
   });
 });
 
+/** A 3-step trace, indexed: its folder, the index folder and the manifest as written. */
+interface Manifest {
+  series: Record<string, { file: string }>;
+}
+
+async function indexedTrace(): Promise<{ dir: string; trace: string; ixDir: string; m: Manifest }> {
+  const dir = tmp();
+  const trace = path.join(dir, 'trace.jsonl');
+  writeTrace(trace, { steps: 3, batch: 2, bufferEvents: 2 });
+  await updateIndex(trace);
+  const ixDir = indexDirOf(trace);
+  const m = JSON.parse(fs.readFileSync(path.join(ixDir, 'index.json'), 'utf8')) as Manifest;
+  return { dir, trace, ixDir, m };
+}
+
+/** One more step appended to indexedTrace's trace. */
+const growByOneStep = (trace: string): number =>
+  writeTrace(trace, { steps: 1, batch: 2, bufferEvents: 2, firstStep: 4 }, true);
+
 describe('the column store', () => {
   it('indexes a trace, reopens it without reading it, and on growth parses only the appended bytes', async () => {
     const dir = tmp();
@@ -195,15 +214,10 @@ describe('the column store', () => {
   });
 
   it('cuts columns back to what index.json names after a crash between the appends and the manifest', async () => {
-    const dir = tmp();
-    const trace = path.join(dir, 'trace.jsonl');
-    writeTrace(trace, { steps: 3, batch: 2, bufferEvents: 2 });
-    await updateIndex(trace);
-    const ixDir = indexDirOf(trace);
-    const m = JSON.parse(fs.readFileSync(path.join(ixDir, 'index.json'), 'utf8'));
+    const { trace, ixDir, m } = await indexedTrace();
     const col = path.join(ixDir, m.series['metrics|loss'].file);
     fs.appendFileSync(col, Buffer.alloc(16, 7)); // a half-done append of a later update
-    writeTrace(trace, { steps: 1, batch: 2, bufferEvents: 2, firstStep: 4 }, true);
+    growByOneStep(trace);
     const { index } = await openIndex(trace);
     const loss = index.column('series', 'metrics|loss');
     expect(loss.length).toBe(8);
@@ -215,17 +229,12 @@ describe('an index or a trace not to be trusted', () => {
   const line = (o: Record<string, unknown>) => `${JSON.stringify(o)}\n`;
 
   it('builds anew an index whose manifest names a column outside its folder, and touches nothing there', async () => {
-    const dir = tmp();
-    const trace = path.join(dir, 'trace.jsonl');
-    writeTrace(trace, { steps: 3, batch: 2, bufferEvents: 2 });
-    await updateIndex(trace);
+    const { dir, trace, ixDir, m } = await indexedTrace();
     const victim = path.join(dir, 'victim.f64');
     fs.writeFileSync(victim, 'keep me');
-    const manifest = path.join(indexDirOf(trace), 'index.json');
-    const m = JSON.parse(fs.readFileSync(manifest, 'utf8'));
     m.series['metrics|loss'].file = '../../victim.f64';
-    fs.writeFileSync(manifest, JSON.stringify(m));
-    writeTrace(trace, { steps: 1, batch: 2, bufferEvents: 2, firstStep: 4 }, true);
+    fs.writeFileSync(path.join(ixDir, 'index.json'), JSON.stringify(m));
+    growByOneStep(trace);
     const stats = await updateIndex(trace);
     expect(stats.rebuilt).toBe(true);
     expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
@@ -235,18 +244,13 @@ describe('an index or a trace not to be trusted', () => {
   });
 
   it('does not write through a symlink in place of a column or of the index folder', async () => {
-    const dir = tmp();
-    const trace = path.join(dir, 'trace.jsonl');
-    writeTrace(trace, { steps: 3, batch: 2, bufferEvents: 2 });
-    await updateIndex(trace);
-    const ixDir = indexDirOf(trace);
-    const m = JSON.parse(fs.readFileSync(path.join(ixDir, 'index.json'), 'utf8'));
+    const { dir, trace, ixDir, m } = await indexedTrace();
     const victim = path.join(dir, 'victim.bin');
     fs.writeFileSync(victim, 'keep me');
     const col = path.join(ixDir, m.series['metrics|loss'].file);
     fs.rmSync(col);
     fs.symlinkSync(victim, col);
-    writeTrace(trace, { steps: 1, batch: 2, bufferEvents: 2, firstStep: 4 }, true);
+    growByOneStep(trace);
     expect((await updateIndex(trace)).rebuilt).toBe(true);
     expect(fs.readFileSync(victim, 'utf8')).toBe('keep me');
     expect(fs.lstatSync(col).isSymbolicLink()).toBe(false);
