@@ -20,9 +20,11 @@ export const urls = {
     sum: readonly string[] = [],
   ): string =>
     `/api/series?id=${enc(id)}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${sum.length ? `&sum=${sum.map(enc).join(',')}` : ''}`,
-  /** The whole run, or its last `lastSteps` steps. */
-  timeline: (id: string, width: number, lastSteps?: number): string =>
-    `/api/timeline?id=${enc(id)}&width=${width}${lastSteps !== undefined ? `&last=${lastSteps}` : ''}`,
+  /** The whole run, or its last `lastSteps` steps, or (zoomed) the seconds [from, to]. */
+  timeline: (id: string, width: number, lastSteps?: number, range?: { from: number; to: number }): string =>
+    `/api/timeline?id=${enc(id)}&width=${width}${
+      range ? `&from=${range.from}&to=${range.to}` : lastSteps !== undefined ? `&last=${lastSteps}` : ''
+    }`,
   breakdown: (id: string): string => `/api/breakdown?id=${enc(id)}`,
   samples: (id: string, by: { step?: number; prompt?: string }): string =>
     `/api/samples?id=${enc(id)}${by.step !== undefined ? `&step=${by.step}` : `&prompt=${enc(by.prompt ?? '')}`}`,

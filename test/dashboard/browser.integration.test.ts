@@ -116,6 +116,39 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     expect(await page.locator('.samples details.rollout').count()).toBe(2);
   });
 
+  it('zooms the pipeline timeline into the seconds dragged across, and goes back on a double click', async () => {
+    await page.goto('about:blank'); // the last test left this run open: load it afresh
+    const before = (await open(`/run/${TRAINING_RUN}`)).timeline!;
+    const canvas = page.locator('canvas.timeline');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = (await canvas.boundingBox())!;
+    // from 40% to 60% of the time axis (it starts right of the lane names, 190 px)
+    const at = (f: number): number => box.x + 190 + f * (box.width - 190 - 8);
+    await page.mouse.move(at(0.4), box.y + 20);
+    await page.mouse.down();
+    await page.mouse.move(at(0.5), box.y + 20, { steps: 4 });
+    await page.mouse.move(at(0.6), box.y + 20, { steps: 4 });
+    await page.mouse.up();
+    await page.waitForFunction(
+      (from) => (window as unknown as { __rlvr: PageProbe }).__rlvr.timeline?.from !== from,
+      before.from,
+    );
+    const zoomed = (await probe()).timeline!;
+    const span = before.to - before.from;
+    expect(zoomed.from).toBeCloseTo(before.from + 0.4 * span, 0);
+    expect(zoomed.to).toBeCloseTo(before.from + 0.6 * span, 0);
+    expect((await probe()).charts.find((c) => c.id === 'timeline')!.series).toBeGreaterThan(0);
+    expect(await page.locator('button.unzoom').isVisible()).toBe(true);
+    await page.screenshot({ path: path.join(OUT, 'timeline-zoomed.png') });
+    await canvas.dblclick();
+    await page.waitForFunction(
+      (from) => (window as unknown as { __rlvr: PageProbe }).__rlvr.timeline?.from === from,
+      before.from,
+    );
+    expect((await probe()).timeline).toEqual(before);
+    expect(await page.locator('button.unzoom').isVisible()).toBe(false);
+  });
+
   it('overlays a sweep’s runs on each panel, named by their overrides', async () => {
     const p = await open(`/compare/sweep/${SWEEP_ID}`);
     const charts = p.charts.filter((c) => c.id.startsWith('cmp-'));

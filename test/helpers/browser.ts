@@ -32,6 +32,8 @@ export function launchChromium(): Promise<Browser> {
 export interface PageProbe {
   view: string;
   charts: { id: string; series: number; points: number }[];
+  /** The seconds the timeline shows. */
+  timeline: { from: number; to: number } | undefined;
   readyMs: number;
   updates: number;
 }

@@ -26,6 +26,8 @@ const token = new URLSearchParams(location.search).get('token') ?? undefined;
 const probe = {
   view: '',
   charts: [] as { id: string; series: number; points: number }[],
+  /** The seconds the timeline shows. */
+  timeline: undefined as { from: number; to: number } | undefined,
   readyMs: NaN,
   startedMs: 0,
   updates: 0,
@@ -469,11 +471,21 @@ function evalTableEl(table: Json): HTMLElement {
   );
 }
 
+/** Where the timeline's time axis starts on its canvas (lane names to the left), and its right margin. */
+const TIMELINE_LABEL_W = 190;
+const TIMELINE_MARGIN = 8;
+
+/** The seconds under pixel `px` of a timeline drawn over [from, to] on a canvas `width` wide. */
+function timelineSecondsAt(px: number, width: number, from: number, to: number): number {
+  const f = (px - TIMELINE_LABEL_W) / (width - TIMELINE_LABEL_W - TIMELINE_MARGIN);
+  return from + Math.min(1, Math.max(0, f)) * (to - from);
+}
+
 /** Pipeline timeline: lanes of spans (merged to pixels) on a canvas, and the per-step breakdown. */
 function drawTimeline(canvas: HTMLCanvasElement, t: Json): void {
   const lanes = t.lanes as { lane: string; phase: string; bars: number[] }[];
   const rowH = 14;
-  const labelW = 190;
+  const labelW = TIMELINE_LABEL_W;
   const width = canvas.clientWidth || 1000;
   const ratio = window.devicePixelRatio || 1;
   canvas.width = width * ratio;
@@ -483,7 +495,8 @@ function drawTimeline(canvas: HTMLCanvasElement, t: Json): void {
   g.scale(ratio, ratio);
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = cssVar('--fg');
-  const x = (v: number): number => labelW + ((v - t.from) / (t.to - t.from || 1)) * (width - labelW - 8);
+  const x = (v: number): number =>
+    labelW + ((v - t.from) / (t.to - t.from || 1)) * (width - labelW - TIMELINE_MARGIN);
   lanes.forEach((l, i) => {
     const y = i * rowH;
     g.fillStyle = cssVar('--fg');
@@ -497,7 +510,8 @@ function drawTimeline(canvas: HTMLCanvasElement, t: Json): void {
   g.fillStyle = cssVar('--muted');
   g.fillText(`${fmt(t.from, 5)} s`, labelW, lanes.length * rowH + 16);
   const end = `${fmt(t.to, 5)} s`;
-  g.fillText(end, width - 8 - g.measureText(end).width, lanes.length * rowH + 16);
+  g.fillText(end, width - TIMELINE_MARGIN - g.measureText(end).width, lanes.length * rowH + 16);
+  probe.timeline = { from: t.from, to: t.to };
   probe.charts.push({
     id: 'timeline',
     series: lanes.length,
@@ -603,21 +617,71 @@ async function runView(id: string): Promise<void> {
   windowSel.value = '2'; // the last 10 steps: a long run's whole timeline is a blur
   const timelineWidth = (): number =>
     inline ? REPORT_WIDTH : Math.max(400, timelineBox.clientWidth || 1000);
-  windowSel.addEventListener('change', async () => {
+  // Drag across the timeline to zoom into those seconds (asked of the server at the pixels drawn);
+  // a double click or another window goes back. A report holds the windows only.
+  let zoom: { from: number; to: number } | undefined;
+  const timelineUrl = (): string =>
+    urls.timeline(id, timelineWidth(), TIMELINE_WINDOWS[Number(windowSel.value)], zoom);
+  const unzoom = h('button', { class: 'unzoom', hidden: true }, 'reset zoom');
+  const redrawTimeline = async (): Promise<void> => {
+    unzoom.hidden = !zoom;
+    const t = await api(timelineUrl());
     probe.charts = probe.charts.filter((c) => c.id !== 'timeline');
-    drawTimeline(
-      timelineBox,
-      await api(urls.timeline(id, timelineWidth(), TIMELINE_WINDOWS[Number(windowSel.value)])),
-    );
+    drawTimeline(timelineBox, t);
+  };
+  windowSel.addEventListener('change', () => {
+    zoom = undefined;
+    void redrawTimeline();
   });
+  unzoom.addEventListener('click', () => {
+    zoom = undefined;
+    void redrawTimeline();
+  });
+  const selection = h('div', { class: 'tl-select', hidden: true });
+  if (!inline) {
+    let startPx: number | undefined;
+    const pxOf = (e: MouseEvent): number => e.clientX - timelineBox.getBoundingClientRect().left;
+    // the pointer is captured while dragging: moves and the release come here even off the canvas
+    timelineBox.addEventListener('pointerdown', (e) => {
+      startPx = Math.max(TIMELINE_LABEL_W, pxOf(e));
+      timelineBox.setPointerCapture(e.pointerId);
+      e.preventDefault();
+    });
+    timelineBox.addEventListener('pointermove', (e) => {
+      if (startPx === undefined) return;
+      const px = Math.max(TIMELINE_LABEL_W, Math.min(timelineBox.clientWidth, pxOf(e)));
+      selection.hidden = false;
+      selection.style.left = `${Math.min(startPx, px)}px`;
+      selection.style.width = `${Math.abs(px - startPx)}px`;
+    });
+    timelineBox.addEventListener('pointerup', (e) => {
+      if (startPx === undefined) return;
+      const [a, b] = [startPx, pxOf(e)].sort((p, q) => p - q);
+      startPx = undefined;
+      selection.hidden = true;
+      const shown = probe.timeline;
+      if (b - a < 4 || !shown) return;
+      const w = timelineBox.clientWidth;
+      zoom = {
+        from: timelineSecondsAt(a, w, shown.from, shown.to),
+        to: timelineSecondsAt(b, w, shown.from, shown.to),
+      };
+      void redrawTimeline();
+    });
+    timelineBox.addEventListener('dblclick', () => {
+      if (!zoom) return;
+      zoom = undefined;
+      void redrawTimeline();
+    });
+  }
   const breakdownBox = h('div', { class: 'chart' });
   sections.push(
     panelBox(
       'timeline',
       'Pipeline timeline',
-      'spans per lane (generation, verify, reference, training, sync), merged to pixels; below: where each step’s time went and how long GPUs sat idle',
-      windowSel,
-      timelineBox,
+      `spans per lane (generation, verify, reference, training, sync), merged to pixels${inline ? '' : '; drag to zoom, double-click to go back'}; below: where each step’s time went and how long GPUs sat idle`,
+      h('div', { class: 'controls' }, windowSel, unzoom),
+      h('div', { class: 'tl-wrap' }, timelineBox, selection),
       breakdownBox,
     ),
   );
@@ -770,7 +834,7 @@ async function runView(id: string): Promise<void> {
     const seriesUrl = runSeriesUrl(id, panels, axis, width);
     const [series, tl, bd] = await Promise.all([
       panels.length ? api(seriesUrl) : Promise.resolve({ series: {} }),
-      api(urls.timeline(id, timelineWidth(), TIMELINE_WINDOWS[Number(windowSel.value)])),
+      api(timelineUrl()),
       api(urls.breakdown(id)),
     ]);
     const onClickX =
