@@ -116,7 +116,7 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     expect(await page.locator('.samples details.rollout').count()).toBe(2);
   });
 
-  it('zooms the pipeline timeline into the seconds dragged across, and goes back on a double click', async () => {
+  it('names a timeline bar under the pointer, zooms into the seconds dragged across, goes back on a double click', async () => {
     await page.goto('about:blank'); // the last test left this run open: load it afresh
     const before = (await open(`/run/${TRAINING_RUN}`)).timeline!;
     const canvas = page.locator('canvas.timeline');
@@ -124,6 +124,10 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     const box = (await canvas.boundingBox())!;
     // from 40% to 60% of the time axis (it starts right of the lane names, 190 px)
     const at = (f: number): number => box.x + 190 + f * (box.width - 190 - 8);
+    // hovering the first lane finds one of its bars and names it
+    const tip = page.locator('.tl-tip');
+    for (let f = 0; f <= 1 && !(await tip.isVisible()); f += 0.01) await page.mouse.move(at(f), box.y + 7);
+    expect(await tip.textContent()).toMatch(/^vllm\.generate_single #0\/0: [\d.]+–[\d.]+ s \([\d.]+ s/);
     await page.mouse.move(at(0.4), box.y + 20);
     await page.mouse.down();
     await page.mouse.move(at(0.5), box.y + 20, { steps: 4 });

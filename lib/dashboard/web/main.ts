@@ -481,10 +481,32 @@ function timelineSecondsAt(px: number, width: number, from: number, to: number):
   return from + Math.min(1, Math.max(0, f)) * (to - from);
 }
 
+const TIMELINE_ROW_H = 14;
+/** The timeline each canvas shows (what a hover looks up). */
+const drawnTimelines = new WeakMap<HTMLCanvasElement, Json>();
+
+/** The bar under (px, py) of the timeline drawn on `canvas`, described; undefined over none. */
+function timelineBarAt(canvas: HTMLCanvasElement, px: number, py: number): string | undefined {
+  const t = drawnTimelines.get(canvas);
+  if (!t || px < TIMELINE_LABEL_W) return undefined;
+  const lane = (t.lanes as { lane: string; bars: number[] }[])[Math.floor(py / TIMELINE_ROW_H)];
+  if (!lane) return undefined;
+  const w = canvas.clientWidth;
+  const at = timelineSecondsAt(px, w, t.from, t.to);
+  const slack = timelineSecondsAt(px + 2, w, t.from, t.to) - at; // bars are at least a pixel wide
+  for (let k = 0; k < lane.bars.length; k += 3) {
+    const [a, b, n] = [lane.bars[k], lane.bars[k + 1], lane.bars[k + 2]];
+    if (at >= a - slack && at <= b + slack)
+      return `${lane.lane}: ${fmt(a, 6)}–${fmt(b, 6)} s (${fmt(b - a, 3)} s${n > 1 ? `, ${n} spans merged at this zoom` : ''})`;
+  }
+  return undefined;
+}
+
 /** Pipeline timeline: lanes of spans (merged to pixels) on a canvas, and the per-step breakdown. */
 function drawTimeline(canvas: HTMLCanvasElement, t: Json): void {
+  drawnTimelines.set(canvas, t);
   const lanes = t.lanes as { lane: string; phase: string; bars: number[] }[];
-  const rowH = 14;
+  const rowH = TIMELINE_ROW_H;
   const labelW = TIMELINE_LABEL_W;
   const width = canvas.clientWidth || 1000;
   const ratio = window.devicePixelRatio || 1;
@@ -638,6 +660,22 @@ async function runView(id: string): Promise<void> {
     void redrawTimeline();
   });
   const selection = h('div', { class: 'tl-select', hidden: true });
+  // Hovering a bar names its lane, its seconds and how long it took.
+  const tip = h('div', { class: 'tl-tip', hidden: true });
+  timelineBox.addEventListener('pointermove', (e) => {
+    const r = timelineBox.getBoundingClientRect();
+    if (!selection.hidden) {
+      tip.hidden = true; // dragging
+      return;
+    }
+    const text = timelineBarAt(timelineBox, e.clientX - r.left, e.clientY - r.top);
+    tip.hidden = text === undefined;
+    if (text === undefined) return;
+    tip.textContent = text;
+    tip.style.left = `${Math.min(e.clientX - r.left + 12, Math.max(0, r.width - 420))}px`;
+    tip.style.top = `${e.clientY - r.top + 14}px`;
+  });
+  timelineBox.addEventListener('pointerleave', () => (tip.hidden = true));
   if (!inline) {
     let startPx: number | undefined;
     const pxOf = (e: MouseEvent): number => e.clientX - timelineBox.getBoundingClientRect().left;
@@ -681,7 +719,7 @@ async function runView(id: string): Promise<void> {
       'Pipeline timeline',
       `spans per lane (generation, verify, reference, training, sync), merged to pixels${inline ? '' : '; drag to zoom, double-click to go back'}; below: where each step’s time went and how long GPUs sat idle`,
       h('div', { class: 'controls' }, windowSel, unzoom),
-      h('div', { class: 'tl-wrap' }, timelineBox, selection),
+      h('div', { class: 'tl-wrap' }, timelineBox, selection, tip),
       breakdownBox,
     ),
   );
