@@ -87,12 +87,25 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
 
   it('draws a run’s panels with the series its trace has, eval points and the timeline; a click shows that step’s rollouts', async () => {
     const res = await fetch(`${server.url}api/run?id=${TRAINING_RUN}`);
-    const run = (await res.json()) as { panels: { id: string; keys: string[] }[] };
+    const run = (await res.json()) as {
+      panels: { id: string; keys: string[] }[];
+      evals: { task: string; step?: number; metrics: { metric: string; value: number }[] }[];
+    };
     const p = await open(`/run/${TRAINING_RUN}`);
     const drawn = new Map(p.charts.map((c) => [c.id, c.series]));
+    // eval scores that are fractions are drawn on the reward curves too, one series per task and metric
+    const fractions = new Set(
+      run.evals
+        .filter((e) => e.step != null && e.metrics.length && e.metrics[0].value <= 1)
+        .map((e) => `${e.task} ${e.metrics[0].metric}`),
+    );
+    expect(fractions.size).toBeGreaterThanOrEqual(2);
     for (const panel of run.panels)
-      expect([panel.id, drawn.get(panel.id)]).toEqual([panel.id, panel.keys.length]);
-    expect(drawn.get('rewards')).toBe(6);
+      expect([panel.id, drawn.get(panel.id)]).toEqual([
+        panel.id,
+        panel.keys.length + (panel.id === 'rewards' ? fractions.size : 0),
+      ]);
+    expect(drawn.get('rewards')).toBe(6 + fractions.size);
     expect(drawn.get('counter-custom.probe')).toBe(2);
     expect(drawn.get('eval-points')).toBeGreaterThanOrEqual(2);
     expect(drawn.get('timeline')).toBeGreaterThanOrEqual(8);
@@ -105,6 +118,7 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     expect(await page.locator('table.evals tbody tr').count()).toBeGreaterThanOrEqual(3);
     await page.screenshot({ path: path.join(OUT, 'run.png'), fullPage: false });
     await page.screenshot({ path: path.join(OUT, 'run-full.png'), fullPage: true });
+    await page.locator('[data-panel="rewards"]').screenshot({ path: path.join(OUT, 'rewards.png') });
     const chart = page.locator('[data-panel="rewards"] .u-over');
     const box = (await chart.boundingBox())!;
     await chart.click({ position: { x: box.width / 2, y: box.height / 2 } });

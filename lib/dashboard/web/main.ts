@@ -125,6 +125,8 @@ const PALETTE = [
   '#1f3a93',
   '#ff7f0e',
 ];
+/** Eval points drawn over a panel's curves: colours its (up to 6) curves do not use. */
+const EVAL_COLORS = PALETTE.slice(6);
 const PHASE_COLORS: Record<string, string> = {
   generation: '#2f7ed8',
   verify: '#9c6ade',
@@ -879,18 +881,6 @@ async function runView(id: string): Promise<void> {
       run.hasSamples && axis === 'step'
         ? (x: number) => void showSamples({ step: Math.round(x) })
         : undefined;
-    for (const { panel, el } of chartBoxes) {
-      drawChart(
-        el,
-        panel.id,
-        panel.keys.map((k, i) => ({
-          label: shortKey(k),
-          xy: series.series[k] as XY,
-          color: PALETTE[i % PALETTE.length],
-        })),
-        { stacked: panel.stacked, bars: panel.bars, onClickX },
-      );
-    }
     const evalPoints = new Map<string, XY>();
     for (const e of run.evals as Json[]) {
       if (e.step === undefined || e.step === null || !e.metrics?.length) continue;
@@ -900,21 +890,39 @@ async function runView(id: string): Promise<void> {
       p.y.push(e.metrics[0].value);
       evalPoints.set(key, p);
     }
-    if (axis === 'step')
+    const evalLines = [...evalPoints].map(([k, xy], i) => {
+      const order = xy.x.map((_, j) => j).sort((a, b) => xy.x[a] - xy.x[b]);
+      return {
+        label: k,
+        color: PALETTE[i % PALETTE.length],
+        points: true,
+        xy: { x: order.map((j) => xy.x[j]), y: order.map((j) => xy.y[j]), n: xy.x.length },
+      };
+    });
+    // Eval scores that are fractions (accuracy, pass@1) are drawn on the reward curves too, as points at
+    // their checkpoints' steps; every eval is also in its own chart below.
+    const onRewards =
+      axis === 'step'
+        ? evalLines
+            .filter((l) => l.xy.y.every((v) => v >= 0 && v <= 1))
+            .map((l, i) => ({ ...l, label: `eval ${l.label}`, color: EVAL_COLORS[i % EVAL_COLORS.length] }))
+        : [];
+    for (const { panel, el } of chartBoxes) {
       drawChart(
-        evalBox,
-        'eval-points',
-        [...evalPoints].map(([k, xy], i) => {
-          const order = xy.x.map((_, j) => j).sort((a, b) => xy.x[a] - xy.x[b]);
-          return {
-            label: k,
+        el,
+        panel.id,
+        [
+          ...panel.keys.map((k, i) => ({
+            label: shortKey(k),
+            xy: series.series[k] as XY,
             color: PALETTE[i % PALETTE.length],
-            points: true,
-            xy: { x: order.map((j) => xy.x[j]), y: order.map((j) => xy.y[j]), n: xy.x.length },
-          };
-        }),
-        { onClickX },
+          })),
+          ...(panel.id === 'rewards' ? onRewards : []),
+        ],
+        { stacked: panel.stacked, bars: panel.bars, onClickX },
       );
+    }
+    if (axis === 'step') drawChart(evalBox, 'eval-points', evalLines, { onClickX });
     else evalBox.replaceChildren(h('div', { class: 'empty' }, 'eval points are drawn on the step axis'));
     drawTimeline(timelineBox, tl);
     const b = bd as Json;
