@@ -699,7 +699,7 @@ async function runView(id: string): Promise<void> {
       const [a, b] = [startPx, pxOf(e)].sort((p, q) => p - q);
       startPx = undefined;
       selection.hidden = true;
-      const shown = probe.timeline;
+      const shown = drawnTimelines.get(timelineBox);
       if (b - a < 4 || !shown) return;
       const w = timelineBox.clientWidth;
       zoom = {
