@@ -8,11 +8,14 @@ import { openRegularFile, writeFileAtomic } from '../util/safe-file';
  * `rollouts.jsonl` (rollout_logger.py: prompt_id, prompt, completions, rewards, generated_at_version)
  * and `samples.jsonl` (sample_logger.py: event, ts, prompt_id, and per event version, trained_at_step,
  * reason, …). A small line index (offset, length, step, prompt) is kept beside the trace index and
- * extended by the bytes a file grew by; a lookup reads only the lines it returns.
+ * extended by the bytes a file grew by (after checking the 64 bytes before them are unchanged: both
+ * loggers open their file "w", so a restarted trainer rewrites it); a lookup reads only the lines it returns.
  */
 
 interface LineIndex {
   size: number;
+  /** The 64 bytes before `size` (base64): a file rewritten since (a restarted trainer opens it "w") differs. */
+  tail: string;
   /** [offset, length, step (NaN → null), prompt index] per line. */
   lines: [number, number, number | null, number][];
   prompts: string[];
@@ -49,7 +52,16 @@ function promptOf(line: Buffer): string | undefined {
 export const MAX_LINE = 64 * 1024 * 1024;
 
 function emptyLineIndex(): LineIndex {
-  return { size: 0, lines: [], prompts: [] };
+  return { size: 0, tail: '', lines: [], prompts: [] };
+}
+
+const TAIL = 64;
+
+function tailOf(fd: number, end: number): string {
+  const start = Math.max(0, end - TAIL);
+  const buf = Buffer.alloc(end - start);
+  const got = fs.readSync(fd, buf, 0, buf.length, start);
+  return buf.subarray(0, got).toString('base64');
 }
 
 /** A line index read back, if it has the shape we write (else it is built anew). */
@@ -59,6 +71,7 @@ function readLineIndex(indexFile: string, size: number): LineIndex {
     ix &&
     typeof ix.size === 'number' &&
     ix.size <= size &&
+    typeof ix.tail === 'string' &&
     Array.isArray(ix.lines) &&
     Array.isArray(ix.prompts) &&
     ix.lines.every(
@@ -87,6 +100,7 @@ function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex 
   let ix: LineIndex;
   try {
     ix = readLineIndex(indexFile, size);
+    if (ix.size > 0 && tailOf(fd, ix.size) !== ix.tail) ix = emptyLineIndex();
     if (ix.size === size) return ix;
     const key = Buffer.from(`"${stepKey}":`, 'latin1');
     const promptIds = new Map(ix.prompts.map((p, i) => [p, i]));
@@ -132,6 +146,7 @@ function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex 
     }
     // A cut last line (or a long one still being passed over) is read from its start again next time.
     ix.size = done;
+    ix.tail = tailOf(fd, done);
   } finally {
     fs.closeSync(fd);
   }

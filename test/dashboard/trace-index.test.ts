@@ -312,6 +312,25 @@ describe('an index or a trace not to be trusted', () => {
     fs.rmSync(dir, { recursive: true });
   });
 
+  it('indexes samples anew when a restarted trainer rewrote the file (opened "w") and it grew past the old end', () => {
+    const dir = tmp();
+    const rollouts = path.join(dir, 'rollouts.jsonl');
+    const files = { samples: undefined, rollouts, indexDir: path.join(dir, 'ix') };
+    const rollout = (p: string, chars: number) =>
+      line({ prompt_id: p, completions: ['x'.repeat(chars)], generated_at_version: 0 });
+    fs.writeFileSync(rollouts, rollout('a', 60) + rollout('b', 60));
+    const oldEnd = fs.statSync(rollouts).size;
+    expect(lookupSamples(files, { prompt: 'b' }).rollouts).toHaveLength(1);
+    // the new run's second line spans the old end: read on from there, it would be lost
+    fs.writeFileSync(rollouts, rollout('c', 10) + rollout('d', 300) + rollout('e', 10));
+    expect(rollout('c', 10).length).toBeLessThan(oldEnd);
+    expect(rollout('c', 10).length + rollout('d', 300).length).toBeGreaterThan(oldEnd);
+    expect(lookupSamples(files, { prompt: 'b' }).rollouts).toEqual([]);
+    expect(lookupSamples(files, { prompt: 'd' }).rollouts.map((r) => r.prompt_id)).toEqual(['d']);
+    expect(lookupSamples(files, { prompt: 'c' }).rollouts.map((r) => r.prompt_id)).toEqual(['c']);
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('looks samples up past a completion line longer than MAX_LINE, never reading it', () => {
     const dir = tmp();
     const rollouts = path.join(dir, 'rollouts.jsonl');
