@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readJsonFile } from '../util/json-file';
+import { forEachLineBlock, MAX_LINE, tailBefore } from '../util/line-blocks';
 import { openRegularFile, writeFileAtomic } from '../util/safe-file';
 
 /*
@@ -48,20 +49,8 @@ function promptOf(line: Buffer): string | undefined {
   return end < 0 ? undefined : line.toString('utf8', start + 1, end);
 }
 
-/** A line longer than this is not indexed (nor read): no one record may take the server's memory. */
-export const MAX_LINE = 64 * 1024 * 1024;
-
 function emptyLineIndex(): LineIndex {
   return { size: 0, tail: '', lines: [], prompts: [] };
-}
-
-const TAIL = 64;
-
-function tailOf(fd: number, end: number): string {
-  const start = Math.max(0, end - TAIL);
-  const buf = Buffer.alloc(end - start);
-  const got = fs.readSync(fd, buf, 0, buf.length, start);
-  return buf.subarray(0, got).toString('base64');
 }
 
 /** A line index read back, if it has the shape we write (else it is built anew). */
@@ -100,53 +89,28 @@ function lineIndex(file: string, indexFile: string, stepKey: string): LineIndex 
   let ix: LineIndex;
   try {
     ix = readLineIndex(indexFile, size);
-    if (ix.size > 0 && tailOf(fd, ix.size) !== ix.tail) ix = emptyLineIndex();
+    if (ix.size > 0 && tailBefore(fd, ix.size) !== ix.tail) ix = emptyLineIndex();
     if (ix.size === size) return ix;
     const key = Buffer.from(`"${stepKey}":`, 'latin1');
     const promptIds = new Map(ix.prompts.map((p, i) => [p, i]));
-    const CHUNK = 4 * 1024 * 1024;
-    let at = ix.size;
-    let carry = Buffer.alloc(0);
-    // Set while passing over a line longer than MAX_LINE: its bytes are dropped up to its newline.
-    let skipping = false;
-    // The end of the last whole line passed (indexed or skipped): where the next update starts.
-    let done = ix.size;
-    while (at < size) {
-      const want = Math.min(CHUNK, size - at);
-      const buf = Buffer.concat([carry, Buffer.alloc(want)]);
-      const got = fs.readSync(fd, buf, carry.length, want, at);
-      if (got === 0) break;
-      const filled = carry.length + got;
-      const base = at - carry.length;
-      let s = 0;
-      for (let e = buf.indexOf(10, s); e >= 0 && e < filled; e = buf.indexOf(10, s)) {
-        done = base + e + 1;
-        if (skipping || e - s > MAX_LINE) {
-          skipping = false;
-          s = e + 1;
-          continue;
-        }
+    const lines = ix.lines;
+    const prompts = ix.prompts;
+    const { end } = forEachLineBlock(fd, ix.size, size, 4 * 1024 * 1024, (buf, start, stop, offset) => {
+      for (let s = start, e = buf.indexOf(10, s); s < stop; s = e + 1, e = buf.indexOf(10, s)) {
         const line = buf.subarray(s, e);
         const prompt = promptOf(line) ?? '';
         let p = promptIds.get(prompt);
         if (p === undefined) {
-          p = ix.prompts.length;
-          ix.prompts.push(prompt);
+          p = prompts.length;
+          prompts.push(prompt);
           promptIds.set(prompt, p);
         }
-        ix.lines.push([base + s, e - s, numberAfter(line, key), p]);
-        s = e + 1;
+        lines.push([offset + s, e - s, numberAfter(line, key), p]);
       }
-      carry = Buffer.from(buf.subarray(s, filled));
-      at += got;
-      if (carry.length > MAX_LINE) {
-        skipping = true;
-        carry = Buffer.alloc(0);
-      }
-    }
+    });
     // A cut last line (or a long one still being passed over) is read from its start again next time.
-    ix.size = done;
-    ix.tail = tailOf(fd, done);
+    ix.size = end;
+    ix.tail = tailBefore(fd, end);
   } finally {
     fs.closeSync(fd);
   }

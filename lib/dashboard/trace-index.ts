@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { openRegularFile, writeFileAtomic } from '../util/safe-file';
+import { isObject } from '../util/json-file';
+import { forEachLineBlock, tailBefore, TAIL_BYTES } from '../util/line-blocks';
+import { NOFOLLOW, openRegularFile, readInto, writeFileAtomic } from '../util/safe-file';
 import { TraceScanner, type ScanSink } from './scan';
 
 /*
@@ -14,18 +16,17 @@ import { TraceScanner, type ScanSink } from './scan';
  * index.json; a crash between the two leaves longer columns, which the next update cuts back to what
  * index.json says. An unchanged trace (same size and mtime) is not read at all; a grown one is checked
  * to still start with what was indexed (its 64 bytes before the indexed end), else indexed anew.
- * Memory stays bounded: the trace is read in 8 MiB chunks and pending records are flushed every 2M.
+ * Memory stays bounded: the trace is read in 8 MiB chunks (a line over 64 MB is passed over and counted
+ * bad: util/line-blocks.ts) and pending records are flushed every 2M.
  */
 
 export const INDEX_DIR = '.rlvr-index';
 const VERSION = 2;
 const CHUNK = 8 * 1024 * 1024;
 const FLUSH_RECORDS = 2_000_000;
-const TAIL = 64;
 /** Column files are opened without following a symlink (trimColumns also refuses one). */
-const READ = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
-const APPEND =
-  fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | (fs.constants.O_NOFOLLOW ?? 0);
+const READ = fs.constants.O_RDONLY | NOFOLLOW;
+const APPEND = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | NOFOLLOW;
 
 export const STRIDE = { series: 2, spans: 4, instants: 1, steps: 2 } as const;
 type Group = keyof typeof STRIDE;
@@ -90,9 +91,6 @@ function emptyManifest(): IndexManifest {
 export function indexDirOf(traceFile: string): string {
   return path.join(path.dirname(traceFile), INDEX_DIR, path.basename(traceFile));
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The manifest, if it is one we wrote: right version, every column a file of this folder (`s12.f64`, no
@@ -246,25 +244,6 @@ function makeRealDir(dir: string): void {
   }
 }
 
-/** Reads up to `length` bytes at `at` into buf[offset…]; returns how many it got. */
-function readInto(fd: number, buf: Buffer, offset: number, at: number, length: number): number {
-  let got = 0;
-  while (got < length) {
-    const n = fs.readSync(fd, buf, offset + got, length - got, at + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
-
-function readAt(fd: number, at: number, length: number): Buffer {
-  const buf = Buffer.allocUnsafe(length);
-  return buf.subarray(0, readInto(fd, buf, 0, at, length));
-}
-
-/** A longer line is counted bad and passed over, never held whole (a trace is not ours to trust). */
-export const MAX_LINE = 64 * 1024 * 1024;
-
 /** Parses trace bytes [from, size) into the writer; returns the end of the last complete line. */
 function parseFrom(
   fd: number,
@@ -273,45 +252,13 @@ function parseFrom(
   writer: ColumnWriter,
 ): { end: number; lines: number } {
   const scanner = new TraceScanner(writer);
-  let carry = Buffer.alloc(0);
-  let at = from;
-  let consumed = from;
   let lines = 0;
-  // Set while passing over a line longer than MAX_LINE: its bytes up to its newline are dropped.
-  let skipping = false;
-  while (at < size) {
-    const want = Math.min(CHUNK, size - at);
-    // A fresh buffer per chunk: the scanner keeps slices of it (scan.ts keepBuffer).
-    const buf = Buffer.allocUnsafe(carry.length + want);
-    carry.copy(buf, 0);
-    const got = readInto(fd, buf, carry.length, at, want);
-    at += got;
-    const filled = carry.length + got;
-    const lastNewline = buf.lastIndexOf(10, filled - 1);
-    if (lastNewline < 0) {
-      carry = buf.subarray(0, filled);
-      if (carry.length > MAX_LINE) {
-        skipping = true;
-        carry = Buffer.alloc(0);
-      }
-      if (got === 0) break;
-      continue;
-    }
-    let start = 0;
-    if (skipping) {
-      // counted once its end is here (a line still being written is passed over again next time)
-      start = buf.indexOf(10) + 1;
-      skipping = false;
-      writer.badLine();
-      lines++;
-    }
-    lines += scanner.scan(buf, start, lastNewline);
-    consumed = at - (filled - (lastNewline + 1));
-    carry = Buffer.from(buf.subarray(lastNewline + 1, filled));
-    if (got === 0) break;
-  }
+  const { end, longLines } = forEachLineBlock(fd, from, size, CHUNK, (buf, start, stop) => {
+    lines += scanner.scan(buf, start, stop);
+  });
+  for (let i = 0; i < longLines; i++) writer.badLine();
   scanner.finish();
-  return { end: consumed, lines };
+  return { end, lines: lines + longLines };
 }
 
 /** Brings the trace's index up to date; returns what it read. */
@@ -342,10 +289,8 @@ function updateLocked(traceFile: string, dir: string): UpdateStats {
     let bytesRead = 0;
     let rebuilt = false;
     if (m && st.size >= m.trace.size) {
-      const tailStart = Math.max(0, m.trace.size - TAIL);
-      const tail = readAt(fd, tailStart, m.trace.size - tailStart);
-      bytesRead += tail.length;
-      if (tail.toString('base64') !== m.trace.tail) m = undefined;
+      bytesRead += Math.min(TAIL_BYTES, m.trace.size);
+      if (tailBefore(fd, m.trace.size) !== m.trace.tail) m = undefined;
     } else m = undefined;
     if (m && !trimColumns(dir, m)) m = undefined;
     if (!m) {
@@ -359,9 +304,7 @@ function updateLocked(traceFile: string, dir: string): UpdateStats {
     const { end, lines } = parseFrom(fd, from, st.size, writer);
     writer.flush();
     bytesRead += st.size - from;
-    const tailStart = Math.max(0, end - TAIL);
-    const tail = readAt(fd, tailStart, end - tailStart).toString('base64');
-    m.trace = { size: end, seen: st.size, mtimeMs: st.mtimeMs, tail };
+    m.trace = { size: end, seen: st.size, mtimeMs: st.mtimeMs, tail: tailBefore(fd, end) };
     m.lines += lines;
     writeFileAtomic(path.join(dir, 'index.json'), JSON.stringify(m));
     return { bytesRead, linesAdded: lines, rebuilt };

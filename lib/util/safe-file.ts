@@ -21,7 +21,8 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   }
 }
 
-const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+/** Open flag: fail on a symlink rather than follow it (0 where the platform has none). */
+export const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
 
 /**
@@ -59,14 +60,19 @@ export function readRegularText(file: string, maxBytes: number): string | undefi
   try {
     if (f.size > maxBytes) return undefined;
     const buf = Buffer.allocUnsafe(f.size);
-    let got = 0;
-    while (got < f.size) {
-      const n = fs.readSync(f.fd, buf, got, f.size - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.toString('utf8', 0, got);
+    return buf.toString('utf8', 0, readInto(f.fd, buf, 0, 0, f.size));
   } finally {
     fs.closeSync(f.fd);
   }
+}
+
+/** Reads up to `length` bytes at `at` into buf[offset…]; returns how many it got (fewer only at the end). */
+export function readInto(fd: number, buf: Buffer, offset: number, at: number, length: number): number {
+  let got = 0;
+  while (got < length) {
+    const n = fs.readSync(fd, buf, offset + got, length - got, at + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
 }

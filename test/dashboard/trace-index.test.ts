@@ -2,10 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TraceScanner, type ScanSink } from '../../lib/dashboard/scan';
-import { indexDirOf, MAX_LINE, openIndex, updateIndex } from '../../lib/dashboard/trace-index';
+import { indexDirOf, openIndex, updateIndex } from '../../lib/dashboard/trace-index';
+import { MAX_LINE } from '../../lib/util/line-blocks';
 import { downsample, seriesOn, stepBreakdown, stepTable, sumByX } from '../../lib/dashboard/query';
 import { DashboardData } from '../../lib/dashboard/data';
-import { lookupSamples, MAX_LINE as MAX_SAMPLE_LINE } from '../../lib/dashboard/samples';
+import { lookupSamples } from '../../lib/dashboard/samples';
 import { pyJson, traceLines, writeTrace } from '../helpers/traces';
 
 function recorder(): { sink: ScanSink; out: string[] } {
@@ -338,7 +339,7 @@ describe('an index or a trace not to be trusted', () => {
     fs.writeSync(fd, line({ prompt_id: 'a', generated_at_version: 0 }));
     fs.writeSync(fd, '{"prompt_id": "huge", "completions": ["');
     const junk = Buffer.alloc(8 * 1024 * 1024, 0x61);
-    for (let n = 0; n <= MAX_SAMPLE_LINE; n += junk.length) fs.writeSync(fd, junk);
+    for (let n = 0; n <= MAX_LINE; n += junk.length) fs.writeSync(fd, junk);
     fs.writeSync(fd, `"]}\n${line({ prompt_id: 'b', generated_at_version: 1 })}`);
     fs.closeSync(fd);
     const files = { samples: undefined, rollouts, indexDir: path.join(dir, 'ix') };
