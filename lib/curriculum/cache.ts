@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { S3ObjectInfo } from '../aws';
 import type { CopyColumns } from './id-rules';
 import { rlvrCacheDir } from '../util/cache-dir';
+import { writeFileAtomic } from '../util/safe-file';
 
 /*
  * The columns an id rule read from a dataset copy, kept on this machine under a key made of every
@@ -101,7 +102,6 @@ export function readCached(dir: string, key: string, columns: readonly string[])
 /** Stores the columns atomically; a failure to write (read-only home, full disk) only costs a re-read later. */
 export function writeCached(dir: string, key: string, source: string, copy: CopyColumns): boolean {
   const file = entryPath(dir, key);
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const entry: Entry = {
     v: VERSION,
     source,
@@ -110,11 +110,9 @@ export function writeCached(dir: string, key: string, source: string, copy: Copy
   };
   try {
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(tmp, JSON.stringify(entry));
-    fs.renameSync(tmp, file);
+    writeFileAtomic(file, JSON.stringify(entry));
     return true;
   } catch {
-    fs.rmSync(tmp, { force: true });
     return false;
   }
 }

@@ -122,12 +122,8 @@ export class DashboardData {
       cached.files.trace === files.trace &&
       cached.size === st.size &&
       cached.mtimeMs === st.mtimeMs
-    ) {
-      // most recently used last: the first is the one dropped when too many are open
-      this.runs.delete(id);
-      this.runs.set(id, cached);
-      return cached;
-    }
+    )
+      return this.keepOpen(id, cached);
     const { index, stats } = await openIndex(files.trace);
     const table = stepTable(index);
     const run: OpenRun = {
@@ -139,9 +135,16 @@ export class DashboardData {
       derived: spanSeries(index, table),
       lastUpdate: stats,
     };
+    return this.keepOpen(id, run);
+  }
+
+  /**
+   * Holds the run open as the most recently used (the map's last entry). Columns stay in memory while a
+   * run is open, so beyond MAX_OPEN_RUNS the least recently used (the first entries) are let go.
+   */
+  private keepOpen(id: string, run: OpenRun): OpenRun {
     this.runs.delete(id);
     this.runs.set(id, run);
-    // Columns are kept in memory while a run is open; the least recently used runs are let go.
     while (this.runs.size > MAX_OPEN_RUNS) this.runs.delete(this.runs.keys().next().value!);
     return run;
   }

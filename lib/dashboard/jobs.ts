@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { JobContext } from '../aws/session';
 import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../jobs/inspect';
+import { isObject } from '../util/json-file';
 import { mapLimited } from '../util/pool';
 import { RUN_FOLDER } from '../layout';
 import { writeFileAtomic } from '../util/safe-file';
@@ -60,10 +61,7 @@ function localCheckpoints(dir: string): number | undefined {
 function localStatus(dir: string, docs: RunDocs): string {
   if (docs.facts.status) return docs.facts.status;
   if (fs.existsSync(path.join(dir, RUN_FOLDER.failure))) return 'Failed';
-  const info = (docs.runInfo && typeof docs.runInfo === 'object' ? docs.runInfo : {}) as Record<
-    string,
-    unknown
-  >;
+  const info = isObject(docs.runInfo) ? docs.runInfo : {};
   if (typeof info.status === 'string') return info.status;
   if (typeof info.end === 'object' && info.end) return 'Completed';
   return fs.existsSync(path.join(dir, RUN_FOLDER.localRunLog)) ? 'Local' : 'Downloaded';

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { RUN_FOLDER } from '../layout';
+import { isObject } from '../util/json-file';
 import { isRegularFile, readRegularText } from '../util/safe-file';
 import { walkTree } from '../util/walk';
 import { INDEX_DIR } from './trace-index';
@@ -138,7 +139,7 @@ export function runDocs(dir: string): RunDocs {
     runInfo: docJson<unknown>(dir, RUN_FOLDER.runInfo, undefined),
     results: docText(dir, RUN_FOLDER.results),
     notes: docText(dir, NOTES_FILE),
-    facts: facts && typeof facts === 'object' && !Array.isArray(facts) ? facts : {},
+    facts: isObject(facts) ? facts : {},
   };
 }
 

@@ -8,9 +8,10 @@ import { pageHtml, webAssets, type WebAssets } from './web-bundle';
  * The dashboard's HTTP server. Safe by default: it binds 127.0.0.1 and answers only requests whose Host
  * is that address (or localhost) on its port, so a web page elsewhere cannot reach it through DNS
  * rebinding; on any other --host it requires --token, and every request must carry it (a Bearer header,
- * or `token=` in the query for the page's first load and its event stream), under any Host name. Routes are fixed: no URL
- * is mapped to a path, run ids are folder names checked against the results folder (runs.ts). The
- * only write, a run's notes, takes same-origin requests only (Origin must be this server).
+ * or `token=` in the query for the page's first load and its event stream), under any Host name.
+ * Routes are fixed: no URL is mapped to a path, run ids are folder names checked against the results
+ * folder (runs.ts). The only write, a run's notes, takes same-origin requests only (Origin must be the
+ * Host the request came to).
  */
 
 export interface ServerOptions {

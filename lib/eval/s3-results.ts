@@ -13,6 +13,7 @@ import { RUN_FOLDER, type S3Layout } from '../layout';
 import { rlvrCacheDir } from '../util/cache-dir';
 import { readJsonFile } from '../util/json-file';
 import { mapLimited } from '../util/pool';
+import { writeFileAtomic } from '../util/safe-file';
 import { EVAL_PLAN_FILE, parseUnitFileName, type EvalJobPlan, type UnitRecord } from './job-plan';
 import { harnessResultsFile, rowOfUnit, rowsOfWatcherSummary, WATCHER_SUMMARY } from './results';
 import type { ResultRow } from './table';
@@ -50,9 +51,7 @@ export class ObjectCache {
     }
     if (o.etag) {
       fs.mkdirSync(path.dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.partial`;
-      fs.writeFileSync(tmp, text);
-      fs.renameSync(tmp, file);
+      writeFileAtomic(file, text);
     }
     return value;
   }
@@ -185,6 +184,5 @@ export function recordLearnedDurations(rows: readonly ResultRow[]): void {
     known[task] = [...new Set([...(known[task] ?? []), ...seconds])].slice(-KEEP_PER_TASK);
   const file = DURATIONS_FILE();
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(`${file}.partial`, JSON.stringify(known));
-  fs.renameSync(`${file}.partial`, file);
+  writeFileAtomic(file, JSON.stringify(known));
 }

@@ -4,6 +4,8 @@
  * Markdown (terminal, RESULTS.md), CSV or JSON. Pure: reading the files is results.ts's.
  */
 
+import { isObject } from '../util/json-file';
+
 /** A metric the team judges a task by: lm_eval's `<metric>,<filter>` key (first found of `keys`). */
 interface JudgedMetric {
   readonly keys: readonly string[];
@@ -58,7 +60,6 @@ export interface ResultRow {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The metrics a task is judged by, from the results of lm_eval's results JSON (`results` or `groups`). */
 export function judgedMetrics(task: string, harnessJson: unknown): MetricValue[] {

@@ -11,6 +11,7 @@ import {
 import { describeJob, isTerminal, requireLayout, type JobContext } from '../aws/session';
 import { readJobLogDescriptions } from './job-log';
 import { costOf } from './prices';
+import { isObject } from '../util/json-file';
 import { mapLimited } from '../util/pool';
 
 /**
@@ -117,14 +118,12 @@ export interface AttemptsReport {
   readonly resume: ResumeInfo | undefined;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** run.json's attempts, read defensively (the file comes from the job). */
 export function attemptsFromRunInfo(runInfo: unknown): AttemptRecord[] {
-  if (!isRecord(runInfo) || !Array.isArray(runInfo.attempts)) return [];
-  return runInfo.attempts.filter(isRecord).map((a) => {
+  if (!isObject(runInfo) || !Array.isArray(runInfo.attempts)) return [];
+  return runInfo.attempts.filter(isObject).map((a) => {
     const resume = resumeFromRunInfo({ resume: a.resume });
     const record: Record<string, unknown> = {
       startedAt: text(a.startedAt),

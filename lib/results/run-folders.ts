@@ -1,5 +1,6 @@
 import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
 import { checkpointFolderOfKey, RUN_FOLDER, type S3Layout } from '../layout';
+import { isObject } from '../util/json-file';
 
 /*
  * Where a job's trainer put its traces and checkpoints inside `checkpoints/<job>/`. A trainer with its
@@ -31,7 +32,6 @@ export const TOP_RUN_FOLDER: RunFolder = {
 
 type Json = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A relative path that stays inside the job's folder (run.json comes from the job: never trusted). */
 export function isSafeRelative(p: string): boolean {
   return p !== '' && !p.includes('\\') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
