@@ -107,7 +107,22 @@ const profileEntry = z.strictObject({
           marker: z.string().min(1).default('dataset_info.json'),
         })
         .optional(),
-      shared_folder: z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) }).optional(),
+      // false: this trainer needs no folder shared across hosts (a built-in's is dropped).
+      shared_folder: z
+        .union([z.literal(false), z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) })])
+        .optional(),
+      import_roots: z
+        .array(
+          z
+            .string()
+            .min(1)
+            .refine(
+              (p) => !p.startsWith('/') && !p.split('/').includes('..'),
+              'a folder inside the repository',
+            ),
+        )
+        .min(1)
+        .optional(),
       eval_script: z
         .strictObject({
           script: z.string().min(1),
@@ -157,7 +172,13 @@ function toRuntime(entry: ProfileEntry['runtime'], base: TrainerRuntime, fromFil
         }
       : base.resumeWith,
     datasetCache: entry.dataset_cache ? { ...entry.dataset_cache, cite: fromFile } : base.datasetCache,
-    sharedFolder: entry.shared_folder ? { env: entry.shared_folder.env, cite: fromFile } : base.sharedFolder,
+    sharedFolder:
+      entry.shared_folder === false
+        ? undefined
+        : entry.shared_folder
+          ? { env: entry.shared_folder.env, cite: fromFile }
+          : base.sharedFolder,
+    importRoots: entry.import_roots ? { paths: entry.import_roots, cite: fromFile } : base.importRoots,
     evalScript: ev
       ? {
           script: ev.script,

@@ -354,11 +354,29 @@ export function placeDatasets(job: ContainerJob, contract: JobContract): void {
   if (placed.length) job.runInfo.datasets = placed;
 }
 
+/**
+ * PYTHONPATH with the shipped source's import roots first: the image holds the trainer's dependencies
+ * only, so its own packages come from the source this job shipped, for every process that imports them
+ * (the trainer, its eval script, and `ray start`, whose workers host the trainer's actors).
+ */
+export function pythonPath(job: ContainerJob, contract: JobContract): string | undefined {
+  const roots = (contract.importRoots ?? []).map((r) =>
+    r === '.' ? job.codeDir : path.join(job.codeDir, r),
+  );
+  const inherited = (job.env.PYTHONPATH ?? '').split(':').filter((p) => p && !roots.includes(p));
+  const all = [...roots, ...inherited];
+  return all.length ? all.join(':') : undefined;
+}
+
 /** What every process gets: a trainer with its own run folder makes it under the streamed folder. */
 export function processEnvironment(job: ContainerJob, contract: JobContract): NodeJS.ProcessEnv {
   const rf = contract.runFolder;
+  const pythonpath = pythonPath(job, contract);
+  if (pythonpath && contract.importRoots?.length)
+    job.say(`PYTHONPATH=${pythonpath} (the shipped source's import roots first)`);
   return {
     ...job.env,
+    ...(pythonpath ? { PYTHONPATH: pythonpath } : {}),
     [RUNTIME_ENV.host]: job.host,
     PYTHONUNBUFFERED: '1',
     ...(rf.kind === 'own'

@@ -16,6 +16,7 @@ import type { PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
 import type { JobConfigs, Placeholders } from './resolve';
 import type { SubmitConnection } from './submit-session';
+import { planImportRoots, type ImportRootsPlan } from './import-roots';
 import { checkTrainerScript } from './trainer-checks';
 import { problemAt, type ResolvedJobOptions } from './options';
 import { checkedSourceRoot } from './trainer-source';
@@ -55,6 +56,8 @@ export interface Artifacts extends SourceArtifact {
   readonly image: { readonly uri: string; readonly source: string };
   /** What the image pipeline said when it found no image. */
   readonly imageNote: string | undefined;
+  /** Where the trainer's own packages are imported from in the job. */
+  readonly importRoots: ImportRootsPlan;
   readonly warnings: readonly Problem[];
 }
 
@@ -224,6 +227,18 @@ export async function prepareArtifacts(input: ArtifactInput): Promise<Artifacts>
   const source = await packTrainerSource(sourceRoot, launcher, input.cache);
   checkWithheldReferences(input, source.staged);
   const warnings = checkSourceCarries(input, source.staged);
+  const { profile } = input.configs.trainer;
+  const importRoots = planImportRoots({
+    staged: source.staged,
+    profile,
+    trainerCommand: input.options.trainerCommand.value,
+    ...(input.configs.evalConfig && profile.runtime.evalScript
+      ? { evalScript: profile.runtime.evalScript.script }
+      : {}),
+  });
+  if (importRoots.problems.length > 0) {
+    throw new ProblemsError("The trainer's own packages would not import in the job", importRoots.problems);
+  }
   const { image, note } = await resolveImage(input, sourceRoot);
-  return { ...source, sourceRoot, image, imageNote: note, warnings };
+  return { ...source, sourceRoot, image, imageNote: note, warnings, importRoots };
 }

@@ -591,7 +591,11 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   )}`;
   const acknowledged =
     preflight.acknowledged.length > 0 ? { missingOrderIds: preflight.acknowledged } : undefined;
-  const contract = { ...job.runtime.contract, ...(acknowledged ? { acknowledged } : {}) };
+  const contract = {
+    ...job.runtime.contract,
+    importRoots: artifacts.importRoots.roots.map((r) => r.path),
+    ...(acknowledged ? { acknowledged } : {}),
+  };
   const contractJson = `${JSON.stringify(contract, null, 2)}\n`;
   const { packed, git } = artifacts;
   const cluster = planCluster(job.options);
@@ -612,7 +616,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     git,
     resolvedConfigYaml,
     contractJson,
-    runtimeNotes: job.runtime.notes,
+    runtimeNotes: [artifacts.importRoots.note, ...job.runtime.notes],
     submitId: planned.requestInput.submitId,
     uploads: planUploads(job.layout, planned.jobName, packed, {
       config,

@@ -30,6 +30,11 @@ export interface JobContract {
     readonly marker: string;
   }[];
   readonly sharedFolder?: TrainerRuntime['sharedFolder'];
+  /**
+   * Folders of the shipped source (relative to it) that go first on PYTHONPATH for the trainer, its
+   * eval script and Ray on every host: where the trainer's own packages are imported from.
+   */
+  readonly importRoots?: readonly string[];
   readonly eval?: EvalScriptContract & {
     /** The result keys every checkpoint must have before the watcher is stopped. */
     readonly resultKeys: readonly string[];

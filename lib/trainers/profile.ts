@@ -141,6 +141,11 @@ export interface TrainerRuntime {
   readonly sharedFolder?: { readonly env: string; readonly cite: string };
   /** Its eval script, when the repository's eval watcher runs beside it. */
   readonly evalScript?: EvalScriptContract;
+  /**
+   * Folders of the shipped source its code imports from, besides those pyproject.toml gives (a src
+   * layout): they go on PYTHONPATH for every process of the job.
+   */
+  readonly importRoots?: { readonly paths: readonly string[]; readonly cite: string };
 }
 
 /** How the repository's eval script is called and how it ends (their eval_benchmarks.py). */

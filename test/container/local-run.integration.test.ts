@@ -16,7 +16,6 @@ import { describeWithPeer } from '../helpers/moto';
 jest.setTimeout(300_000);
 
 const FAKES = path.join(__dirname, '..', 'fixtures', 'fake-trainer');
-const THEIRS = path.join(__dirname, '..', 'fixtures', 'their-trainer');
 
 /** The GSM8K example made small and local: a local model folder, a local dataset, 4 steps. */
 function localConfig(): string {
@@ -261,51 +260,6 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
       'data-00000-of-00001.arrow',
       'dataset_info.json',
     ]);
-  });
-
-  it('runs their trainer as it behaves: its own run folder streamed, datasets where its loader looks, every checkpoint evaluated', async () => {
-    // The fixture trainer and eval script behave as theirs do (test/fixtures/their-trainer), under the
-    // built-in grpo-sft profile: no trainer command given.
-    const theirs = makeTrainerRepo({
-      config: fs
-        .readFileSync(GSM8K_EXAMPLE, 'utf8')
-        .replaceAll('Qwen/Qwen3-1.7B-Base', '../models/Qwen3-1.7B-Base')
-        .replace(/max_steps: \d+/, 'max_steps: 4')
-        .replace(/checkpoint_interval: \d+/, 'checkpoint_interval: 2'),
-      files: {
-        'entrypoints/train_grpo_sft.py': fs.readFileSync(path.join(THEIRS, 'train_grpo_sft.py'), 'utf8'),
-        'entrypoints/eval_benchmarks.py': fs.readFileSync(path.join(THEIRS, 'eval_benchmarks.py'), 'utf8'),
-        'models/Qwen3-1.7B-Base/config.json': '{"model_type": "qwen3"}\n',
-        'fixture-mode.json': JSON.stringify({ exportPauseMs: 300 }),
-      },
-    });
-    const r = await runCli(['submit', theirs.configPath, '--local', '--docker-dir', dockerDir, '--json'], {
-      env: emulator.cliEnv({ DOCKER_HOST: engine.host, XDG_CACHE_HOME: tempDir('rlvr-cache-') }),
-      cwd: resultsDir,
-    });
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(r.code).toBe(0);
-    const runDir = JSON.parse(r.stdout).runDir as string;
-    const ours = readJson(path.join(runDir, 'run.json'));
-    const folder = ours.trainerRun.folder as string;
-    expect(folder).toMatch(/^gsm8k_\d{8}-\d{6}$/);
-    expect(fs.readdirSync(path.join(runDir, folder, 'checkpoints')).sort()).toEqual([
-      `${folder}_final`,
-      `${folder}_step2`,
-      `${folder}_step4`,
-    ]);
-    expect(fs.existsSync(path.join(runDir, folder, 'traces', 'trace.jsonl'))).toBe(true);
-    const fixtureEnv = readJson(path.join(runDir, folder, 'fixture-env.json'));
-    expect(fixtureEnv).toMatchObject({
-      SM_MODEL_DIR: '/opt/ml/checkpoints',
-      datasetsRead: ['/tmp/gsm8k_train_cache'],
-      loadPaths: { trainer: '/opt/ml/input/data/model', rollout: '/opt/ml/input/data/model' },
-    });
-    const summary = readJson(path.join(runDir, 'summary.json'));
-    expect(summary.eval).toMatchObject({
-      evaluated: [`${folder}_step2`, `${folder}_step4`, `${folder}_final`],
-      missing: [],
-    });
   });
 
   it('doctor finds the engine through DOCKER_HOST', async () => {

@@ -1,113 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { stringify } from 'yaml';
 import { runEntrypoint } from '../../lib/container/entrypoint';
-import { BUILT_IN_PROFILES, buildJobContract } from '../../lib/trainers';
-import { safetensorsWith, tempDir } from '../helpers/fixtures';
+import { safetensorsWith } from '../helpers/fixtures';
+import { describeWithPeer } from '../helpers/moto';
+import { pythonAvailable } from '../helpers/python';
+import { theirJob, type TheirJob } from '../helpers/their-job';
 
 jest.setTimeout(120_000);
 
 /*
- * Issue 18: their trainer as it really behaves (test/fixtures/their-trainer: its own run folder under
- * $SM_MODEL_DIR named after the config file, exports written in place with no done marker, datasets
- * from /tmp/<name>_<split>_cache, weights from the roles' paths, resume_step for the counter only) and
- * their eval script (positional config, --watch-path, a watch loop that never ends), run through the
- * real entrypoint with real child processes.
+ * Their trainer as it really behaves (test/fixtures/their-repo, real Python: a src-layout package
+ * imported at the top of the entrypoint, Ray actors of that package, its own run folder under
+ * $SM_MODEL_DIR named after the config file, exports written in place by rank 0 with no done marker,
+ * datasets from /tmp/<name>_<split>_cache, weights from the roles' paths, resume_step for the counter
+ * only) and their eval script (positional config, --watch-path, a watch loop that never ends), run
+ * through the real entrypoint with real child processes and the stand-in Ray (test/fixtures/fake-ray).
  */
-const FIXTURES = path.join(__dirname, '..', 'fixtures', 'their-trainer');
-const GRPO_SFT = BUILT_IN_PROFILES.find((p) => p.id === 'grpo-sft')!;
-const CONFIG_NAME = 'qwen3-1.7B-gsm8k.yaml';
 
 /** A whole safetensors file of `elems` 2-byte values (the shared fixture helper). */
 const safetensors = (elems: number): Buffer => safetensorsWith(Buffer.alloc(2 * elems, 7));
 
-interface Job {
-  root: string;
-  tmp: string;
-  base: string;
-  env: NodeJS.ProcessEnv;
-  out: PassThrough;
-  text: () => string;
-}
-
-function job(options: {
-  maxSteps: number;
-  interval: number;
-  evalConfig?: Record<string, unknown>;
-  mode?: object;
-}): Job {
-  const root = tempDir('rlvr-ml-');
-  const tmp = tempDir('rlvr-tmp-');
-  const data = path.join(root, 'input', 'data');
-  const base = path.join(data, 'model');
-  fs.mkdirSync(base, { recursive: true });
-  fs.writeFileSync(path.join(base, 'config.json'), '{"model_type": "qwen3"}');
-  fs.mkdirSync(path.join(data, 'gsm8k_train'), { recursive: true });
-  fs.writeFileSync(path.join(data, 'gsm8k_train', 'dataset_info.json'), '{}');
-  const code = path.join(root, 'code', 'entrypoints');
-  fs.mkdirSync(code, { recursive: true });
-  for (const f of ['train_grpo_sft.py', 'eval_benchmarks.py'])
-    fs.copyFileSync(path.join(FIXTURES, f), path.join(code, f));
-  if (options.mode)
-    fs.writeFileSync(path.join(root, 'code', 'fixture-mode.json'), JSON.stringify(options.mode));
-  const config = {
-    run: { name: 'qwen3_gsm8k' },
-    model: { path: base },
-    training: { max_steps: options.maxSteps, checkpoint_interval: options.interval },
-    data: { dataset: 'gsm8k' },
-    roles: [
-      {
-        name: 'trainer',
-        kind: 'titan',
-        config: { model: { hf_assets_path: base }, checkpoint: { folder: 'checkpoint' } },
-      },
-      { name: 'reference', kind: 'vllm', config: { model: base } },
-      { name: 'rollout', kind: 'vllm', config: { model: base } },
-    ],
-  };
-  const configDir = path.join(data, 'config');
-  fs.mkdirSync(configDir, { recursive: true });
-  fs.writeFileSync(path.join(configDir, 'resolved-config.yaml'), stringify(config));
-  const contract = buildJobContract({
-    profile: GRPO_SFT,
-    config,
-    configName: CONFIG_NAME,
-    expectCheckpoints: true,
-    cachedDatasets: [{ channel: 'gsm8k_train', folder: 'gsm8k_train' }],
-    evalConfig: options.evalConfig,
-  });
-  fs.writeFileSync(path.join(configDir, 'contract.json'), JSON.stringify(contract));
-  if (options.evalConfig)
-    fs.writeFileSync(path.join(configDir, 'eval-config.yaml'), stringify(options.evalConfig));
-  fs.mkdirSync(path.join(root, 'input', 'config'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'input', 'config', 'resourceconfig.json'),
-    JSON.stringify({ current_host: 'algo-1', hosts: ['algo-1'], current_instance_type: 'ml.g5.12xlarge' }),
-  );
-  // `python` is node here, as in the test image: the fixtures are JavaScript.
-  const bin = path.join(tmp, 'bin');
-  fs.mkdirSync(bin);
-  fs.writeFileSync(path.join(bin, 'python'), `#!/bin/sh\nexec ${process.execPath} "$@"\n`, { mode: 0o755 });
-  const env: NodeJS.ProcessEnv = {
-    PATH: `${bin}:${process.env.PATH}`,
-    RLVR_CONFIG: path.join(configDir, 'resolved-config.yaml'),
-    RLVR_RUN_NAME: 'qwen3_gsm8k',
-    RLVR_TRAIN_GPUS: '0,1',
-    RLVR_EVAL_GPUS: options.evalConfig ? '2' : '',
-    RLVR_USE_RAY: '0',
-    RLVR_TRAINER_COMMAND: GRPO_SFT.command,
-    ...(options.evalConfig ? { RLVR_EVAL_CONFIG: path.join(configDir, 'eval-config.yaml') } : {}),
-    FIXTURE_TMP: tmp,
-    FIXTURE_EVAL_MS: '50',
-  };
-  const out = new PassThrough();
-  let text = '';
-  out.on('data', (d: Buffer) => (text += d.toString()));
-  return { root, tmp, base, env, out, text: () => text };
-}
-
-const run = (j: Job, extra: Partial<Parameters<typeof runEntrypoint>[0]> = {}) =>
+const run = (j: TheirJob, extra: Partial<Parameters<typeof runEntrypoint>[0]> = {}) =>
   runEntrypoint({
     root: j.root,
     tmpRoot: j.tmp,
@@ -131,9 +44,9 @@ function trainerFolders(root: string): string[] {
     .sort();
 }
 
-describe("their trainer's contract, through the entrypoint", () => {
+describeWithPeer('python3.11', pythonAvailable())("their trainer's contract, through the entrypoint", () => {
   it('streams the run folder the trainer makes for itself, named after the config file, with the datasets where its loader looks', async () => {
-    const j = job({ maxSteps: 4, interval: 2 });
+    const j = await theirJob({ maxSteps: 4, interval: 2 });
     expect(await run(j)).toBe(0);
     const [folder] = trainerFolders(j.root);
     expect(folder).toMatch(/^qwen3-1\.7B-gsm8k_\d{8}-\d{6}$/);
@@ -174,7 +87,7 @@ describe("their trainer's contract, through the entrypoint", () => {
   });
 
   it('the eval watcher gets their command line, evaluates every complete checkpoint including _final, and the job ends seconds after the last result', async () => {
-    const j = job({
+    const j = await theirJob({
       maxSteps: 6,
       interval: 2,
       mode: { exportPauseMs: 400 },
@@ -231,7 +144,7 @@ describe("their trainer's contract, through the entrypoint", () => {
   });
 
   it('a restart over step20 and a half-written step40 resumes from step20: policy load paths rewritten, reference untouched, resume_step 20', async () => {
-    const j = job({ maxSteps: 24, interval: 2 });
+    const j = await theirJob({ maxSteps: 24, interval: 2 });
     // The earlier attempt, as SageMaker copies it back from S3.
     const runDir = path.join(j.root, 'checkpoints');
     const earlier = 'qwen3-1.7B-gsm8k_20261123-010203';
@@ -289,7 +202,7 @@ describe("their trainer's contract, through the entrypoint", () => {
   });
 
   it('a checkpoint cut off mid-export is never counted: the job fails with the trainer, keeping only whole checkpoints', async () => {
-    const j = job({ maxSteps: 6, interval: 2, mode: { crashDuringExportOfStep: 4 } });
+    const j = await theirJob({ maxSteps: 6, interval: 2, mode: { crashDuringExportOfStep: 4 } });
     expect(await run(j)).toBe(1);
     const [folder] = trainerFolders(j.root);
     const summary = readJson(path.join(j.root, 'checkpoints', 'summary.json'));
@@ -300,8 +213,31 @@ describe("their trainer's contract, through the entrypoint", () => {
         path.join(j.root, 'checkpoints', folder, 'checkpoints', `${folder}_step4`, 'model.safetensors'),
       ),
     ).toBe(true);
-    expect(fs.readFileSync(path.join(j.root, 'output', 'failure'), 'utf8')).toMatch(
-      /^trainer exited with code 137/,
-    );
+    // The export's process (rank 0's actor) was killed: the trainer dies with it, as theirs does.
+    const failure = fs.readFileSync(path.join(j.root, 'output', 'failure'), 'utf8');
+    expect(failure).toMatch(/^trainer exited with code 1\n/);
+    expect(failure).toMatch(/RayActorError: .*exited \(137\)/);
+  });
+
+  it('their package comes from the shipped src/: first on PYTHONPATH for the trainer and for the Ray workers that host its actors', async () => {
+    const j = await theirJob({ maxSteps: 2, interval: 2 });
+    expect(await run(j)).toBe(0);
+    const [folder] = trainerFolders(j.root);
+    const env = readJson(path.join(j.root, 'checkpoints', folder, 'fixture-env.json'));
+    const src = path.join(j.root, 'code', 'src');
+    expect(env.PYTHONPATH.split(':')[0]).toBe(src);
+    // No /opt/ml/code/src here, so their runtime_env adds nothing: the actor found the package through
+    // the environment `ray start` was given.
+    expect(env.ranks).toEqual([expect.objectContaining({ rank: 0, module: 'rlvr_experiments.titan_actor' })]);
+    expect(j.text()).toContain(`PYTHONPATH=${src}`);
+  });
+
+  it('without the import roots the trainer dies at its first import, as it did before they were shipped', async () => {
+    const j = await theirJob({ maxSteps: 2, interval: 2, importRoots: [] });
+    expect(await run(j)).toBe(1);
+    const failure = fs.readFileSync(path.join(j.root, 'output', 'failure'), 'utf8');
+    expect(failure).toMatch(/^trainer exited with code 1\n/);
+    expect(failure).toContain('train_grpo_sft.py", line 16, in <module>');
+    expect(failure).toContain("ModuleNotFoundError: No module named 'rlvr_experiments'");
   });
 });

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from './moto';
+import { copyPythonInto, pythonAvailable } from './python';
 
 /**
  * A real Docker engine and a real registry on loopback (BRIEF §8), started and stopped by the test
@@ -12,7 +13,13 @@ import { freePort } from './moto';
 export function dockerAvailable(): boolean {
   const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
   return (
-    has('dockerd') && has('docker-registry') && has('htpasswd') && has('busybox') && process.getuid?.() === 0
+    has('dockerd') &&
+    has('docker-registry') &&
+    has('htpasswd') &&
+    has('busybox') &&
+    process.getuid?.() === 0 &&
+    // The test images carry the machine's Python for the trainer stand-ins.
+    pythonAvailable()
   );
 }
 
@@ -198,10 +205,11 @@ export function writeTestDockerDir(dir: string): void {
 
 /**
  * The container test image: `FROM scratch` with the host's node (and the libraries ldd lists), busybox
- * for a shell, a `python` that runs the fake trainer and watcher (JavaScript in .py files, so the job's
- * default commands run unchanged), the stand-in `ray` of test/fixtures/fake-ray (a real TCP rendezvous
- * between containers, each call recorded), the stand-in `lm_eval` of test/fixtures/fake-lm-eval, and
- * our `train`.
+ * for a shell, the machine's real Python 3.11 as `python` with PyYAML and the stand-in `ray` package as
+ * its dependencies (test/helpers/python.ts: the trainer stand-ins are Python), the stand-in `ray` CLI of
+ * test/fixtures/fake-ray (a real TCP rendezvous between containers, actors spawned with each node's
+ * environment, each call recorded), the stand-in `lm_eval` of test/fixtures/fake-lm-eval, and our
+ * `train`.
  */
 export function writeContainerDockerDir(dir: string): void {
   const base = path.join(dir, 'base');
@@ -220,7 +228,8 @@ export function writeContainerDockerDir(dir: string): void {
   for (const m of ldd.matchAll(/(\/\S+\.so[^\s]*)/g)) copyHostFile(m[1]);
   fs.copyFileSync(path.join(__dirname, '..', '..', 'docker', 'train'), path.join(dir, 'train'));
   fs.chmodSync(path.join(dir, 'train'), 0o755);
-  fs.writeFileSync(path.join(dir, 'python'), '#!/bin/sh\nexec /usr/local/bin/node "$@"\n', { mode: 0o755 });
+  const python = copyPythonInto(base, (p) => copyHostFile(p));
+  fs.writeFileSync(path.join(dir, 'python'), `#!/bin/sh\nexec ${python} "$@"\n`, { mode: 0o755 });
   // The stand-in `ray` (test/fixtures/fake-ray): a real TCP rendezvous between containers, and a record
   // of each call in /opt/ml/checkpoints/logs/ray-calls.txt.
   fs.writeFileSync(path.join(dir, 'ray'), '#!/bin/sh\nexec /usr/local/bin/node /opt/fake-ray/ray.js "$@"\n', {
@@ -253,7 +262,7 @@ export function writeContainerDockerDir(dir: string): void {
       'COPY fake-ray/ /opt/fake-ray/',
       'COPY fake-lm-eval/ /opt/fake-lm-eval/',
       'COPY rlvr/ /opt/rlvr/',
-      'ENV PATH=/usr/local/bin:/bin',
+      'ENV PATH=/usr/local/bin:/bin PYTHONDONTWRITEBYTECODE=1',
       'WORKDIR /opt/ml/code',
       'ENTRYPOINT ["/usr/local/bin/train"]',
       '',

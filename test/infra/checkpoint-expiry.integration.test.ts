@@ -6,10 +6,11 @@ import { stringify } from 'yaml';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { expiryFunctionCode } from '../../lib/infra/checkpoint-expiry';
 import { S3Layout } from '../../lib/layout';
-import { BUILT_IN_PROFILES, buildJobContract, profileForCommand } from '../../lib/trainers';
-import { REPO_ROOT, tempDir } from '../helpers/fixtures';
+import { buildJobContract, profileForCommand } from '../../lib/trainers';
 import { fakeMlRoot } from '../helpers/ml-root';
 import { describeWithPeer, motoAvailable, startMoto, TEST_REGION, type MotoServer } from '../helpers/moto';
+import { pythonAvailable } from '../helpers/python';
+import { theirJob } from '../helpers/their-job';
 
 jest.setTimeout(120_000);
 
@@ -44,61 +45,19 @@ const baseEnv = (root: string, runName: string, command: string, extra: NodeJS.P
   ...extra,
 });
 
-/** Their trainer (test/fixtures/their-trainer): its own run folder, checkpoints every 2 of 6 steps. */
+/** Their trainer (test/fixtures/their-repo): its own run folder, checkpoints every 2 of 6 steps. */
 async function theirTrainerJob(): Promise<string> {
-  const profile = BUILT_IN_PROFILES.find((p) => p.id === 'grpo-sft')!;
-  const tmp = tempDir('rlvr-tmp-');
-  const base = path.join(tmp, 'base');
-  fs.mkdirSync(base);
-  fs.writeFileSync(path.join(base, 'config.json'), '{"model_type": "qwen3"}');
-  const config = {
-    run: { name: 'qwen3_gsm8k' },
-    model: { path: base },
-    training: { max_steps: 6, checkpoint_interval: 2 },
-    data: { dataset: 'gsm8k' },
-    roles: [
-      {
-        name: 'trainer',
-        kind: 'titan',
-        config: { model: { hf_assets_path: base }, checkpoint: { folder: 'c' } },
-      },
-      { name: 'reference', kind: 'vllm', config: { model: base } },
-      { name: 'rollout', kind: 'vllm', config: { model: base } },
-    ],
-  };
-  const contract = buildJobContract({
-    profile,
-    config,
-    configName: 'qwen3-1.7B-gsm8k.yaml',
-    expectCheckpoints: true,
-    cachedDatasets: [{ channel: 'gsm8k_train', folder: 'gsm8k_train' }],
-  });
-  const root = mlRoot(config, contract);
-  fs.mkdirSync(path.join(root, 'input', 'data', 'gsm8k_train'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'input', 'data', 'gsm8k_train', 'dataset_info.json'), '{}');
-  const code = path.join(root, 'code', 'entrypoints');
-  fs.mkdirSync(code, { recursive: true });
-  const fixtures = path.join(REPO_ROOT, 'test', 'fixtures', 'their-trainer');
-  for (const f of ['train_grpo_sft.py', 'eval_benchmarks.py'])
-    fs.copyFileSync(path.join(fixtures, f), path.join(code, f));
-  const bin = path.join(tmp, 'bin');
-  fs.mkdirSync(bin);
-  fs.writeFileSync(path.join(bin, 'python'), `#!/bin/sh\nexec ${process.execPath} "$@"\n`, { mode: 0o755 });
-  const env = baseEnv(root, 'qwen3_gsm8k', profile.command, {
-    PATH: `${bin}:${process.env.PATH}`,
-    RLVR_TRAIN_GPUS: '0,1',
-    FIXTURE_TMP: tmp,
-  });
+  const j = await theirJob({ maxSteps: 6, interval: 2 });
   const status = await runEntrypoint({
-    root,
-    tmpRoot: tmp,
-    env,
-    out: new PassThrough(),
+    root: j.root,
+    tmpRoot: j.tmp,
+    env: j.env,
+    out: j.out,
     pollMs: 50,
     stableMs: 500,
   });
   expect(status).toBe(0);
-  return path.join(root, 'checkpoints');
+  return path.join(j.root, 'checkpoints');
 }
 
 /** A trainer with no run folder of its own: `r_step<N>` and `r_final` where the entrypoint says. */
@@ -130,77 +89,82 @@ function filesUnder(dir: string, rel = ''): string[] {
   });
 }
 
-describeWithPeer('moto_server', motoAvailable())('the checkpoint-expiry function', () => {
-  let moto: MotoServer;
-  let s3: S3Client;
-  const bucket = 'expiry-test';
-  const layout = new S3Layout(bucket);
+describeWithPeer('moto_server and python3.11', motoAvailable() && pythonAvailable())(
+  'the checkpoint-expiry function',
+  () => {
+    let moto: MotoServer;
+    let s3: S3Client;
+    const bucket = 'expiry-test';
+    const layout = new S3Layout(bucket);
 
-  beforeAll(async () => {
-    moto = await startMoto();
-    s3 = new S3Client({
-      region: TEST_REGION,
-      endpoint: moto.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 't', secretAccessKey: 't' },
+    beforeAll(async () => {
+      moto = await startMoto();
+      s3 = new S3Client({
+        region: TEST_REGION,
+        endpoint: moto.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: 't', secretAccessKey: 't' },
+      });
     });
-  });
-  afterAll(async () => {
-    s3?.destroy();
-    await moto?.stop();
-  });
+    afterAll(async () => {
+      s3?.destroy();
+      await moto?.stop();
+    });
 
-  /** Uploads a job's checkpoints tree as SageMaker streams it: to `checkpoints/<job>/`. */
-  async function upload(job: string, tree: string): Promise<string[]> {
-    const keys = filesUnder(tree).map((f) => `${layout.checkpointsPrefix(job)}${f}`);
-    for (const f of filesUnder(tree))
+    /** Uploads a job's checkpoints tree as SageMaker streams it: to `checkpoints/<job>/`. */
+    async function upload(job: string, tree: string): Promise<string[]> {
+      const keys = filesUnder(tree).map((f) => `${layout.checkpointsPrefix(job)}${f}`);
+      for (const f of filesUnder(tree))
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: `${layout.checkpointsPrefix(job)}${f}`,
+            Body: fs.readFileSync(path.join(tree, f)),
+          }),
+        );
+      return keys;
+    }
+    const listed = async () =>
+      ((await s3.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? [])
+        .map((o) => o.Key!)
+        .sort();
+
+    it("deletes the older step folders the entrypoint's jobs wrote, keeping _final, the newest step and everything else", async () => {
+      await moto.reset();
       await s3.send(
-        new PutObjectCommand({
+        new CreateBucketCommand({
           Bucket: bucket,
-          Key: `${layout.checkpointsPrefix(job)}${f}`,
-          Body: fs.readFileSync(path.join(tree, f)),
+          CreateBucketConfiguration: { LocationConstraint: TEST_REGION },
         }),
       );
-    return keys;
-  }
-  const listed = async () =>
-    ((await s3.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((o) => o.Key!).sort();
+      const theirs = await upload('job-theirs', await theirTrainerJob());
+      const ours = await upload('job-ours', await launcherLayoutJob());
+      const all = [...theirs, ...ours].sort();
+      // What the jobs wrote: their trainer's run folder with its checkpoints, and ours at checkpoints/.
+      expect(theirs.filter((k) => /\/job-theirs\/[^/]+\/checkpoints\/[^/]+_step2\//.test(k)).length).toBe(3);
+      expect(ours.filter((k) => k.includes('/job-ours/checkpoints/r_step1/')).length).toBeGreaterThan(0);
 
-  it("deletes the older step folders the entrypoint's jobs wrote, keeping _final, the newest step and everything else", async () => {
-    await moto.reset();
-    await s3.send(
-      new CreateBucketCommand({
-        Bucket: bucket,
-        CreateBucketConfiguration: { LocationConstraint: TEST_REGION },
-      }),
-    );
-    const theirs = await upload('job-theirs', await theirTrainerJob());
-    const ours = await upload('job-ours', await launcherLayoutJob());
-    const all = [...theirs, ...ours].sort();
-    // What the jobs wrote: their trainer's run folder with its checkpoints, and ours at checkpoints/.
-    expect(theirs.filter((k) => /\/job-theirs\/[^/]+\/checkpoints\/[^/]+_step2\//.test(k)).length).toBe(3);
-    expect(ours.filter((k) => k.includes('/job-ours/checkpoints/r_step1/')).length).toBeGreaterThan(0);
-
-    Object.assign(process.env, { BUCKET: bucket, CHECKPOINTS_PREFIX: layout.checkpointsRootPrefix() });
-    const { expireCheckpoints } = bundledFunction();
-    try {
-      process.env.EXPIRY_DAYS = '1';
-      expect(await expireCheckpoints(s3)).toEqual({ deleted: 0 }); // all younger than a day
-      expect(await listed()).toEqual(all);
-      process.env.EXPIRY_DAYS = '0';
-      await new Promise((r) => setTimeout(r, 1100)); // LastModified has whole seconds
-      const expected = all.filter(
-        (k) =>
-          !/\/job-theirs\/[^/]+\/checkpoints\/[^/]+_step[24]\//.test(k) &&
-          !/\/job-ours\/checkpoints\/r_step[12]\//.test(k),
-      );
-      expect(await expireCheckpoints(s3)).toEqual({ deleted: all.length - expected.length });
-      expect(await listed()).toEqual(expected);
-      // Theirs: step2 and step4 (3 files each); ours: r_step1 and r_step2 (2 files each).
-      expect(all.length - expected.length).toBe(3 * 2 + 2 * 2);
-      expect(expected.filter((k) => /_step6\/|\/r_step3\/|_final\//.test(k))).toHaveLength(3 + 3 + 2 + 2);
-    } finally {
-      for (const v of ['BUCKET', 'CHECKPOINTS_PREFIX', 'EXPIRY_DAYS']) delete process.env[v];
-    }
-  });
-});
+      Object.assign(process.env, { BUCKET: bucket, CHECKPOINTS_PREFIX: layout.checkpointsRootPrefix() });
+      const { expireCheckpoints } = bundledFunction();
+      try {
+        process.env.EXPIRY_DAYS = '1';
+        expect(await expireCheckpoints(s3)).toEqual({ deleted: 0 }); // all younger than a day
+        expect(await listed()).toEqual(all);
+        process.env.EXPIRY_DAYS = '0';
+        await new Promise((r) => setTimeout(r, 1100)); // LastModified has whole seconds
+        const expected = all.filter(
+          (k) =>
+            !/\/job-theirs\/[^/]+\/checkpoints\/[^/]+_step[24]\//.test(k) &&
+            !/\/job-ours\/checkpoints\/r_step[12]\//.test(k),
+        );
+        expect(await expireCheckpoints(s3)).toEqual({ deleted: all.length - expected.length });
+        expect(await listed()).toEqual(expected);
+        // Theirs: step2 and step4 (3 files each); ours: r_step1 and r_step2 (2 files each).
+        expect(all.length - expected.length).toBe(3 * 2 + 2 * 2);
+        expect(expected.filter((k) => /_step6\/|\/r_step3\/|_final\//.test(k))).toHaveLength(3 + 3 + 2 + 2);
+      } finally {
+        for (const v of ['BUCKET', 'CHECKPOINTS_PREFIX', 'EXPIRY_DAYS']) delete process.env[v];
+      }
+    });
+  },
+);

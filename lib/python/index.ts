@@ -1,0 +1,26 @@
+/**
+ * The trainer repository as a Python project: its pyproject.toml (name, requires-python, layout), the
+ * import roots its code is found under, its uv.lock (pins, the dependency graph) and the exact pins of
+ * its requirements files. Read by the submit (import roots), the image (versions) and the doctor.
+ */
+export { readPyproject, type Pyproject } from './pyproject';
+export {
+  findImportRoots,
+  missingRoots,
+  topLevelImports,
+  unreachableImports,
+  type ImportProblem,
+  type ImportRoot,
+  type ImportRootsInput,
+} from './import-roots';
+export {
+  constraintLines,
+  lockClosure,
+  lockedVersions,
+  normalizeName,
+  readUvLock,
+  type LockedDependency,
+  type LockedPackage,
+  type UvLock,
+} from './uv-lock';
+export { readRequirementPins, type RequirementPin } from './requirements';
