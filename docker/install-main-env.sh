@@ -1,13 +1,22 @@
 #!/bin/sh
-# Step 2 of the Dockerfile: the main venv with torch, vLLM and Ray; writes /opt/constraints.txt.
+# Step 2 of the Dockerfile: the main venv with torch, vLLM and Ray, held to the trainer's lock
+# (main-constraints.txt); writes /opt/constraints.txt, the torch every later step keeps.
 set -eu
+pins=/opt/rlvr-build/main-constraints.txt
+py=/opt/venv/bin/python
 if [ -n "${TORCH_VERSION}" ]; then
   uv venv --python "${PYTHON_VERSION}" /opt/venv
-  uv pip install --python /opt/venv/bin/python --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}"
+  # The wheel from its own index (its CUDA build), alone: its dependencies come with the next install,
+  # from PyPI, at the lock's versions.
+  uv pip install --python "$py" --index-url "${TORCH_INDEX_URL}" --no-deps "torch==${TORCH_VERSION}"
+  torch="torch==${TORCH_VERSION}"
 else
   # The base image's torch: see it from the venv instead of installing a second one.
   uv venv --system-site-packages --python "$(command -v python3)" /opt/venv
+  torch=""
 fi
-/opt/venv/bin/python -c 'import torch; print(f"torch=={torch.__version__}")' > /opt/constraints.txt
-uv pip install --python /opt/venv/bin/python --constraint /opt/constraints.txt \
-  "vllm==${VLLM_VERSION}" "ray[default]==${RAY_VERSION}"
+# By its metadata: torch's own dependencies are not installed yet, so it cannot be imported here.
+"$py" -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))' > /opt/constraints.txt
+# shellcheck disable=SC2086
+uv pip install --python "$py" --constraint /opt/constraints.txt --constraint "$pins" \
+  $torch "vllm==${VLLM_VERSION}" "ray[default]==${RAY_VERSION}"

@@ -1,10 +1,19 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { ecrCredentials, ensureImage, type ImageResult } from '../../lib/image';
+import {
+  assembleContext,
+  ecrCredentials,
+  ensureImage,
+  planImage,
+  type ArgSource,
+  type ImagePlan,
+  type ImageResult,
+} from '../../lib/image';
+import { openSubmitSession } from '../../lib/jobs';
 import { SETTINGS_ENV } from '../../lib/layout';
 import { formatBytes } from '../output';
 import { createReporter } from '../reporter';
-import { addSettingsOptions, exits, print, withContext, type SettingsFlagValues } from './common';
+import { addSettingsOptions, exits, print, settingsOf, withContext, type SettingsFlagValues } from './common';
 
 export interface ImageFlagValues {
   dockerDir?: string;
@@ -47,6 +56,7 @@ interface ImageCommandFlags extends SettingsFlagValues, ImageFlagValues {
   push?: boolean;
   alsoTag?: string[];
   json?: boolean;
+  dryRun?: boolean;
 }
 
 export function registerImage(program: Command): void {
@@ -68,10 +78,24 @@ export function registerImage(program: Command): void {
       .option('--trainer-src <dir>', "the trainer's folder: its dependency files go into the image", '.')
       .option('--push', 'push after building', push)
       .option('--also-tag <tag>', 'another tag for the same image, e.g. git-<commit> (repeatable)', collect)
+      .option(
+        '--dry-run',
+        'print the plan (base image, every build argument and where it came from, the checks, the tag, whether the engine or registry has it) and build nothing; needs no engine or AWS',
+      )
       .option('--json', 'print JSON')
       .action(
         exits(async (flags: ImageCommandFlags) => {
           const buildArgs = parseBuildArgs(flags.buildArg);
+          const contextOptions = { dockerDir: flags.dockerDir, trainerSrc: flags.trainerSrc, buildArgs };
+          if (flags.dryRun) {
+            const plan = await imagePlan(flags, contextOptions);
+            print(flags, imagePlanJson(plan, Boolean(flags.push)), () =>
+              renderImagePlan(plan, flags.trainerSrc ?? '.', Boolean(flags.push)),
+            );
+            return;
+          }
+          // The build's arguments are checked against the trainer's lock before AWS or the engine is asked.
+          const assembled = await assembleContext(contextOptions);
           const result = await withContext(flags, (context) => {
             const repositoryUri = context.settings.values.repositoryUri;
             if (!repositoryUri) {
@@ -81,7 +105,8 @@ export function registerImage(program: Command): void {
               );
             }
             return ensureImage({
-              context: { dockerDir: flags.dockerDir, trainerSrc: flags.trainerSrc, buildArgs },
+              context: contextOptions,
+              assembled,
               repositoryUri,
               build: true,
               push: Boolean(flags.push),
@@ -123,4 +148,96 @@ function renderImage(result: ImageResult, summary: ReturnType<typeof imageSummar
       : 'already in the registry'
     : 'not pushed';
   return `${result.pinned ?? result.ref}\n  ${built}; ${pushed}\n`;
+}
+
+/** The plan of a build: settings and registry access as a dry-run submit finds them (none needed). */
+async function imagePlan(
+  flags: ImageCommandFlags,
+  context: Parameters<typeof planImage>[0]['context'],
+): Promise<ImagePlan> {
+  const session = openSubmitSession({ settings: settingsOf(flags), dryRun: true });
+  try {
+    const connection = await session.connect();
+    const repositoryUri = connection.settings.values.repositoryUri;
+    return await planImage({
+      context,
+      ...(repositoryUri ? { repositoryUri } : {}),
+      ...(connection.aws ? { credentials: ecrCredentials(connection.aws.ecr) } : {}),
+      noRegistryReason: connection.note ?? 'no AWS session',
+      ...(flags.dockerHost ? { dockerHost: flags.dockerHost } : {}),
+    });
+  } finally {
+    session.close();
+  }
+}
+
+export function describeArgSource(source: ArgSource): string {
+  switch (source.kind) {
+    case 'lock':
+    case 'requirements':
+      return source.where;
+    case 'flag':
+      return 'flag --build-arg';
+    case 'dockerfile':
+      return 'Dockerfile default';
+    case 'derived':
+      return source.from;
+  }
+}
+
+function wouldDo(plan: ImagePlan, push: boolean): string {
+  if (push && plan.registry.state === 'has') return 'nothing: the registry has this tag';
+  const build = plan.engine.state === 'has' ? 'no build (the engine has it)' : 'a build';
+  return push ? `${build}, then a push` : build;
+}
+
+function imagePlanJson(plan: ImagePlan, push: boolean) {
+  const { context } = plan;
+  return {
+    dryRun: true,
+    tag: context.tag,
+    ref: plan.ref ?? null,
+    baseImage: context.buildArgs.BASE_IMAGE ?? null,
+    args: context.plan.args.map((a) => ({
+      name: a.name,
+      value: a.value,
+      from: a.source.kind,
+      where: describeArgSource(a.source),
+    })),
+    dependencyFiles: context.plan.dependencyFiles,
+    mainConstraints: context.plan.mainConstraints,
+    checks: context.plan.checks,
+    labels: context.plan.labels,
+    engine: plan.engine,
+    registry: plan.registry,
+    wouldDo: wouldDo(plan, push),
+  };
+}
+
+function renderImagePlan(plan: ImagePlan, trainerSrc: string, push: boolean): string {
+  const { context } = plan;
+  const width = Math.max(...context.plan.args.map((a) => a.name.length));
+  const valueWidth = Math.min(48, Math.max(...context.plan.args.map((a) => a.value.length)));
+  const lines = [
+    `Image plan  (dry run: nothing is built${push ? ' or pushed' : ''})`,
+    `  trainer        ${trainerSrc} (${context.plan.dependencyFiles.join(', ') || 'no dependency files'})`,
+    `  base image     ${context.buildArgs.BASE_IMAGE ?? '(the Dockerfile names its own)'}`,
+    '  build arguments',
+    ...context.plan.args.map(
+      (a) =>
+        `    ${a.name.padEnd(width)}  ${(a.value === '' ? '""' : a.value).padEnd(valueWidth)}  ← ${describeArgSource(a.source)}`,
+    ),
+    `  content tag    ${context.tag}${plan.ref ? ` (${plan.ref})` : ''}`,
+    `  engine         ${plan.engine.state === 'has' ? 'has it' : plan.engine.state === 'lacks' ? 'lacks it' : plan.engine.state}${plan.engine.detail ? ` (${plan.engine.detail})` : ''}`,
+    `  registry       ${plan.registry.state === 'has' ? `has it (${plan.registry.digest})` : plan.registry.state === 'lacks' ? 'lacks it' : plan.registry.state}${plan.registry.detail ? ` (${plan.registry.detail})` : ''}`,
+    `  would do       ${wouldDo(plan, push)}`,
+    '  checks',
+    ...(context.plan.checks.length
+      ? context.plan.checks.map((c) => `    ${c.ok ? 'ok  ' : 'warn'}  ${c.message}`)
+      : ['    (no trainer pins to check against)']),
+    `  labels         ${Object.entries(context.plan.labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  ];
+  return `${lines.join('\n')}\n`;
 }

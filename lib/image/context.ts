@@ -6,11 +6,14 @@ import { UserError } from '../errors';
 import { packageRoot } from '../package-root';
 import { systemFolderReason } from '../source/location';
 import { compareBytes, reproducibleTar, type TarEntry } from '../source/tar';
+import { planImageBuild, type ImageBuildPlan } from './build-plan';
 
 /** Where the trainer's dependency files go in the build context (the Dockerfile copies this folder). */
 export const TRAINER_DEPS_DIR = 'trainer-deps';
 /** The bundled in-container entrypoint, in the build context. */
 export const ENTRYPOINT_BUNDLE = 'rlvr/entrypoint.js';
+/** The lock's pins for the main environment's own step (generated; the Dockerfile copies it). */
+export const MAIN_CONSTRAINTS_FILE = 'main-constraints.txt';
 /** Content tags start with this; any other tag (a git commit) is an alias. */
 export const CONTENT_TAG_PREFIX = 'deps-';
 
@@ -37,6 +40,8 @@ export interface BuildContext {
   readonly buildArgs: Readonly<Record<string, string>>;
   /** `deps-<hash>`: a hash of every context file and build argument, and nothing else. */
   readonly tag: string;
+  /** Every build argument with where its value came from, the checks, the labels. */
+  readonly plan: ImageBuildPlan;
 }
 
 export interface ContextOptions {
@@ -44,6 +49,7 @@ export interface ContextOptions {
   readonly dockerDir?: string;
   /** The trainer's folder: its dependency files go into the context. */
   readonly trainerSrc?: string;
+  /** `--build-arg` values: checked against the trainer's lock, the rest from it or the Dockerfile. */
   readonly buildArgs?: Readonly<Record<string, string>>;
   /** Generated files (the bundled entrypoint); default: bundle this package's entrypoint. */
   readonly generated?: readonly { path: string; body: Buffer; executable?: boolean }[];
@@ -104,9 +110,10 @@ export async function assembleContext(options: ContextOptions = {}): Promise<Bui
     );
   }
   const files: ContextFile[] = readTree(dockerDir);
+  const dockerfile = files.find((f) => f.path === 'Dockerfile')!.body!.toString('utf8');
+  const src = options.trainerSrc !== undefined ? path.resolve(options.trainerSrc) : undefined;
 
-  if (options.trainerSrc !== undefined) {
-    const src = path.resolve(options.trainerSrc);
+  if (src !== undefined) {
     // As for a submit's source: the image reads dependency files from it, never from a system folder.
     const systemFolder = systemFolderReason(src);
     if (systemFolder) {
@@ -138,6 +145,15 @@ export async function assembleContext(options: ContextOptions = {}): Promise<Bui
       });
     }
   }
+  // Before anything is bundled or built: a flag that contradicts the lock stops here (exit 2).
+  const planned = planImageBuild({ dockerfile, trainerSrc: src, flags: options.buildArgs ?? {} });
+  const plan = {
+    ...planned,
+    dependencyFiles: files
+      .filter((f) => f.path.startsWith(`${TRAINER_DEPS_DIR}/`))
+      .map((f) => f.path.slice(TRAINER_DEPS_DIR.length + 1)),
+  };
+  files.push({ path: MAIN_CONSTRAINTS_FILE, body: Buffer.from(plan.mainConstraints) });
   for (const g of options.generated ?? [{ path: ENTRYPOINT_BUNDLE, body: await bundleEntrypoint() }]) {
     files.push(g);
   }
@@ -150,9 +166,9 @@ export async function assembleContext(options: ContextOptions = {}): Promise<Bui
     .filter((f) => f.path === 'Dockerfile' || f.path === '.dockerignore' || !ig.ignores(f.path))
     .sort((a, b) => compareBytes(a.path, b.path));
   const buildArgs = Object.fromEntries(
-    Object.entries(options.buildArgs ?? {}).sort(([a], [b]) => compareBytes(a, b)),
+    plan.args.map((a) => [a.name, a.value] as const).sort(([a], [b]) => compareBytes(a, b)),
   );
-  return { dockerDir, files: kept, buildArgs, tag: contentTag(kept, buildArgs) };
+  return { dockerDir, files: kept, buildArgs, tag: contentTag(kept, buildArgs), plan };
 }
 
 /** `deps-` + 24 hex digits of a sha256 over (path, mode, content hash) of each file and the build args. */

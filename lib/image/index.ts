@@ -2,6 +2,7 @@
  * Images: the build context (context.ts), the Docker engine by task (engine.ts, the only module that
  * talks to the engine), the registry (registry.ts) and the pipeline that ties them together (pipeline.ts).
  */
+export * from './build-plan';
 export * from './buildkit-trace';
 export * from './context';
 export * from './engine';

@@ -4,7 +4,7 @@
  * image, so a change in the trainer's code changes nothing here.
  */
 import type { IEcr } from '../aws';
-import { RlvrError, RuntimeFailure } from '../errors';
+import { ProblemsError, RlvrError, RuntimeFailure } from '../errors';
 import { assembleContext, contextTar, type BuildContext, type ContextOptions } from './context';
 import { connectEngine, type Engine } from './engine';
 import type { BuildResult, ImageListener, PushResult } from './engine-streams';
@@ -20,6 +20,8 @@ import {
 
 export interface ImageRequest {
   readonly context: ContextOptions;
+  /** The context already assembled from `context` (its plan checked), to skip doing it twice. */
+  readonly assembled?: BuildContext;
   readonly repositoryUri: string;
   /** Build when the engine lacks the tag. */
   readonly build: boolean;
@@ -54,7 +56,7 @@ function digestFromRepoDigests(repoDigests: readonly string[], repositoryUri: st
 
 export async function ensureImage(request: ImageRequest): Promise<ImageResult> {
   const repo = parseRepositoryUri(request.repositoryUri);
-  const context = await assembleContext(request.context);
+  const context = request.assembled ?? (await assembleContext(request.context));
   const ref = `${repo.uri}:${context.tag}`;
   const listener = request.listener;
   const credentials = request.credentials ? cachedCredentials(request.credentials) : undefined;
@@ -114,7 +116,7 @@ async function buildIfMissing(
   return engine.build(await contextTar(context), {
     tags: [ref],
     buildArgs: context.buildArgs,
-    labels: { 'rlvr.content-tag': context.tag },
+    labels: { ...context.plan.labels, 'rlvr.content-tag': context.tag },
     ...(listener ? { listener } : {}),
   });
 }
@@ -227,8 +229,9 @@ export async function resolveJobImage(
       ...(options.listener ? { listener: options.listener } : {}),
     });
   } catch (err) {
-    // A dry-run reports what it could not find; a submit stops on it.
-    if (request.dryRun && err instanceof RlvrError) {
+    // A dry-run reports what it could not find; a submit stops on it. Build arguments that contradict
+    // the trainer's lock are bad input either way.
+    if (request.dryRun && err instanceof RlvrError && !(err instanceof ProblemsError)) {
       return { source: 'unresolved', note: `no image from the image pipeline: ${err.message}` };
     }
     throw err;
@@ -244,4 +247,64 @@ export async function resolveJobImage(
         ? `${result.ref} is not in the registry yet: the submit would build and push it`
         : `No pushed image for the trainer's dependencies (${result.ref}). Run ${how}; or pass --image.`,
   };
+}
+
+/** What `rlvr image build|push --dry-run` shows: the build, decided, and whether it would run at all. */
+export interface ImagePlan {
+  readonly context: BuildContext;
+  /** `repository:deps-…`, when a repository is configured. */
+  readonly ref?: string;
+  readonly engine: {
+    readonly state: 'has' | 'lacks' | 'unreachable' | 'not asked';
+    readonly detail?: string;
+  };
+  readonly registry: {
+    readonly state: 'has' | 'lacks' | 'not asked';
+    readonly digest?: string;
+    readonly detail?: string;
+  };
+}
+
+export interface ImagePlanRequest {
+  readonly context: ContextOptions;
+  readonly repositoryUri?: string;
+  /** Registry login; without it the registry is not asked. */
+  readonly credentials?: CredentialSource;
+  /** Why there are no credentials (no AWS, no repository), for the plan. */
+  readonly noRegistryReason?: string;
+  readonly dockerHost?: string;
+}
+
+/**
+ * The plan of a build, with no engine needed: the context and its arguments (the lock's checks run
+ * here, so a contradiction exits 2 before anything else), then whether the engine or the registry
+ * already has the content tag — each asked only if it can be, and said when it cannot.
+ */
+export async function planImage(request: ImagePlanRequest): Promise<ImagePlan> {
+  const context = await assembleContext(request.context);
+  if (!request.repositoryUri) {
+    const detail = 'no image repository is configured (--repository-uri, or deploy the stack)';
+    return { context, engine: { state: 'not asked', detail }, registry: { state: 'not asked', detail } };
+  }
+  const repo = parseRepositoryUri(request.repositoryUri);
+  const ref = `${repo.uri}:${context.tag}`;
+  let engine: ImagePlan['engine'];
+  try {
+    const eng = await connectEngine(request.dockerHost);
+    engine = (await eng.exists(ref)) ? { state: 'has' } : { state: 'lacks' };
+  } catch (err) {
+    engine = { state: 'unreachable', detail: (err as Error).message };
+  }
+  let registry: ImagePlan['registry'];
+  if (!request.credentials) {
+    registry = { state: 'not asked', detail: request.noRegistryReason ?? 'no registry credentials' };
+  } else {
+    try {
+      const digest = await remoteDigest(repo, context.tag, cachedCredentials(request.credentials));
+      registry = digest ? { state: 'has', digest } : { state: 'lacks' };
+    } catch (err) {
+      registry = { state: 'not asked', detail: `the registry did not answer: ${(err as Error).message}` };
+    }
+  }
+  return { context, ref, engine, registry };
 }

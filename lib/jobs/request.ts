@@ -58,11 +58,19 @@ export function s3Channel(
   };
 }
 
-/** Jobs cannot reach the Hub: they fail at once rather than hang on a download. */
+/**
+ * Jobs cannot reach the Hub: they fail at once rather than hang on a download, and read what the image
+ * cached (lm_eval's datasets and metrics); the usage reports of vLLM and Ray are not attempted.
+ */
 export const OFFLINE_ENVIRONMENT: Readonly<Record<string, string>> = {
   HF_HUB_OFFLINE: '1',
   HF_DATASETS_OFFLINE: '1',
   TRANSFORMERS_OFFLINE: '1',
+  HF_EVALUATE_OFFLINE: '1',
+  HF_HUB_DISABLE_TELEMETRY: '1',
+  VLLM_NO_USAGE_STATS: '1',
+  DO_NOT_TRACK: '1',
+  RAY_USAGE_STATS_ENABLED: '0',
 };
 
 /** From (config, settings, flags) to the exact CreateTrainingJob input. Pure. */

@@ -15,7 +15,10 @@ const ENTRY = [{ path: 'rlvr/entrypoint.js', body: Buffer.from('// bundle\n') }]
 
 function dockerDir(): string {
   const dir = tempDir('rlvr-ctx-');
-  fs.writeFileSync(path.join(dir, 'Dockerfile'), 'FROM scratch\nCOPY trainer-deps/ /deps/\n');
+  fs.writeFileSync(
+    path.join(dir, 'Dockerfile'),
+    'FROM scratch\nARG VLLM_VERSION=0.11.2\nCOPY trainer-deps/ /deps/\n',
+  );
   fs.writeFileSync(path.join(dir, '.dockerignore'), '*.md\nscratch/\n');
   fs.writeFileSync(path.join(dir, 'NOTES.md'), 'notes\n');
   fs.mkdirSync(path.join(dir, 'scratch'));
@@ -38,6 +41,7 @@ describe('build context and content tag', () => {
     expect(ctx.files.map((f) => f.path)).toEqual([
       '.dockerignore',
       'Dockerfile',
+      'main-constraints.txt',
       'rlvr/entrypoint.js',
       'trainer-deps/pyproject.toml',
       'trainer-deps/requirements-dev.txt',

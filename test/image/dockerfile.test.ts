@@ -58,7 +58,10 @@ describe('docker/Dockerfile (the GPU image)', () => {
   });
 
   it('keeps package caches in BuildKit cache mounts on every install step', () => {
-    const installs = steps.filter((s) => s.op === 'RUN' && /\buv |\bpip |install-/.test(s.args));
+    // Python packages: the EFA installer (apt) and the offline data have no package cache to keep.
+    const installs = steps.filter(
+      (s) => s.op === 'RUN' && /\buv |\bpip |install-(main-env|trainer-deps)/.test(s.args),
+    );
     expect(installs.length).toBeGreaterThanOrEqual(3);
     for (const s of installs) expect(s.args).toMatch(/^--mount=type=cache,target=\/root\/\.cache\/uv /);
   });
@@ -86,6 +89,33 @@ describe('docker/Dockerfile (the GPU image)', () => {
     ];
     expect(installs.length).toBeGreaterThanOrEqual(4);
     for (const l of installs) expect(l).toContain('--constraint /opt/constraints.txt');
+  });
+
+  it('installs the EFA stack first, holds the main environment to the lock, and fetches offline data after the trainer deps', () => {
+    const efa = index((s) => s.op === 'RUN' && s.args.includes('install-efa.sh'));
+    const main = index((s) => s.op === 'RUN' && s.args.includes('install-main-env.sh'));
+    const deps = index((s) => s.op === 'RUN' && s.args.includes('install-trainer-deps.sh'));
+    const offline = index((s) => s.op === 'RUN' && s.args.includes('fetch-offline-data.sh'));
+    const entry = index((s) => s.op === 'COPY' && s.args.startsWith('rlvr/'));
+    expect(efa).toBeLessThan(main);
+    expect(deps).toBeLessThan(offline);
+    expect(offline).toBeLessThan(entry);
+    expect(steps[main - 1]).toMatchObject({
+      op: 'COPY',
+      args: 'install-main-env.sh main-constraints.txt /opt/rlvr-build/',
+    });
+    const mainEnv = fs.readFileSync(path.join(dir, 'install-main-env.sh'), 'utf8');
+    expect(mainEnv).toContain('--constraint "$pins"');
+    const efaScript = fs.readFileSync(path.join(dir, 'install-efa.sh'), 'utf8');
+    expect(efaScript).toContain('--skip-kmod');
+    expect(efaScript).toMatch(/-z "\$\{EFA_INSTALLER_VERSION\}"/);
+    const env = steps
+      .filter((s) => s.op === 'ENV')
+      .map((s) => s.args)
+      .join(' ');
+    expect(env).toContain('NLTK_DATA=/opt/nltk_data');
+    expect(env).toContain('HF_HOME=/opt/hf-home');
+    expect(env).toContain('/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu');
   });
 
   it('runs our entrypoint as the train command', () => {

@@ -22,6 +22,8 @@ import { useEmulator } from '../helpers/emulator-suite';
 import { FaultProxy } from '../helpers/fault-proxy';
 import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
 import { describeWithPeer, TEST_ACCOUNT } from '../helpers/moto';
+import { THEIR_REPO } from '../helpers/python';
+import Docker from 'dockerode';
 
 jest.setTimeout(240_000);
 
@@ -128,6 +130,56 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
         source: `image pipeline, ${first.tag} (engine)`,
       });
       expect(plan.image.source).toBe(`image pipeline, ${first.tag} (registry)`);
+    });
+
+    it('image build --dry-run says whether the engine and the registry have the tag, before and after a push; the image carries its labels', async () => {
+      const src = makeTrainerRepo({ files: { 'requirements.txt': 'numpy==2.2.0\n' } });
+      const dry = async () => {
+        const r = await runCli(
+          ['image', 'build', '--dry-run', '--json', '--docker-dir', dockerDir, '--trainer-src', src.root],
+          { env: env() },
+        );
+        expect(r.code).toBe(0);
+        return JSON.parse(r.stdout);
+      };
+      const before = await dry();
+      expect(before).toMatchObject({
+        engine: { state: 'lacks' },
+        registry: { state: 'lacks' },
+        wouldDo: 'a build',
+      });
+      const pushed = await runCli(
+        ['image', 'push', '--json', '--docker-dir', dockerDir, '--trainer-src', src.root],
+        { env: env() },
+      );
+      expect(pushed.code).toBe(0);
+      const { digest, ref } = JSON.parse(pushed.stdout);
+      const after = await dry();
+      expect(after.tag).toBe(before.tag);
+      expect(after).toMatchObject({
+        ref,
+        engine: { state: 'has' },
+        registry: { state: 'has', digest },
+        wouldDo: 'no build (the engine has it)',
+      });
+      const docker = new Docker({ socketPath: engine.host.replace('unix://', '') });
+      const info = await docker.getImage(ref).inspect();
+      expect(info.Config.Labels).toMatchObject({ 'rlvr.content-tag': before.tag, 'rlvr.efa': 'none' });
+    });
+
+    it("a --build-arg that contradicts the trainer's lock exits 2 before anything is built or asked", async () => {
+      const docker = new Docker({ socketPath: engine.host.replace('unix://', '') });
+      const imagesBefore = (await docker.listImages()).length;
+      const r = await runCli(
+        ['image', 'push', '--trainer-src', THEIR_REPO, '--build-arg', 'TORCH_VERSION=2.8.0'],
+        { env: env() },
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        "--build-arg TORCH_VERSION=2.8.0: contradicts the trainer's lock: uv.lock:127 pins torch 2.9.0",
+      );
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect((await docker.listImages()).length).toBe(imagesBefore);
     });
 
     it('an unchanged second push, and a change to trainer code only, build nothing and upload nothing', async () => {
