@@ -41,9 +41,18 @@ describe('the image follows the trainer (build arguments from its lock)', () => 
       value: '2.9.0',
       source: { kind: 'lock', where: 'uv.lock:127' },
     });
-    expect(arg(p, 'VLLM_VERSION')).toMatchObject({ value: '0.11.2', source: { kind: 'lock', where: 'uv.lock:157' } });
-    expect(arg(p, 'RAY_VERSION')).toMatchObject({ value: '2.51.2', source: { kind: 'lock', where: 'uv.lock:67' } });
-    expect(arg(p, 'TORCH_INDEX_URL')).toMatchObject({ value: 'https://pypi.org/simple', source: { kind: 'derived' } });
+    expect(arg(p, 'VLLM_VERSION')).toMatchObject({
+      value: '0.11.2',
+      source: { kind: 'lock', where: 'uv.lock:157' },
+    });
+    expect(arg(p, 'RAY_VERSION')).toMatchObject({
+      value: '2.51.2',
+      source: { kind: 'lock', where: 'uv.lock:67' },
+    });
+    expect(arg(p, 'TORCH_INDEX_URL')).toMatchObject({
+      value: 'https://pypi.org/simple',
+      source: { kind: 'derived' },
+    });
     expect(arg(p, 'BASE_IMAGE').value).toBe('nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04');
     expect(arg(p, 'PYTHON_VERSION').value).toBe('3.11');
     expect(p.checks.map((c) => c.message)).toEqual(
@@ -69,13 +78,17 @@ describe('the image follows the trainer (build arguments from its lock)', () => 
   it('a flag that contradicts the lock is refused, naming both versions and the lock line; one that repeats it is taken', () => {
     const message = refusal(() => plan(THEIR_REPO, { TORCH_VERSION: '2.8.0', VLLM_VERSION: '0.10.2' }));
     expect(message).toContain(
-      '--build-arg TORCH_VERSION=2.8.0: contradicts the trainer\'s lock: uv.lock:127 pins torch 2.9.0',
+      "--build-arg TORCH_VERSION=2.8.0: contradicts the trainer's lock: uv.lock:127 pins torch 2.9.0",
     );
     expect(message).toContain('uv lock --upgrade-package torch==2.8.0');
-    expect(message).toContain('--build-arg VLLM_VERSION=0.10.2: contradicts the trainer\'s lock: uv.lock:157 pins vllm 0.11.2');
+    expect(message).toContain(
+      "--build-arg VLLM_VERSION=0.10.2: contradicts the trainer's lock: uv.lock:157 pins vllm 0.11.2",
+    );
     // An empty TORCH_VERSION (keep the base's torch) is another version.
     expect(refusal(() => plan(THEIR_REPO, { TORCH_VERSION: '' }))).toContain("keeps the base image's torch");
-    expect(arg(plan(THEIR_REPO, { TORCH_VERSION: '2.9.0' }), 'TORCH_VERSION').source).toEqual({ kind: 'flag' });
+    expect(arg(plan(THEIR_REPO, { TORCH_VERSION: '2.9.0' }), 'TORCH_VERSION').source).toEqual({
+      kind: 'flag',
+    });
   });
 
   it("the base's CUDA must be the torch wheel's: a CUDA 12.4 base for a cu128 torch is refused, a cu128 AWS DLC base taken (with its own EFA)", () => {
@@ -84,7 +97,8 @@ describe('the image follows the trainer (build arguments from its lock)', () => 
     ).toContain(
       'a CUDA 12.4 base, but the torch wheel is built for CUDA 12.8 (nvidia-cuda-runtime-cu12 12.8.90 (uv.lock:47))',
     );
-    const dlc = '763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8.0-gpu-py312-cu128-ubuntu22.04-sagemaker';
+    const dlc =
+      '763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8.0-gpu-py312-cu128-ubuntu22.04-sagemaker';
     const p = plan(THEIR_REPO, { BASE_IMAGE: dlc });
     expect(arg(p, 'EFA_INSTALLER_VERSION')).toMatchObject({ value: '', source: { kind: 'derived' } });
     expect(p.labels['rlvr.efa']).toBe('base image (AWS Deep Learning Container)');

@@ -105,14 +105,21 @@ describe('import roots', () => {
     );
     // Found under src/: nothing to say; dependencies (yaml, ray) are the image's business.
     expect(
-      unreachableImports('entrypoints/train_grpo_sft.py', text, [{ path: 'src', why: 'x', packages: [] }], files),
+      unreachableImports(
+        'entrypoints/train_grpo_sft.py',
+        text,
+        [{ path: 'src', why: 'x', packages: [] }],
+        files,
+      ),
     ).toEqual([]);
     // A module beside the script is found (Python puts the script's folder first).
     expect(
-      unreachableImports('scripts/run.py', 'import helpers\n', [{ path: 'src', why: '', packages: [] }], [
+      unreachableImports(
         'scripts/run.py',
-        'scripts/helpers.py',
-      ]),
+        'import helpers\n',
+        [{ path: 'src', why: '', packages: [] }],
+        ['scripts/run.py', 'scripts/helpers.py'],
+      ),
     ).toEqual([]);
   });
 });
@@ -122,7 +129,10 @@ describe('uv.lock', () => {
     const lock = readUvLock(THEIR_REPO)!;
     expect(lock.requiresPython).toBe('==3.11.*');
     const torch = lock.packages.find((p) => p.name === 'torch')!;
-    expect(torch).toMatchObject({ version: '2.9.0', source: { kind: 'registry', value: 'https://pypi.org/simple' } });
+    expect(torch).toMatchObject({
+      version: '2.9.0',
+      source: { kind: 'registry', value: 'https://pypi.org/simple' },
+    });
     const text = fs.readFileSync(path.join(THEIR_REPO, 'uv.lock'), 'utf8').split('\n');
     expect(text[torch.line - 1]).toBe('version = "2.9.0"');
     expect(text[torch.line - 2]).toBe('name = "torch"');
@@ -174,7 +184,7 @@ describe('uv.lock', () => {
     expect(() => readUvLock(broken)).toThrow(/uv\.lock is not valid TOML: .*Regenerate it with `uv lock`/);
   });
 
-  it("reads exact pins of requirements files (and the index named before them), not ranges", () => {
+  it('reads exact pins of requirements files (and the index named before them), not ranges', () => {
     const dir = project({
       'requirements.txt': [
         '--extra-index-url https://download.pytorch.org/whl/cu126',
