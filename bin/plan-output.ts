@@ -204,7 +204,25 @@ function runSection(plan: SubmitPlan): string {
     isPlaceholder(plan, 'image') ? '<UNRESOLVED image>' : plan.image.uri,
     plan.image.source,
   );
+  const has = imageHas(plan.image.labels);
+  if (has) out += row('', has);
   return out + row('cost', costText(plan), `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
+}
+
+/** What our build recorded the image has: `torch 2.9.0 · vLLM 0.11.2 · Ray 2.51.2 · Python 3.11 · CUDA 12.8 · EFA …`. */
+function imageHas(labels: Readonly<Record<string, string>> | undefined): string | undefined {
+  if (!labels) return undefined;
+  const parts = [
+    ['rlvr.torch', 'torch'],
+    ['rlvr.vllm', 'vLLM'],
+    ['rlvr.ray', 'Ray'],
+    ['rlvr.python', 'Python'],
+    ['rlvr.cuda', 'CUDA'],
+    ['rlvr.efa', 'EFA'],
+  ]
+    .filter(([k]) => labels[k] !== undefined)
+    .map(([k, name]) => `${name} ${labels[k]}`);
+  return parts.length ? parts.join(' · ') : undefined;
 }
 
 function inputsSection(plan: SubmitPlan): string {

@@ -20,6 +20,8 @@ export interface LocalImage {
   readonly repoDigests: readonly string[];
   /** Uncompressed bytes. */
   readonly size: number;
+  /** The image's labels (what our build records it has: `rlvr.efa`, `rlvr.torch`, …). */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export interface BuildOptions {
@@ -165,7 +167,12 @@ class DockerodeEngine implements Engine {
   async inspect(ref: string): Promise<LocalImage | undefined> {
     try {
       const info = await this.docker.getImage(ref).inspect();
-      return { id: info.Id, repoDigests: info.RepoDigests ?? [], size: info.Size };
+      return {
+        id: info.Id,
+        repoDigests: info.RepoDigests ?? [],
+        size: info.Size,
+        labels: info.Config?.Labels ?? {},
+      };
     } catch (err) {
       if ((err as { statusCode?: number }).statusCode === 404) return undefined;
       throw this.engineError(err);

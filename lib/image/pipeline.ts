@@ -14,6 +14,7 @@ import {
   parseRepositoryUri,
   pushImage,
   remoteDigest,
+  remoteLabels,
   tagRemote,
   type CredentialSource,
 } from './registry';
@@ -179,6 +180,8 @@ export interface ImageResolution {
   readonly source: string;
   /** Why there is no image, and what to do. */
   readonly note?: string;
+  /** What the image says it has (our build's labels), when known. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface ImageResolveRequest {
@@ -208,14 +211,25 @@ export async function resolveJobImage(
   options: JobImageOptions,
   request: ImageResolveRequest,
 ): Promise<ImageResolution> {
-  if (!request.repositoryUri) {
-    return { source: 'unresolved', note: 'no image repository is configured, so no image can be looked up' };
-  }
   const context = {
     dockerDir: options.dockerDir,
     trainerSrc: request.trainerSrc,
     buildArgs: options.buildArgs,
   };
+  if (!request.repositoryUri) {
+    // No image to find, but what the pipeline would build is known (and its arguments checked).
+    let labels: Readonly<Record<string, string>> | undefined;
+    try {
+      labels = (await assembleContext(context)).plan.labels;
+    } catch (err) {
+      if (err instanceof ProblemsError || !request.dryRun || !(err instanceof RlvrError)) throw err;
+    }
+    return {
+      source: 'unresolved',
+      note: 'no image repository is configured, so no image can be looked up',
+      ...(labels ? { labels } : {}),
+    };
+  }
   const act = !request.dryRun;
   let result: ImageResult;
   try {
@@ -236,12 +250,18 @@ export async function resolveJobImage(
     }
     throw err;
   }
+  const labels = result.context.plan.labels;
   if (result.pinned) {
-    return { uri: result.pinned, source: `image pipeline, ${result.context.tag} (${result.foundIn})` };
+    return {
+      uri: result.pinned,
+      source: `image pipeline, ${result.context.tag} (${result.foundIn})`,
+      labels,
+    };
   }
   const how = `\`rlvr image push --trainer-src ${request.trainerSrc}\`, or submit with --push`;
   return {
     source: 'unresolved',
+    labels,
     note:
       request.dryRun && options.push
         ? `${result.ref} is not in the registry yet: the submit would build and push it`
@@ -307,4 +327,39 @@ export async function planImage(request: ImagePlanRequest): Promise<ImagePlan> {
     }
   }
   return { context, ref, engine, registry };
+}
+
+/**
+ * The labels of an image named by reference (`--image`): from the engine when it holds it, else from the
+ * registry when we can log into it. Undefined when neither can tell.
+ */
+export async function imageLabels(
+  uri: string,
+  options: {
+    readonly credentials?: CredentialSource;
+    readonly registryHost?: string;
+    readonly dockerHost?: string;
+  },
+): Promise<Readonly<Record<string, string>> | undefined> {
+  try {
+    const local = await (await connectEngine(options.dockerHost)).inspect(uri);
+    if (local) return local.labels;
+  } catch {
+    // no engine here: the registry may still say
+  }
+  const at = uri.indexOf('@');
+  const colon = uri.lastIndexOf(':');
+  const [name, reference] =
+    at >= 0
+      ? [uri.slice(0, at), uri.slice(at + 1)]
+      : colon > uri.indexOf('/')
+        ? [uri.slice(0, colon), uri.slice(colon + 1)]
+        : [uri, 'latest'];
+  try {
+    const repo = parseRepositoryUri(name);
+    if (!options.credentials || repo.registry !== options.registryHost) return undefined;
+    return await remoteLabels(repo, reference, cachedCredentials(options.credentials));
+  } catch {
+    return undefined;
+  }
 }

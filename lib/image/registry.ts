@@ -106,6 +106,56 @@ export async function remoteDigest(
   return undefined;
 }
 
+/**
+ * The labels of `name:reference` (a tag or a digest) in the registry: its manifest (for a list, the
+ * linux/amd64 one), then its config blob. Undefined when the registry has no such image.
+ */
+export async function remoteLabels(
+  repo: RepositoryRef,
+  reference: string,
+  credentials: CredentialSource,
+): Promise<Record<string, string> | undefined> {
+  const base = `${registryBaseUrl(repo.registry)}/v2/${repo.name}`;
+  const get = async (url: string, accept: string) => {
+    for (const fresh of [false, true]) {
+      let r = await registryRequest('GET', url, {
+        Accept: accept,
+        Authorization: basicAuth(await credentials(fresh)),
+      });
+      // ECR serves blobs from S3: a redirect to a signed URL, followed without our credentials.
+      const location = r.headers.location;
+      if (r.status >= 300 && r.status < 400 && typeof location === 'string') {
+        r = await registryRequest('GET', new URL(location, url).toString(), { Accept: accept });
+      }
+      if (r.status === 401 && !fresh) continue;
+      if (r.status === 404) return undefined;
+      if (r.status < 200 || r.status >= 300) {
+        throw new RuntimeFailure(
+          `The registry ${repo.registry} answered HTTP ${r.status} for ${url}.`,
+          'RegistryError',
+        );
+      }
+      return JSON.parse(r.body.toString('utf8')) as Record<string, unknown>;
+    }
+    return undefined;
+  };
+  let manifest = await get(`${base}/manifests/${encodeURIComponent(reference)}`, MANIFEST_TYPES);
+  const list = manifest?.manifests as
+    { digest: string; platform?: { os?: string; architecture?: string } }[] | undefined;
+  if (Array.isArray(list)) {
+    const pick =
+      list.find((m) => m.platform?.os === 'linux' && m.platform?.architecture === 'amd64') ?? list[0];
+    manifest = pick ? await get(`${base}/manifests/${pick.digest}`, MANIFEST_TYPES) : undefined;
+  }
+  const configDigest = (manifest?.config as { digest?: string } | undefined)?.digest;
+  if (!configDigest) return undefined;
+  const config = await get(`${base}/blobs/${configDigest}`, 'application/json');
+  return ((config?.config as { Labels?: Record<string, string> } | undefined)?.Labels ?? {}) as Record<
+    string,
+    string
+  >;
+}
+
 function describeFetchError(err: unknown): string {
   return (err as { code?: string }).code ?? (err as Error).message;
 }

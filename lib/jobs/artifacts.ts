@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { KeyPath } from '../config';
-import type { ImagePipeline } from '../image';
+import { ecrCredentials, imageLabels, type ImagePipeline } from '../image';
 import { ProblemsError, UserError, type Problem } from '../errors';
 import type { ProgressOf } from '../progress';
 import {
@@ -53,7 +53,12 @@ export interface SourceArtifact {
 
 export interface Artifacts extends SourceArtifact {
   readonly sourceRoot: string;
-  readonly image: { readonly uri: string; readonly source: string };
+  readonly image: {
+    readonly uri: string;
+    readonly source: string;
+    /** What the image says it has (its labels), when that can be read. */
+    readonly labels?: Readonly<Record<string, string>>;
+  };
   /** What the image pipeline said when it found no image. */
   readonly imageNote: string | undefined;
   /** Where the trainer's own packages are imported from in the job. */
@@ -189,6 +194,7 @@ async function resolveImage(
   input: ArtifactInput,
   sourceRoot: string,
 ): Promise<{ image: Artifacts['image']; note: string | undefined }> {
+  const { config: cfg } = input.configs;
   const { config } = input.configs;
   const fromConfig = config.value.launcher?.image;
   const resolution =
@@ -215,7 +221,21 @@ async function resolveImage(
       : resolution?.uri
         ? resolution.source
         : 'unresolved';
-  return { image: { uri: input.placeholders.value('image', uri), source }, note: resolution?.note };
+  // An image named by reference: its labels from the engine or the registry, when either can tell.
+  const named = input.image ?? cfg.value.launcher?.image;
+  const repositoryUri = input.session.settings.values.repositoryUri;
+  const labels =
+    resolution?.labels ??
+    (named
+      ? await imageLabels(named, {
+          ...(input.session.aws ? { credentials: ecrCredentials(input.session.aws.ecr) } : {}),
+          ...(repositoryUri ? { registryHost: repositoryUri.split('/')[0] } : {}),
+        })
+      : undefined);
+  return {
+    image: { uri: input.placeholders.value('image', uri), source, ...(labels ? { labels } : {}) },
+    note: resolution?.note,
+  };
 }
 
 /** What the job ships: the trainer's source package and the image it runs in. */

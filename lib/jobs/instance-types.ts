@@ -73,6 +73,17 @@ export function suggestInstanceType(type: string): string | undefined {
  */
 const LOCAL_STORAGE_FAMILY = /^ml\.(p3dn|p4d|p4de|p5|p5e|p5en|g4dn|g5|g6|g6e|trn1|trn1n|[cmr]\d+[a-z]*d)\./;
 
+/**
+ * Training instance types with EFA network interfaces (AWS's list of EFA-capable types): on these, hosts
+ * of one job reach each other over EFA when the image has libfabric and the aws-ofi-nccl plugin.
+ */
+const EFA_TYPES =
+  /^ml\.(p3dn\.24xlarge|p4d\.24xlarge|p4de\.24xlarge|p5\.48xlarge|p5e\.48xlarge|p5en\.48xlarge|g5\.48xlarge|g6e\.48xlarge|trn1n?\.32xlarge)$/;
+
+export function hasEfa(type: string): boolean {
+  return EFA_TYPES.test(type);
+}
+
 export function hasLocalStorage(type: string): boolean {
   return LOCAL_STORAGE_FAMILY.test(type);
 }

@@ -18,7 +18,7 @@ import type { ResolvedSettings, SettingFlags } from '../settings';
 import type { GitState, PackedSource } from '../source';
 import type { ProgressOf } from '../progress';
 import type { TrainerSelection } from '../trainers';
-import type { ImagePipeline } from '../image';
+import { EFA_LABEL, type ImagePipeline } from '../image';
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from './limits';
@@ -34,7 +34,7 @@ import {
 import { defaultCacheDir } from '../curriculum';
 import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
-import { gpuCount } from './instance-types';
+import { gpuCount, hasEfa } from './instance-types';
 import { hourlyPrice } from './prices';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import {
@@ -137,7 +137,7 @@ export interface SubmitPlan {
   readonly placeholders: readonly PlaceholderName[];
   readonly template: { readonly name: string; readonly from: 'parameter' | 'built-in' } | undefined;
   readonly options: ResolvedJobOptions;
-  readonly image: { readonly uri: string; readonly source: string };
+  readonly image: Artifacts['image'];
   readonly inputs: InputPlan;
   readonly source: {
     readonly root: string;
@@ -387,6 +387,26 @@ export function planCluster(
   };
 }
 
+/**
+ * Hosts of a job on an EFA instance type reach each other over EFA only when the image has the EFA stack
+ * (libfabric, the aws-ofi-nccl plugin): without it NCCL falls back to TCP sockets between hosts, at a
+ * fraction of the interconnect the instances are paid for. Our builds record it in the `rlvr.efa` label.
+ */
+function efaWarnings(options: ResolvedJobOptions, image: Artifacts['image']): Problem[] {
+  const type = options.instanceType.value;
+  if (options.instanceCount.value <= 1 || !hasEfa(type)) return [];
+  const efa = image.labels?.[EFA_LABEL];
+  if (efa !== undefined && efa !== 'none') return [];
+  return [
+    problemAt(
+      options.instanceCount.source,
+      'instance_count',
+      `${options.instanceCount.value} × ${type} talk over EFA, but ${efa === 'none' ? `the image has no EFA stack (label ${EFA_LABEL}=none)` : `whether the image has the EFA stack cannot be told (no ${EFA_LABEL} label could be read)`}: NCCL between the hosts would fall back to TCP sockets`,
+      'Run an image built by rlvr image build|push (its EFA_INSTALLER_VERSION step is on by default) or one on an AWS Deep Learning Container base.',
+    ),
+  ];
+}
+
 /** The eval watcher runs on the head only: the eval GPUs of the other hosts are paid for and idle. */
 function workerEvalWarnings(options: ResolvedJobOptions, cluster: ClusterPlan): Problem[] {
   if (cluster.hosts <= 1 || cluster.idleEvalGpus === 0) return [];
@@ -543,6 +563,7 @@ function planWarnings(
     ...preflight,
     ...idleGpuWarnings(job.options),
     ...workerEvalWarnings(job.options, cluster),
+    ...efaWarnings(job.options, artifacts.image),
   ];
 }
 

@@ -15,13 +15,15 @@ describe('createImagePipeline', () => {
   const NO_ENGINE = 'unix:///nonexistent/docker.sock';
   const REPO = '127.0.0.1:1/rlvr-train';
 
-  it('without a repository, says so', async () => {
+  it('without a repository, says so, with the labels of what it would build', async () => {
     const pipeline = createImagePipeline({ build: false, push: false, dockerDir });
     await expect(
       pipeline.resolve({ trainerSrc, repositoryUri: undefined, ecr: undefined, dryRun: true }),
     ).resolves.toEqual({
       source: 'unresolved',
       note: 'no image repository is configured, so no image can be looked up',
+      // This Dockerfile installs no EFA stack.
+      labels: { 'rlvr.efa': 'none' },
     });
   });
 

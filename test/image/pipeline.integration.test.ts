@@ -5,6 +5,7 @@ import {
   connectEngine,
   contextTar,
   createImagePipeline,
+  imageLabels,
   parseRepositoryUri,
   pushImage,
   type ImageEvent,
@@ -165,6 +166,15 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       const docker = new Docker({ socketPath: engine.host.replace('unix://', '') });
       const info = await docker.getImage(ref).inspect();
       expect(info.Config.Labels).toMatchObject({ 'rlvr.content-tag': before.tag, 'rlvr.efa': 'none' });
+      // An image named by digest: its labels read from the registry when the engine cannot say.
+      const credentials = async () => ({ username: 'AWS', password: `${TEST_ACCOUNT}-auth-token` });
+      expect(
+        await imageLabels(`${repositoryUri()}@${digest}`, {
+          credentials,
+          registryHost: repositoryUri().split('/')[0],
+          dockerHost: 'unix:///nonexistent/docker.sock',
+        }),
+      ).toMatchObject({ 'rlvr.content-tag': before.tag, 'rlvr.efa': 'none' });
     });
 
     it("a --build-arg that contradicts the trainer's lock exits 2 before anything is built or asked", async () => {
