@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import {
   assembleContext,
+  describeArgSource,
   ecrCredentials,
   ensureImage,
   planImage,
-  type ArgSource,
   type ImagePlan,
   type ImageResult,
 } from '../../lib/image';
@@ -168,20 +168,6 @@ async function imagePlan(
     });
   } finally {
     session.close();
-  }
-}
-
-export function describeArgSource(source: ArgSource): string {
-  switch (source.kind) {
-    case 'lock':
-    case 'requirements':
-      return source.where;
-    case 'flag':
-      return 'flag --build-arg';
-    case 'dockerfile':
-      return 'Dockerfile default';
-    case 'derived':
-      return source.from;
   }
 }
 

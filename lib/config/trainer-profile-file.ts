@@ -111,6 +111,17 @@ const profileEntry = z.strictObject({
       shared_folder: z
         .union([z.literal(false), z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) })])
         .optional(),
+      network: z
+        .array(
+          z.strictObject({
+            what: z.string().min(1),
+            when: z.enum(['import', 'start-up', 'data loading', 'eval']),
+            cite: z.string().min(1).optional(),
+            handled: z.enum(['channel', 'image', 'refused', 'harmless', 'named']),
+            how: z.string().min(1),
+          }),
+        )
+        .optional(),
       import_roots: z
         .array(
           z
@@ -179,6 +190,9 @@ function toRuntime(entry: ProfileEntry['runtime'], base: TrainerRuntime, fromFil
           ? { env: entry.shared_folder.env, cite: fromFile }
           : base.sharedFolder,
     importRoots: entry.import_roots ? { paths: entry.import_roots, cite: fromFile } : base.importRoots,
+    networkUses: entry.network
+      ? entry.network.map((n) => ({ ...n, cite: n.cite ?? fromFile }))
+      : base.networkUses,
     evalScript: ev
       ? {
           script: ev.script,

@@ -6,6 +6,8 @@ import { BUILT_IN_DEFAULTS } from '../jobs/templates';
 import { openJobContext, type JobContext, type JobContextInput } from '../aws/session';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, type S3Layout } from '../layout';
 
+export { trainerRepositoryChecks } from './trainer';
+
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
 export interface DoctorCheck {

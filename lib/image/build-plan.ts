@@ -21,6 +21,7 @@ import {
   type RequirementPin,
   type UvLock,
 } from '../python';
+import { LM_EVAL_TASKS_LABEL, NLTK_DATA_LABEL } from './offline-data';
 
 /** Where a build argument's value came from. */
 export type ArgSource =
@@ -29,6 +30,21 @@ export type ArgSource =
   | { readonly kind: 'flag' }
   | { readonly kind: 'dockerfile' }
   | { readonly kind: 'derived'; readonly from: string };
+
+/** For the plan: `uv.lock:127`, `flag --build-arg`, `Dockerfile default`, or what it was derived from. */
+export function describeArgSource(source: ArgSource): string {
+  switch (source.kind) {
+    case 'lock':
+    case 'requirements':
+      return source.where;
+    case 'flag':
+      return 'flag --build-arg';
+    case 'dockerfile':
+      return 'Dockerfile default';
+    case 'derived':
+      return source.from;
+  }
+}
 
 export interface PlannedArg {
   readonly name: string;
@@ -412,8 +428,8 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
       : efaVersion
         ? `aws-efa-installer ${efaVersion}`
         : 'none',
-    ...(declares('NLTK_DATA_PACKAGES') ? { 'rlvr.nltk-data': value('NLTK_DATA_PACKAGES') } : {}),
-    ...(declares('LM_EVAL_TASKS') ? { 'rlvr.lm-eval-tasks': value('LM_EVAL_TASKS') } : {}),
+    ...(declares('NLTK_DATA_PACKAGES') ? { [NLTK_DATA_LABEL]: value('NLTK_DATA_PACKAGES') } : {}),
+    ...(declares('LM_EVAL_TASKS') ? { [LM_EVAL_TASKS_LABEL]: value('LM_EVAL_TASKS') } : {}),
   };
   return {
     args,

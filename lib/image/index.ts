@@ -7,5 +7,6 @@ export * from './buildkit-trace';
 export * from './context';
 export * from './engine';
 export * from './engine-streams';
+export * from './offline-data';
 export * from './pipeline';
 export * from './registry';

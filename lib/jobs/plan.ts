@@ -17,8 +17,8 @@ import { CLI_ENV, JOB_FILES, jobNameCandidate, PATCH_FILES, type S3Layout } from
 import type { ResolvedSettings, SettingFlags } from '../settings';
 import type { GitState, PackedSource } from '../source';
 import type { ProgressOf } from '../progress';
-import type { TrainerSelection } from '../trainers';
-import { EFA_LABEL, type ImagePipeline } from '../image';
+import { evalBenchmarks, type TrainerSelection, type YamlMap } from '../trainers';
+import { EFA_LABEL, LM_EVAL_TASKS_LABEL, offlineDataGaps, type ImagePipeline } from '../image';
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from './limits';
@@ -407,6 +407,40 @@ function efaWarnings(options: ResolvedJobOptions, image: Artifacts['image']): Pr
   ];
 }
 
+/**
+ * A job without network evaluates only what the image holds data for: lm_eval would fail to load a
+ * task's dataset (or score ifeval without NLTK's punkt_tab) after the checkpoints it waited for. An
+ * image whose labels say what it holds is checked (exit 2); one that does not say is warned about.
+ */
+function offlineEvalData(configs: JobConfigs, job: ResolvedJob, artifacts: Artifacts): Problem[] {
+  const { evalConfig } = configs;
+  if (!evalConfig || !job.runtime.contract.eval || !job.options.networkIsolation.value) return [];
+  const benchmarks = evalBenchmarks(evalConfig.value as unknown as YamlMap);
+  const gaps = offlineDataGaps(
+    artifacts.image.labels,
+    benchmarks.map((b) => b.task),
+  );
+  if (gaps === undefined) {
+    return [
+      {
+        where: 'image',
+        message: `whether the image holds the data of ${[...new Set(benchmarks.map((b) => b.task))].join(', ')} cannot be told (no ${LM_EVAL_TASKS_LABEL} label): with no network, the eval watcher fails on a task whose data it lacks`,
+        hint: 'Run an image built by rlvr image build|push (it caches the data of LM_EVAL_TASKS).',
+      },
+    ];
+  }
+  const problems = gaps.map((g) =>
+    evalConfig.file.problem(
+      benchmarks.find((b) => b.task === g.task)!.at as (string | number)[],
+      `${g.task}: the image does not hold ${g.missing}, and the job has no network to fetch it`,
+      `Build the image with ${g.fix}, or leave the task out.`,
+    ),
+  );
+  if (problems.length)
+    throw new ProblemsError('The eval watcher would not find its data in the image', problems);
+  return [];
+}
+
 /** The eval watcher runs on the head only: the eval GPUs of the other hosts are paid for and idle. */
 function workerEvalWarnings(options: ResolvedJobOptions, cluster: ClusterPlan): Problem[] {
   if (cluster.hosts <= 1 || cluster.idleEvalGpus === 0) return [];
@@ -564,6 +598,7 @@ function planWarnings(
     ...idleGpuWarnings(job.options),
     ...workerEvalWarnings(job.options, cluster),
     ...efaWarnings(job.options, artifacts.image),
+    ...offlineEvalData(configs, job, artifacts),
   ];
 }
 

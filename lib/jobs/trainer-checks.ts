@@ -138,6 +138,14 @@ export function planTrainerRuntime(input: {
   );
   for (const d of contract.datasetCaches)
     notes.push(`dataset channel ${d.channel} → ${d.path} (where its loader looks)`);
+  const uses = runtime.networkUses ?? [];
+  if (uses.length) {
+    const by = new Map<string, number>();
+    for (const u of uses) by.set(u.handled, (by.get(u.handled) ?? 0) + 1);
+    notes.push(
+      `network at start: ${uses.length} places in its code reach for it, each handled (${[...by].map(([h, n]) => `${n} ${h}`).join(', ')}); rlvr doctor --trainer-src lists them`,
+    );
+  }
 
   const spot = options.spot;
   const retries = options.maxRetries;

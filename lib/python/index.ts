@@ -24,3 +24,4 @@ export {
   type UvLock,
 } from './uv-lock';
 export { readRequirementPins, type RequirementPin } from './requirements';
+export { networkCalls, reachableModules, type NetworkCall } from './reachable';

@@ -8,15 +8,18 @@ export {
   LAUNCHER_RUNTIME,
   type TrainerRuntime,
   type KeyTree,
+  type NetworkUse,
   type TrainerProfile,
 } from './profile';
 export {
   BUILT_IN_PROFILES,
+  CITE_FOLDERS,
   EVAL_CONFIG_KEYS,
   LOADERS,
   MIXED,
   MIXED_MODES,
   RLVR_EVAL_SCRIPT,
+  THEIR_NETWORK_USES,
   SHARED_KEYS,
   TITAN_CONFIG_KEYS,
   TITAN_DEGREES,
@@ -34,6 +37,7 @@ export {
 } from './select';
 export {
   buildJobContract,
+  evalBenchmarks,
   evalResultKeys,
   WEIGHTS_ONLY_RESUME_NOTE,
   type ContractKeyPath,

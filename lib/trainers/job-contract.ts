@@ -63,23 +63,31 @@ export function roleKeyPath(config: YamlMap, role: string, dotted: string): Cont
   return i < 0 ? undefined : ['roles', i, 'config', ...dotted.split('.')];
 }
 
+/** The benchmarks an eval config asks for: its watch task groups' (the job's watcher), else its list. */
+export function evalBenchmarks(evalConfig: YamlMap): { task: string; shots: string; at: ContractKeyPath }[] {
+  const benchmarks: { b: unknown; at: ContractKeyPath }[] = [];
+  const watch = isMap(evalConfig.watch) ? evalConfig.watch : {};
+  const groups = Array.isArray(watch.task_groups) ? watch.task_groups : [];
+  const list = (v: unknown, at: ContractKeyPath) =>
+    Array.isArray(v) ? v.forEach((b, i) => benchmarks.push({ b, at: [...at, i] })) : undefined;
+  if (groups.length > 0) {
+    groups.forEach((g, i) => isMap(g) && list(g.benchmarks, ['watch', 'task_groups', i, 'benchmarks']));
+  } else list(evalConfig.benchmarks, ['benchmarks']);
+  return benchmarks.map(({ b, at }) => ({
+    task: isMap(b) ? String(b.task) : String(b),
+    shots: isMap(b) && b.num_fewshot !== undefined && b.num_fewshot !== null ? String(b.num_fewshot) : '0',
+    at: isMap(b) ? [...at, 'task'] : at,
+  }));
+}
+
 /** The result keys an eval config asks for (`{task}_{shots}shot` for their script). */
 export function evalResultKeys(
   evalConfig: YamlMap,
   contract: Pick<EvalScriptContract, 'resultKey'>,
 ): string[] {
-  const benchmarks: unknown[] = [];
-  const watch = isMap(evalConfig.watch) ? evalConfig.watch : {};
-  const groups = Array.isArray(watch.task_groups) ? watch.task_groups : [];
-  if (groups.length > 0) {
-    for (const g of groups) if (isMap(g) && Array.isArray(g.benchmarks)) benchmarks.push(...g.benchmarks);
-  } else if (Array.isArray(evalConfig.benchmarks)) benchmarks.push(...evalConfig.benchmarks);
-  const keys = benchmarks.map((b) => {
-    const task = isMap(b) ? String(b.task) : String(b);
-    const shots =
-      isMap(b) && b.num_fewshot !== undefined && b.num_fewshot !== null ? String(b.num_fewshot) : '0';
-    return contract.resultKey.replaceAll('{task}', task).replaceAll('{shots}', shots);
-  });
+  const keys = evalBenchmarks(evalConfig).map(({ task, shots }) =>
+    contract.resultKey.replaceAll('{task}', task).replaceAll('{shots}', shots),
+  );
   return [...new Set(keys)];
 }
 

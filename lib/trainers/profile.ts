@@ -146,6 +146,22 @@ export interface TrainerRuntime {
    * layout): they go on PYTHONPATH for every process of the job.
    */
   readonly importRoots?: { readonly paths: readonly string[]; readonly cite: string };
+  /** Where it reaches for the network at import or start-up (and its eval script), and how a job copes. */
+  readonly networkUses?: readonly NetworkUse[];
+}
+
+/**
+ * A place where the trainer (or its eval script) reaches for the network at import or start-up. Jobs run
+ * without network, so each one is handled: provided through a channel the launcher maps, provided in the
+ * image, refused at plan time when a config would reach it, harmless (it fails quietly and nothing
+ * depends on it), or named here for the user to provide.
+ */
+export interface NetworkUse {
+  readonly what: string;
+  readonly when: 'import' | 'start-up' | 'data loading' | 'eval';
+  readonly cite: string;
+  readonly handled: 'channel' | 'image' | 'refused' | 'harmless' | 'named';
+  readonly how: string;
 }
 
 /** How the repository's eval script is called and how it ends (their eval_benchmarks.py). */

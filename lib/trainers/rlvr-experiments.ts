@@ -5,6 +5,7 @@ import {
   type DatasetLoader,
   type EvalScriptContract,
   type KeyTree,
+  type NetworkUse,
   type TrainerProfile,
   type TrainerRuntime,
 } from './profile';
@@ -14,6 +15,12 @@ import {
  * line of their source it came from: E/ = entrypoints/, S/ = src/rlvr_experiments/. When their code
  * changes, change the fact here (or override it in the repository's profile file) — nowhere else.
  */
+
+/** The folders their cites abbreviate: `S/data.py:47` is src/rlvr_experiments/data.py, line 47. */
+export const CITE_FOLDERS: Readonly<Record<string, string>> = {
+  S: 'src/rlvr_experiments/',
+  E: 'entrypoints/',
+};
 
 /** Dataset loaders: S/data.py DATASET_LOADERS (1150-1163), plus `mixed` from the trainers' own tables. */
 export const LOADERS: Readonly<Record<string, DatasetLoader>> = {
@@ -405,6 +412,119 @@ export const RLVR_EVAL_SCRIPT: EvalScriptContract = {
 export const RANK0_EXPORT_CITE = 'S/model.py:465, in export_to_hf';
 
 /**
+ * Where their trainers and eval script reach for the network at import or start-up (read 2026-11-27 from
+ * every entrypoint's imports through src/rlvr_experiments, and lm_eval 0.4.9.2), and how a job without
+ * network copes with each. No module the trainers import touches the network at import.
+ */
+export const THEIR_NETWORK_USES: readonly NetworkUse[] = [
+  {
+    what: 'AutoTokenizer.from_pretrained(**plan.tokenizer): a Hub download when the name is a Hub id',
+    when: 'start-up',
+    cite: 'E/train_grpo_sft.py:114, E/train_grpo_minimal.py:54, E/train_grpo_gkd.py:360, E/train_gkd.py:112, E/train_opsd.py:535, E/train_sft_only.py:61, E/train_grpo_LEGACY_DO_NOT_USE.py:136',
+    handled: 'channel',
+    how: 'every model reference (tokenizer, hf_assets_path, each vLLM role, teachers) is mapped to a model channel and rewritten to its path',
+  },
+  {
+    what: 'vLLM engines load roles[*].config.model (a Hub snapshot for a Hub id)',
+    when: 'start-up',
+    cite: 'S/vllm_engine_actor.py:47-55',
+    handled: 'channel',
+    how: "the roles' models are channels; VLLM_NO_USAGE_STATS=1 and DO_NOT_TRACK=1 keep vLLM from reporting usage",
+  },
+  {
+    what: "dataset loaders: `aws s3 sync` from the team's bucket, then load_dataset from the Hub, when /tmp/<name>_<split>_cache is missing",
+    when: 'data loading',
+    cite: 'S/data.py:47-104',
+    handled: 'channel',
+    how: 'each dataset is a channel linked at /tmp/<folder>_cache, where the loader looks first',
+  },
+  {
+    what: 'humaneval and apps read the Hub only (load_dataset, hf_hub_download)',
+    when: 'data loading',
+    cite: 'S/data.py:121-155, 524-579',
+    handled: 'refused',
+    how: 'a network-isolated config that uses them is refused at plan time (RLVR rule on Hub-only loaders)',
+  },
+  {
+    what: 'load_aime, load_beyondaime and load_ifbench read the Hub only',
+    when: 'data loading',
+    cite: 'S/data.py:368-441, 723-756',
+    handled: 'refused',
+    how: "no trainer's dataset table names them (E/train_grpo_sft.py:28-39), so no config reaches them",
+  },
+  {
+    what: 'the LLM-judge verifier loads its tokenizer by name',
+    when: 'data loading',
+    cite: 'S/verifiers/llm_judge.py:45',
+    handled: 'named',
+    how: 'only the legacy trainer uses it (verifiers/__init__ imports it lazily; that trainer is chosen by name only): its judge tokenizer must be a folder the job has, e.g. the model channel',
+  },
+  {
+    what: 'sft_jsonl with an s3:// path: boto3 download',
+    when: 'data loading',
+    cite: 'S/data.py:1082-1139',
+    handled: 'channel',
+    how: 'sft_data.path becomes a channel and is rewritten to its file',
+  },
+  {
+    what: 'mixed datasets with an s3:// order file: `aws s3 cp`',
+    when: 'data loading',
+    cite: 'S/data.py:1166-1292',
+    handled: 'channel',
+    how: 'order files are channels (order-N) and rewritten to their paths',
+  },
+  {
+    what: 'code verifiers run `docker run python:3.11-slim` (a Docker Hub pull) when docker is there',
+    when: 'data loading',
+    cite: 'S/verifiers/code_executor.py:66-140',
+    handled: 'harmless',
+    how: 'no docker in the job: they fall back to a local `timeout python3` (no network; model code then runs unsandboxed, with a time limit only)',
+  },
+  {
+    what: 'upload_traces_to_s3: boto3 uploads every 10 steps (the other upload helpers are called by no trainer)',
+    when: 'data loading',
+    cite: 'S/utils.py:46-196, 225-277',
+    handled: 'harmless',
+    how: 'its errors are caught; the traces stream to S3 through the checkpoint folder',
+  },
+  {
+    what: 'verifiers/ifbench.py: nltk.download(punkt, punkt_tab, stopwords, averaged_perceptron_tagger_eng) at import',
+    when: 'import',
+    cite: 'S/verifiers/ifbench.py:43-58',
+    handled: 'image',
+    how: 'the image holds those NLTK packages (NLTK_DATA_PACKAGES, label rlvr.nltk-data; $NLTK_DATA), so it finds them and downloads nothing (no trainer imports it today: only scripts/)',
+  },
+  {
+    what: "their eval script runs lm_eval, which loads each task's dataset (and code_eval for mbpp/humaneval) from the Hub",
+    when: 'eval',
+    cite: 'E/eval_benchmarks.py:286-317',
+    handled: 'image',
+    how: 'the image caches the data of LM_EVAL_TASKS (label rlvr.lm-eval-tasks) in HF_HOME; the plan refuses an eval task the image holds no data for',
+  },
+  {
+    what: 'lm_eval\'s ifeval task: nltk.download("punkt_tab") when it loads',
+    when: 'eval',
+    cite: 'lm_eval 0.4.9.2 tasks/ifeval/instructions_util.py:37-52',
+    handled: 'image',
+    how: 'the image holds punkt_tab; the plan refuses ifeval with an image that does not',
+  },
+  {
+    what: 'their eval script with watch.s3_prefix, output_dir or checkpoints in s3:// (aws s3 ls/sync, boto3)',
+    when: 'eval',
+    cite: 'E/eval_benchmarks.py:56-193',
+    handled: 'channel',
+    how: "the job rewrites the watcher's config: watch.local_dir = its own complete checkpoints, output_dir = the run folder's evals/",
+  },
+  {
+    what: "Ray's usage report at ray.init",
+    when: 'start-up',
+    cite: 'S/runtime.py:225-243',
+    handled: 'harmless',
+    how: 'RAY_USAGE_STATS_ENABLED=0 in the job',
+  },
+];
+
+/**
  * What every trainer of theirs does at run time through `Runtime.from_plan` (S/runtime.py:83-173): its run
  * folder is `$SM_MODEL_DIR/<config stem>_<YYYYmmdd-HHMMSS>[_N]` (else /efs/rlvr-experiments/results/…),
  * with run.json, config.yaml, RESULTS.md, patches/, traces/ and checkpoints/ (`<run>_step<N>`, `<run>_final`
@@ -429,6 +549,7 @@ function theirRuntime(resume?: TrainerRuntime['resumeWith']): TrainerRuntime {
     datasetCache: { path: '/tmp/{folder}_cache', marker: 'dataset_info.json', cite: 'S/data.py:58-92' },
     sharedFolder: { env: 'RLVR_TITAN_CONFIG_DIR', cite: 'S/titan_actor.py:613-619' },
     evalScript: RLVR_EVAL_SCRIPT,
+    networkUses: THEIR_NETWORK_USES,
   };
 }
 

@@ -57,6 +57,36 @@ describe('submit --dry-run of their repository', () => {
     );
   });
 
+  it("refuses an eval task whose data the job's image does not hold (no network to fetch it), at the task's line", async () => {
+    const evalConfig = fs
+      .readFileSync(path.join(path.dirname(GSM8K_EXAMPLE), '..', 'eval', 'lm_eval_watch.yaml'), 'utf8')
+      .replace('        - {task: minerva_math, num_fewshot: 4}', '        - {task: aime24, num_fewshot: 0}');
+    const root = theirRepository({
+      'configs/gsm8k.yaml': config('  eval_config: eval/watch.yaml\n'),
+      'configs/eval/watch.yaml': evalConfig,
+    });
+    const line = evalConfig.split('\n').findIndex((l) => l.includes('aime24')) + 1;
+    const r = await dryRun(root);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `configs/eval/watch.yaml:${line}:18: watch.task_groups[1].benchmarks[0].task: aime24: the image does not hold its dataset (the image caches lm_eval data for gsm8k, gsm8k_cot, minerva_math, hendrycks_math, ifeval, mbpp, humaneval), and the job has no network to fetch it`,
+    );
+    expect(r.stderr).toContain(
+      '--build-arg LM_EVAL_TASKS="gsm8k gsm8k_cot minerva_math hendrycks_math ifeval mbpp humaneval aime24"',
+    );
+    // Built with it, the plan goes through; ifeval without NLTK's punkt_tab is refused too.
+    expect((await dryRun(root, '--build-arg', 'LM_EVAL_TASKS=gsm8k_cot aime24 ifeval')).code).toBe(0);
+    const nltk = await dryRun(
+      root,
+      '--build-arg',
+      'LM_EVAL_TASKS=gsm8k_cot aime24 ifeval',
+      '--build-arg',
+      'NLTK_DATA_PACKAGES=punkt',
+    );
+    expect(nltk.code).toBe(2);
+    expect(nltk.stderr).toContain('ifeval: the image does not hold NLTK punkt_tab (the image holds punkt)');
+  });
+
   it('warns when a multi-host job on an EFA instance type would run an image without the EFA stack', async () => {
     const root = theirRepository({
       'configs/gsm8k.yaml': config('  instance_count: 2\n'),

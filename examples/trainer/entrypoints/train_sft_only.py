@@ -2,6 +2,7 @@
 
 Point launcher.trainer_src (or --trainer-src) at your rlvr-experiments checkout to ship the real one.
 """
-import sys
 
-sys.exit("rlvr example stand-in: set launcher.trainer_src to your trainer repository")
+from rlvr_example import stand_in
+
+stand_in()

@@ -1,0 +1,192 @@
+/**
+ * `rlvr doctor --trainer-src DIR`: what a job of this trainer repository would meet, without AWS or an
+ * engine — where its own packages are imported from, the image its lock makes, whether each trainer's
+ * script finds its imports, and every place its start-up reaches for the network with how a job without
+ * network copes.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadTrainerProfiles, mergeProfiles } from '../config';
+import { ProblemsError, RlvrError, formatProblem } from '../errors';
+import { defaultDockerDir, describeArgSource, planImageBuild } from '../image';
+import { describeImportRoots } from '../jobs/import-roots';
+import {
+  findImportRoots,
+  missingRoots,
+  networkCalls,
+  readPyproject,
+  readUvLock,
+  reachableModules,
+  unreachableImports,
+  type NetworkCall,
+} from '../python';
+import { stageSource } from '../source';
+import { BUILT_IN_PROFILES, CITE_FOLDERS, RLVR_EVAL_SCRIPT, type NetworkUse } from '../trainers';
+import type { DoctorCheck } from './index';
+
+interface CitedRange {
+  readonly file: string;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * `S/data.py:47-104` → src/rlvr_experiments/data.py lines 47–104, for every such cite in the text; a
+ * range after a comma belongs to the file before it (`S/data.py:368-441, 723-756`).
+ */
+function citedRanges(cite: string): CitedRange[] {
+  const out: CitedRange[] = [];
+  let file: string | undefined;
+  for (const part of cite.split(/,\s*/)) {
+    const m = /(?:^|[\s(])([A-Z])\/([\w/.-]+\.py):(\d+)(?:-(\d+))?/.exec(part);
+    const more = /^(\d+)(?:-(\d+))?/.exec(part);
+    if (m) {
+      const folder = CITE_FOLDERS[m[1]];
+      file = folder ? `${folder}${m[2]}` : undefined;
+      if (file) out.push({ file, from: Number(m[3]), to: Number(m[4] ?? m[3]) });
+    } else if (more && file) {
+      out.push({ file, from: Number(more[1]), to: Number(more[2] ?? more[1]) });
+    } else file = undefined;
+  }
+  return out;
+}
+
+const covers = (ranges: readonly CitedRange[], call: NetworkCall) =>
+  ranges.some((r) => r.file === call.file && call.line >= r.from && call.line <= r.to);
+
+const level = (ok: boolean): DoctorCheck['level'] => (ok ? 'ok' : 'fail');
+
+export async function trainerRepositoryChecks(
+  root: string,
+  options: { readonly dockerDir?: string } = {},
+): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  const staged = await stageSource({ root });
+  const files = staged.files.map((f) => f.path);
+  const read = (f: string) => fs.readFileSync(path.join(root, f), 'utf8');
+
+  // The Python project and its import roots.
+  const pyproject = files.includes('pyproject.toml') ? readPyproject(root) : undefined;
+  const lock = files.includes('uv.lock') ? readUvLock(root) : undefined;
+  checks.push(
+    pyproject
+      ? {
+          name: 'python project',
+          level: 'ok',
+          detail: `${pyproject.name ?? '(no name)'}${pyproject.requiresPython ? `, requires-python ${pyproject.requiresPython}` : ''}${pyproject.isPackage ? ', a package' : ''}; ${lock ? `uv.lock with ${lock.packages.length} packages` : 'no uv.lock'}`,
+        }
+      : {
+          name: 'python project',
+          level: 'warn',
+          detail: 'no pyproject.toml shipped',
+          fix: "The image installs the trainer's dependencies from pyproject.toml/uv.lock or requirements*.txt.",
+        },
+  );
+  const repositoryProfiles = loadTrainerProfiles(root);
+  const profiles = mergeProfiles(BUILT_IN_PROFILES, repositoryProfiles);
+  const present = profiles.filter((p) => files.includes(p.script));
+  const named = present.find((p) => p.runtime.importRoots)?.runtime.importRoots;
+  const roots = findImportRoots({
+    files,
+    pyproject,
+    ...(named ? { named: { paths: named.paths, by: named.cite } } : {}),
+  });
+  const missing = missingRoots(roots, files);
+  checks.push({
+    name: 'import roots',
+    level: level(missing.length === 0),
+    detail: `${describeImportRoots(roots)}${missing.length ? `; ${missing.map((m) => m.message).join('; ')}` : ''}`,
+    ...(missing.length ? { fix: missing[0].hint } : {}),
+  });
+
+  // The image its dependency files make.
+  try {
+    const dockerfile = fs.readFileSync(
+      path.join(options.dockerDir ?? defaultDockerDir(), 'Dockerfile'),
+      'utf8',
+    );
+    const plan = planImageBuild({ dockerfile, trainerSrc: root, flags: {} });
+    const shown = ['TORCH_VERSION', 'VLLM_VERSION', 'RAY_VERSION', 'PYTHON_VERSION', 'BASE_IMAGE'];
+    checks.push({
+      name: 'image',
+      level: 'ok',
+      detail: plan.args
+        .filter((a) => shown.includes(a.name))
+        .map((a) => `${a.name}=${a.value} (${describeArgSource(a.source)})`)
+        .join(', '),
+    });
+    for (const c of plan.checks)
+      checks.push({ name: 'image', level: c.ok ? 'ok' : 'warn', detail: c.message });
+  } catch (err) {
+    if (!(err instanceof RlvrError)) throw err;
+    checks.push({
+      name: 'image',
+      level: 'fail',
+      detail: err instanceof ProblemsError ? err.problems.map(formatProblem).join('; ') : err.message,
+      fix: 'rlvr image build --dry-run --trainer-src <this folder> shows the whole plan.',
+    });
+  }
+
+  // Each trainer whose script is here (and the eval script): its imports of the repository's packages.
+  const absent = profiles.filter((p) => !present.includes(p)).map((p) => p.id);
+  checks.push({
+    name: 'trainers',
+    level: present.length ? 'ok' : 'warn',
+    detail: `${present.map((p) => `${p.id} (${p.script})`).join(', ') || "none of the profiles' scripts is here"}${absent.length ? `; not here: ${absent.join(', ')}` : ''}`,
+    ...(present.length ? {} : { fix: "Describe the repository's trainers in rlvr-trainers.yaml." }),
+  });
+  const evalScript =
+    present.find((p) => p.runtime.evalScript)?.runtime.evalScript?.script ?? RLVR_EVAL_SCRIPT.script;
+  const scripts = [
+    ...new Set([...present.map((p) => p.script), ...(files.includes(evalScript) ? [evalScript] : [])]),
+  ];
+  for (const script of scripts) {
+    const problems = unreachableImports(script, read(script), roots, files);
+    const own = [
+      ...new Set(
+        roots
+          .flatMap((r) => r.packages)
+          .filter((pkg) => new RegExp(`^\\s*(from|import)\\s+${pkg}\\b`, 'm').test(read(script))),
+      ),
+    ];
+    checks.push({
+      name: `imports of ${script}`,
+      level: level(problems.length === 0),
+      detail: problems.length
+        ? problems.map((p) => p.message).join('; ')
+        : own.length
+          ? `${own.join(', ')} from ${roots.map((r) => `${r.path}/`).join(', ')}`
+          : "nothing of the repository's own packages",
+      ...(problems.length ? { fix: problems[0].hint } : {}),
+    });
+  }
+
+  // The network at start: what the profiles describe, and what the code they run calls.
+  const uses = new Map<string, NetworkUse>();
+  for (const p of present) for (const u of p.runtime.networkUses ?? []) uses.set(u.what, u);
+  for (const u of uses.values()) {
+    checks.push({
+      name: `network (${u.when})`,
+      level: 'ok',
+      detail: `${u.what} [${u.cite}] → ${u.handled}: ${u.how}`,
+    });
+  }
+  const reachable = reachableModules({ files, roots: roots.map((r) => r.path), scripts, read });
+  const calls = networkCalls(reachable, read);
+  const known = [...uses.values()].flatMap((u) => citedRanges(u.cite));
+  const loaderCites = present.flatMap((p) =>
+    Object.values(p.loaders ?? {}).flatMap((l) => citedRanges(l.cite)),
+  );
+  const unknown = calls.filter((c) => !covers([...known, ...loaderCites], c));
+  checks.push({
+    name: 'network calls',
+    level: unknown.length ? 'warn' : 'ok',
+    detail: `${calls.length} in the ${reachable.length} files the trainers' scripts import${unknown.length ? `; not described by a profile: ${unknown.map((c) => `${c.file}:${c.line} ${c.call}${c.atImport ? ' (at import)' : ''}`).join(', ')}` : ', each described above'}`,
+    ...(unknown.length
+      ? {
+          fix: 'A job has no network: provide what each fetches (a channel, or the image) and describe it in rlvr-trainers.yaml (runtime.network).',
+        }
+      : {}),
+  });
+  return checks;
+}

@@ -1,0 +1,59 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { trainerRepositoryChecks } from '../../lib/doctor';
+import { bareEnv, runCli } from '../helpers/cli';
+import { theirRepository } from '../helpers/python';
+
+/** `rlvr doctor --trainer-src`: a trainer repository checked without AWS or an engine. */
+describe('rlvr doctor --trainer-src', () => {
+  it("their repository: src/ as import root, the lock's versions for the image, each script's imports, every network use handled", async () => {
+    const root = theirRepository();
+    const r = await runCli(['doctor', '--trainer-src', root, '--json'], {
+      env: bareEnv({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' }),
+    });
+    expect(r.code).toBe(0);
+    const checks = JSON.parse(r.stdout) as { name: string; level: string; detail: string }[];
+    const detail = (name: string) => checks.find((c) => c.name === name)?.detail;
+    expect(detail('import roots')).toBe(
+      'src/ (rlvr_experiments) ← pyproject.toml: a package in a src layout',
+    );
+    expect(detail('image')).toContain(
+      'TORCH_VERSION=2.9.0 (uv.lock:127), VLLM_VERSION=0.11.2 (uv.lock:157), RAY_VERSION=2.51.2 (uv.lock:67)',
+    );
+    expect(detail('imports of entrypoints/train_grpo_sft.py')).toBe('rlvr_experiments from src/');
+    expect(checks.filter((c) => c.name.startsWith('network (')).map((c) => c.detail)).toContainEqual(
+      expect.stringContaining(
+        'verifiers/ifbench.py: nltk.download(punkt, punkt_tab, stopwords, averaged_perceptron_tagger_eng) at import',
+      ),
+    );
+    expect(detail('network calls')).toBe(
+      "0 in the 12 files the trainers' scripts import, each described above",
+    );
+    expect(checks.every((c) => c.level === 'ok')).toBe(true);
+  });
+
+  it('names a network call at import that no profile describes, in a module the trainer reaches through its imports', async () => {
+    const root = theirRepository({
+      'src/rlvr_experiments/verifiers/ifbench.py': 'import nltk\n\nnltk.download("punkt_tab", quiet=True)\n',
+      'src/rlvr_experiments/verifiers/__init__.py':
+        '"""Verifiers."""\n\nfrom .math import MathVerifier\nfrom . import ifbench\n',
+    });
+    const checks = await trainerRepositoryChecks(root);
+    const calls = checks.find((c) => c.name === 'network calls')!;
+    expect(calls.level).toBe('warn');
+    expect(calls.detail).toContain(
+      'not described by a profile: src/rlvr_experiments/verifiers/ifbench.py:3 nltk.download (at import)',
+    );
+    expect(calls.fix).toContain('runtime.network');
+  });
+
+  it('fails (exit 1) when an entrypoint imports a package that ships on no import root', async () => {
+    const root = theirRepository();
+    fs.renameSync(path.join(root, 'src'), path.join(root, 'lib'));
+    const r = await runCli(['doctor', '--trainer-src', root]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'FAIL  imports of entrypoints/train_grpo_sft.py: entrypoints/train_grpo_sft.py:16 imports rlvr_experiments, which ships in lib/ but is on no import root (./)',
+    );
+  });
+});
