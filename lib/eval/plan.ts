@@ -13,6 +13,7 @@ import { checkRequestLimits, costOf, gpuCount, isTrainingInstanceType, sanitizeT
 import { assembleRequest, OFFLINE_ENVIRONMENT, s3Channel, type RequestSettings } from '../jobs/request';
 import { PLACEHOLDERS } from '../jobs/resolve';
 import { channelPath, CHANNELS, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
+import { ecrCredentials, imageLabels, LM_EVAL_TASKS_LABEL, offlineDataGaps } from '../image';
 import type { SubmitConnection } from '../jobs/submit-session';
 import {
   EVAL_PLAN_FILE,
@@ -346,6 +347,9 @@ export async function planEval(
   };
   const image = planImage(request, checkpoints, aws);
   if (image.placeholder) placeholders.push('image');
+  if (!image.placeholder && request.harness === 'lm_eval' && !request.local) {
+    warnings.push(...(await offlineTaskData(image.image, request, session)));
+  }
   const maxRuntimeSeconds =
     request.maxRuntimeSeconds ??
     Math.min(MAX_RUNTIME_CAP_S, Math.max(DEFAULT_MAX_RUNTIME_FLOOR_S, Math.ceil(packing.wallS * 2 + 1800)));
@@ -414,6 +418,40 @@ export async function planEval(
       throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);
   }
   return plan;
+}
+
+/**
+ * An eval job has no network: lm_eval finds a task's data only in the image (its LM_EVAL_TASKS). An image
+ * whose labels say what it holds is checked (a task without data exits 2); otherwise a warning says so.
+ */
+async function offlineTaskData(
+  image: string,
+  request: EvalRequest,
+  session: SubmitConnection,
+): Promise<string[]> {
+  const repositoryUri = session.settings.values.repositoryUri;
+  const labels = await imageLabels(image, {
+    ...(session.aws ? { credentials: ecrCredentials(session.aws.ecr) } : {}),
+    ...(repositoryUri ? { registryHost: repositoryUri.split('/')[0] } : {}),
+  });
+  const tasks = request.benchmarks.map((b) => b.task);
+  const gaps = offlineDataGaps(labels, tasks);
+  if (gaps === undefined) {
+    return [
+      `image: whether ${image} holds the data of ${[...new Set(tasks)].join(', ')} cannot be told (no ${LM_EVAL_TASKS_LABEL} label could be read): with no network, a unit whose data it lacks fails`,
+    ];
+  }
+  if (gaps.length > 0) {
+    throw new ProblemsError(
+      "The eval job would not find its tasks' data in the image (it has no network)",
+      gaps.map((g) => ({
+        where: `--benchmarks ${g.task}`,
+        message: `the image ${image} does not hold ${g.missing}`,
+        hint: `Build the image with ${g.fix} (rlvr image push), then pass it with --image, or leave the task out.`,
+      })),
+    );
+  }
+  return [];
 }
 
 /** Each GPU's units with their folders and exact commands. */

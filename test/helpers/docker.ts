@@ -269,3 +269,51 @@ export function writeContainerDockerDir(dir: string): void {
     ].join('\n'),
   );
 }
+
+/**
+ * An image made in the registry itself (no engine): a config blob holding `labels` and a manifest with no
+ * layers, through the Registry HTTP API with the registry's basic auth. Returns its digest.
+ */
+export async function pushLabelledImage(
+  registry: Registry,
+  name: string,
+  tag: string,
+  labels: Record<string, string>,
+  credentials: { username: string; password: string },
+): Promise<string> {
+  const { createHash } = await import('node:crypto');
+  const auth = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+  const base = `http://${registry.host}/v2/${name}`;
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config: { Labels: labels },
+      rootfs: { type: 'layers', diff_ids: [] },
+    }),
+  );
+  const configDigest = `sha256:${createHash('sha256').update(config).digest('hex')}`;
+  const start = await fetch(`${base}/blobs/uploads/`, { method: 'POST', headers: { Authorization: auth } });
+  if (start.status !== 202) throw new Error(`blob upload: HTTP ${start.status}`);
+  const location = new URL(start.headers.get('location')!, `http://${registry.host}`);
+  location.searchParams.set('digest', configDigest);
+  const put = await fetch(location, { method: 'PUT', headers: { Authorization: auth }, body: config });
+  if (put.status !== 201) throw new Error(`blob put: HTTP ${put.status}`);
+  const manifest = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.docker.distribution.manifest.v2+json',
+    config: {
+      mediaType: 'application/vnd.docker.container.image.v1+json',
+      size: config.length,
+      digest: configDigest,
+    },
+    layers: [],
+  });
+  const res = await fetch(`${base}/manifests/${tag}`, {
+    method: 'PUT',
+    headers: { Authorization: auth, 'Content-Type': 'application/vnd.docker.distribution.manifest.v2+json' },
+    body: manifest,
+  });
+  if (res.status !== 201) throw new Error(`manifest put: HTTP ${res.status}: ${await res.text()}`);
+  return res.headers.get('docker-content-digest')!;
+}
