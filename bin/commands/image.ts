@@ -9,7 +9,6 @@ import {
   type ImagePlan,
   type ImageResult,
 } from '../../lib/image';
-import { openSubmitSession } from '../../lib/jobs';
 import { SETTINGS_ENV } from '../../lib/layout';
 import { formatBytes } from '../output';
 import { createReporter } from '../reporter';
@@ -155,6 +154,9 @@ async function imagePlan(
   flags: ImageCommandFlags,
   context: Parameters<typeof planImage>[0]['context'],
 ): Promise<ImagePlan> {
+  // Required here, not at the top: every `rlvr image` would otherwise load the whole submit library.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { openSubmitSession } = require('../../lib/jobs') as typeof import('../../lib/jobs');
   const session = openSubmitSession({ settings: settingsOf(flags), dryRun: true });
   try {
     const connection = await session.connect();

@@ -436,7 +436,9 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
     dependencyFiles: [],
     mainConstraints: mainConstraints.length
       ? `# The trainer's lock (${path.basename(lock!.file)}): torch, vLLM, Ray and what they depend on.\n${mainConstraints.join('\n')}\n`
-      : "# No uv.lock: the main environment takes the build arguments' versions.\n",
+      : lock
+        ? `# The trainer's lock (${path.basename(lock.file)}) pins none of torch, vLLM and Ray: the build arguments' versions.\n`
+        : "# No uv.lock: the main environment takes the build arguments' versions.\n",
     checks,
     labels,
   };

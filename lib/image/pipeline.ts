@@ -222,7 +222,7 @@ export async function resolveJobImage(
     try {
       labels = (await assembleContext(context)).plan.labels;
     } catch (err) {
-      if (err instanceof ProblemsError || !request.dryRun || !(err instanceof RlvrError)) throw err;
+      if (err instanceof ProblemsError || !(err instanceof RlvrError)) throw err;
     }
     return {
       source: 'unresolved',
@@ -279,7 +279,7 @@ export interface ImagePlan {
     readonly detail?: string;
   };
   readonly registry: {
-    readonly state: 'has' | 'lacks' | 'not asked';
+    readonly state: 'has' | 'lacks' | 'unreachable' | 'not asked';
     readonly digest?: string;
     readonly detail?: string;
   };
@@ -323,7 +323,7 @@ export async function planImage(request: ImagePlanRequest): Promise<ImagePlan> {
       const digest = await remoteDigest(repo, context.tag, cachedCredentials(request.credentials));
       registry = digest ? { state: 'has', digest } : { state: 'lacks' };
     } catch (err) {
-      registry = { state: 'not asked', detail: `the registry did not answer: ${(err as Error).message}` };
+      registry = { state: 'unreachable', detail: (err as Error).message };
     }
   }
   return { context, ref, engine, registry };

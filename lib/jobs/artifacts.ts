@@ -194,7 +194,6 @@ async function resolveImage(
   input: ArtifactInput,
   sourceRoot: string,
 ): Promise<{ image: Artifacts['image']; note: string | undefined }> {
-  const { config: cfg } = input.configs;
   const { config } = input.configs;
   const fromConfig = config.value.launcher?.image;
   const resolution =
@@ -222,7 +221,7 @@ async function resolveImage(
         ? resolution.source
         : 'unresolved';
   // An image named by reference: its labels from the engine or the registry, when either can tell.
-  const named = input.image ?? cfg.value.launcher?.image;
+  const named = input.image ?? fromConfig;
   const repositoryUri = input.session.settings.values.repositoryUri;
   const labels =
     resolution?.labels ??

@@ -415,6 +415,8 @@ function efaWarnings(options: ResolvedJobOptions, image: Artifacts['image']): Pr
 function offlineEvalData(configs: JobConfigs, job: ResolvedJob, artifacts: Artifacts): Problem[] {
   const { evalConfig } = configs;
   if (!evalConfig || !job.runtime.contract.eval || !job.options.networkIsolation.value) return [];
+  // OLMES (its own venv) names its tasks its own way; lm_eval's task data is what is checked here.
+  if ((evalConfig.value as unknown as YamlMap).harness === 'olmes') return [];
   const benchmarks = evalBenchmarks(evalConfig.value as unknown as YamlMap);
   const gaps = offlineDataGaps(
     artifacts.image.labels,
