@@ -129,6 +129,8 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
       expect(offlinePlan.image).toEqual({
         uri: `${repositoryUri()}@${first.digest}`,
         source: `image pipeline, ${first.tag} (engine)`,
+        // What the build says the image has (this test Dockerfile installs no EFA stack).
+        labels: { 'rlvr.efa': 'none' },
       });
       expect(plan.image.source).toBe(`image pipeline, ${first.tag} (registry)`);
     });
@@ -423,9 +425,18 @@ describeWithPeer('dockerd and docker-registry', dockerAvailable())(
 
       const looking = createImagePipeline({ build: false, push: false, dockerDir, dockerHost: engine.host });
       const found = await looking.resolve({ ...request, dryRun: true });
-      expect(found).toEqual({ uri: pushed.uri, source: pushed.source.replace('(push)', '(registry)') });
+      const labels = { 'rlvr.efa': 'none' };
+      expect(found).toEqual({
+        uri: pushed.uri,
+        source: pushed.source.replace('(push)', '(registry)'),
+        labels,
+      });
       const offline = await looking.resolve({ ...request, ecr: undefined, dryRun: true });
-      expect(offline).toEqual({ uri: pushed.uri, source: pushed.source.replace('(push)', '(engine)') });
+      expect(offline).toEqual({
+        uri: pushed.uri,
+        source: pushed.source.replace('(push)', '(engine)'),
+        labels,
+      });
     });
   },
 );
