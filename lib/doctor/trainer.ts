@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadTrainerProfiles, mergeProfiles } from '../config';
-import { ProblemsError, RlvrError, formatProblem } from '../errors';
+import { ProblemsError, RlvrError, UserError, formatProblem } from '../errors';
 import { defaultDockerDir, describeArgSource, planImageBuild } from '../image';
 import { describeImportRoots } from '../jobs/import-roots';
 import {
@@ -17,8 +17,11 @@ import {
   readPyproject,
   readUvLock,
   reachableModules,
+  shadowedStdlib,
   unreachableImports,
   type NetworkCall,
+  type Pyproject,
+  type UvLock,
 } from '../python';
 import { stageSource } from '../source';
 import { BUILT_IN_PROFILES, CITE_FOLDERS, RLVR_EVAL_SCRIPT, type NetworkUse } from '../trainers';
@@ -61,13 +64,33 @@ export async function trainerRepositoryChecks(
   options: { readonly dockerDir?: string } = {},
 ): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
+  const dockerfilePath = path.join(options.dockerDir ?? defaultDockerDir(), 'Dockerfile');
+  if (!fs.existsSync(dockerfilePath)) {
+    throw new UserError(
+      `No Dockerfile in ${path.dirname(dockerfilePath)}. Pass --docker-dir with the folder holding it.`,
+      'NoDockerfile',
+    );
+  }
   const staged = await stageSource({ root });
   const files = staged.files.map((f) => f.path);
   const read = (f: string) => fs.readFileSync(path.join(root, f), 'utf8');
 
   // The Python project and its import roots.
-  const pyproject = files.includes('pyproject.toml') ? readPyproject(root) : undefined;
-  const lock = files.includes('uv.lock') ? readUvLock(root) : undefined;
+  let pyproject: Pyproject | undefined;
+  let lock: UvLock | undefined;
+  try {
+    pyproject = files.includes('pyproject.toml') ? readPyproject(root) : undefined;
+    lock = files.includes('uv.lock') ? readUvLock(root) : undefined;
+  } catch (err) {
+    if (!(err instanceof RlvrError)) throw err;
+    checks.push({ name: 'python project', level: 'fail', detail: err.message });
+    return checks;
+  }
+  // What the image installs, never the project itself (the lock lists it, editable).
+  const dependencies = [
+    ...(pyproject?.dependencies ?? []),
+    ...(lock?.packages.filter((p) => p.source.kind === 'registry').map((p) => p.name) ?? []),
+  ];
   checks.push(
     pyproject
       ? {
@@ -98,13 +121,13 @@ export async function trainerRepositoryChecks(
     detail: `${describeImportRoots(roots)}${missing.length ? `; ${missing.map((m) => m.message).join('; ')}` : ''}`,
     ...(missing.length ? { fix: missing[0].hint } : {}),
   });
+  for (const shadow of shadowedStdlib(roots)) {
+    checks.push({ name: 'import roots', level: 'warn', detail: shadow.message, fix: shadow.hint });
+  }
 
   // The image its dependency files make.
   try {
-    const dockerfile = fs.readFileSync(
-      path.join(options.dockerDir ?? defaultDockerDir(), 'Dockerfile'),
-      'utf8',
-    );
+    const dockerfile = fs.readFileSync(dockerfilePath, 'utf8');
     const plan = planImageBuild({ dockerfile, trainerSrc: root, flags: {} });
     const shown = ['TORCH_VERSION', 'VLLM_VERSION', 'RAY_VERSION', 'PYTHON_VERSION', 'BASE_IMAGE'];
     checks.push({
@@ -141,7 +164,7 @@ export async function trainerRepositoryChecks(
     ...new Set([...present.map((p) => p.script), ...(files.includes(evalScript) ? [evalScript] : [])]),
   ];
   for (const script of scripts) {
-    const problems = unreachableImports(script, read(script), roots, files);
+    const problems = unreachableImports(script, read(script), roots, files, dependencies);
     const own = [
       ...new Set(
         roots

@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { satisfies } from '@renovatebot/pep440';
+import { eq, satisfies, valid } from '@renovatebot/pep440';
 import { ProblemsError, type Problem } from '../errors';
 import {
   constraintLines,
@@ -18,7 +18,10 @@ import {
   readUvLock,
   type LockedPackage,
   type Pyproject,
-  type RequirementPin,
+  evaluateMarker,
+  imageEnvironment,
+  type MarkerEnvironment,
+  type RequirementPins,
   type UvLock,
 } from '../python';
 import { LM_EVAL_TASKS_LABEL, NLTK_DATA_LABEL } from './offline-data';
@@ -88,7 +91,10 @@ const CUDA_BASES: Readonly<Record<string, string>> = {
 
 /** AWS Deep Learning Containers' PyTorch training images carry the EFA stack (libfabric, aws-ofi-nccl). */
 export function isDlcBase(image: string): boolean {
-  return /^\d{12}\.dkr\.ecr\.[^/]+\.amazonaws\.com(\.cn)?\/pytorch-training[:@]/.test(image);
+  return (
+    /^\d{12}\.dkr\.ecr\.[^/]+\.amazonaws\.com(\.cn)?\/pytorch-training[:@]/.test(image) ||
+    /^public\.ecr\.aws\/deep-learning-containers\/pytorch-training[:@]/.test(image)
+  );
 }
 
 /** `ARG NAME=default` lines of a Dockerfile (quotes removed), in order; the first declaration wins. */
@@ -111,17 +117,32 @@ function cudaOfTag(text: string): string | undefined {
   return digits.length === 3 ? `${digits.slice(0, 2)}.${digits[2]}` : `${digits[0]}.${digits[1]}`;
 }
 
-/** The CUDA major.minor of a base image: `nvidia/cuda:12.8.1-…`, or a `-cu128-` tag (AWS DLC). */
+/**
+ * The CUDA major.minor of a base image by its tag: `nvidia/cuda:12.8.1-…` (any registry in front), a
+ * `-cu128-` tag (AWS DLC), `…-cuda12.8-…` (pytorch/pytorch); a digest after the tag is ignored.
+ * Undefined when the name does not say.
+ */
 export function baseImageCuda(image: string): string | undefined {
-  const tag = image.includes('@') ? '' : (image.split('/').pop()!.split(':')[1] ?? '');
-  const cuda = /^(\d+)\.(\d+)(?:\.\d+)?-/.exec(tag);
-  if (/(^|\/)nvidia\/cuda$/.test(image.split(':')[0]) && cuda) return `${cuda[1]}.${cuda[2]}`;
+  const withoutDigest = image.split('@')[0];
+  const last = withoutDigest.split('/').pop()!;
+  const colon = last.indexOf(':');
+  if (colon < 0) return undefined;
+  const [repo, tag] = [last.slice(0, colon), last.slice(colon + 1)];
+  const nvidia = /^(\d+)\.(\d+)(?:\.\d+)?-/.exec(tag);
+  if (repo === 'cuda' && /(^|\/)nvidia\/cuda:/.test(withoutDigest) && nvidia)
+    return `${nvidia[1]}.${nvidia[2]}`;
+  const named = /(?:^|[-_])cuda(\d+)\.(\d+)/.exec(tag);
+  if (named) return `${named[1]}.${named[2]}`;
   return cudaOfTag(tag);
 }
 
-const stripLocal = (v: string) => v.split('+')[0];
-const registryIndex = (url: string) =>
-  /^https?:\/\/pypi\.org\/simple\/?$/.test(url) ? 'https://pypi.org/simple' : url;
+/** Versions compared as PEP 440 says, local parts (`+cu128`) aside: `2.9` is `2.9.0`. */
+function sameVersion(a: string, b: string): boolean {
+  const [pa, pb] = [a.split('+')[0], b.split('+')[0]];
+  return valid(pa) && valid(pb) ? eq(pa, pb) : pa === pb;
+}
+const normalIndex = (url: string) =>
+  /^https?:\/\/pypi\.org\/simple\/?$/.test(url) ? 'https://pypi.org/simple' : url.replace(/\/+$/, '');
 
 /** The torch wheel's CUDA: its local version, its index, else the lock's CUDA runtime package. */
 function torchCuda(
@@ -140,6 +161,16 @@ function torchCuda(
     if (m) return { cuda: `${m[1]}.${m[2]}`, from: `${p.name} ${p.version} (${lockLine(lock!, p)})` };
   }
   return { from: 'nothing that names it' };
+}
+
+/**
+ * Whether a base of CUDA `base` serves a wheel built for `wheel`: the same major, and not older (the
+ * wheel carries its own CUDA runtime; a newer base's driver requirement covers it).
+ */
+function cudaServes(base: string, wheel: string): boolean {
+  const [bM, bm] = base.split('.').map(Number);
+  const [wM, wm] = wheel.split('.').map(Number);
+  return bM === wM && bm >= wm;
 }
 
 function lockLine(lock: UvLock, p: LockedPackage): string {
@@ -172,43 +203,56 @@ export interface ImageBuildPlanInput {
   readonly flags: Readonly<Record<string, string>>;
 }
 
-/** The pins the trainer states for a package: its lock's version, else an exact pin in its requirements. */
+/** The pin the trainer states for a package on the image's platform: its lock's version, else its requirements'. */
 function trainerPin(
   name: string,
   lock: UvLock | undefined,
-  pins: readonly RequirementPin[],
+  requirements: RequirementPins,
+  env: MarkerEnvironment,
+  flag: string | undefined,
   problems: Problem[],
 ): { version: string; where: string; kind: 'lock' | 'requirements'; index?: string } | undefined {
   if (lock) {
     const locked = lockedVersions(lock, name);
-    if (locked.length > 1) {
+    // A lock resolved for several platforms holds a version per platform: the image's is the one
+    // whose resolution markers hold on Linux x86_64 at the image's Python.
+    const applies = (p: LockedPackage) => {
+      try {
+        return !p.markers || p.markers.some((m) => evaluateMarker(m, env));
+      } catch {
+        return true;
+      }
+    };
+    let candidates = locked.length > 1 ? locked.filter(applies) : locked;
+    if (candidates.length > 1 && flag !== undefined)
+      candidates = candidates.filter((p) => sameVersion(p.version, flag));
+    if (candidates.length > 1) {
       problems.push({
         where: path.basename(lock.file),
-        message: `the lock holds ${locked.length} versions of ${name} (${locked.map((p) => `${p.version} at line ${p.line}`).join(', ')}), one per platform: the image takes one`,
-        hint: `Pin one version of ${name} for Linux in pyproject.toml, or pass --build-arg with the version for this image.`,
+        message: `the lock holds ${candidates.length} versions of ${name} for Linux x86_64 (${candidates.map((p) => `${p.version} at line ${p.line}`).join(', ')}): the image takes one`,
+        hint: `Pass the one for this image, e.g. --build-arg ${name === 'torch' ? 'TORCH' : name.toUpperCase()}_VERSION=${candidates[0].version}.`,
       });
       return undefined;
     }
-    const [p] = locked;
-    if (p) {
-      return {
-        version: p.version,
-        where: lockLine(lock, p),
-        kind: 'lock',
-        ...(p.source.kind === 'registry' ? { index: registryIndex(p.source.value) } : {}),
-      };
-    }
-    return undefined;
+    const p = candidates[0] ?? (locked.length ? locked[0] : undefined);
+    if (!p) return undefined;
+    return {
+      version: p.version,
+      where: lockLine(lock, p),
+      kind: 'lock',
+      ...(p.source.kind === 'registry' ? { index: normalIndex(p.source.value) } : {}),
+    };
   }
-  const pin = pins.find((p) => p.name === name);
-  return pin
-    ? {
-        version: pin.version,
-        where: `${path.basename(pin.file)}:${pin.line}`,
-        kind: 'requirements',
-        ...(pin.indexUrl ? { index: pin.indexUrl } : {}),
-      }
-    : undefined;
+  const pin = requirements.pins.find((p) => p.name === name);
+  if (!pin) return undefined;
+  // pip applies an index to every package: torch's is PyTorch's when a file names it.
+  const pytorch = requirements.indexUrls.find((u) => /download\.pytorch\.org/.test(u));
+  return {
+    version: pin.version,
+    where: `${path.basename(pin.file)}:${pin.line}`,
+    kind: 'requirements',
+    ...(name === 'torch' && pytorch ? { index: normalIndex(pytorch) } : {}),
+  };
 }
 
 /**
@@ -223,7 +267,6 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
   const src = input.trainerSrc;
   const pyproject: Pyproject | undefined = src ? readPyproject(src) : undefined;
   const lock = src ? readUvLock(src) : undefined;
-  const pins = src && !lock ? readRequirementPins(src) : [];
   const chosen = new Map<string, PlannedArg>();
   const declares = (name: string) => declared.some((a) => a.name === name);
   const defaultOf = (name: string) => declared.find((a) => a.name === name)?.value;
@@ -239,50 +282,9 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
     } else set(name, value, { kind: 'flag' });
   }
 
-  // torch, vLLM and Ray: the trainer's pins, which a flag may repeat but not contradict.
-  let torchIndex: string | undefined;
-  for (const pkg of MAIN_ENV_PACKAGES) {
-    if (!declares(pkg.arg)) continue;
-    const pin = trainerPin(pkg.name, lock, pins, problems);
-    if (!pin) continue;
-    if (pkg.name === 'torch' && pin.index) torchIndex = pin.index;
-    const flag = flags[pkg.arg];
-    if (flag !== undefined && stripLocal(flag) !== stripLocal(pin.version)) {
-      problems.push({
-        where: `--build-arg ${pkg.arg}=${flag}`,
-        message: `contradicts the trainer's ${pin.kind === 'lock' ? 'lock' : 'requirements'}: ${pin.where} pins ${pkg.name} ${pin.version}${flag === '' ? " (an empty value keeps the base image's torch, another version)" : ''}`,
-        hint:
-          pin.kind === 'lock'
-            ? `Drop the flag (the image follows the lock), or change the lock: uv lock --upgrade-package ${pkg.name}${flag ? `==${flag}` : ''}.`
-            : `Drop the flag, or change the pin in ${pin.where.split(':')[0]}.`,
-      });
-      continue;
-    }
-    set(
-      pkg.arg,
-      flag ?? pin.version,
-      flag !== undefined ? { kind: 'flag' } : { kind: pin.kind, where: pin.where },
-    );
-    checks.push({ ok: true, message: `${pkg.name} ${pin.version} as ${pin.where} pins it` });
-  }
-  if (torchIndex && declares('TORCH_INDEX_URL')) {
-    const flag = flags.TORCH_INDEX_URL;
-    if (flag !== undefined && registryIndex(flag) !== torchIndex) {
-      problems.push({
-        where: `--build-arg TORCH_INDEX_URL=${flag}`,
-        message: `contradicts the trainer's pins: torch comes from ${torchIndex} (${chosen.get('TORCH_VERSION')?.source.kind === 'lock' ? 'its lock' : 'its requirements'})`,
-        hint: 'Drop the flag: the torch wheel is the one the trainer locked.',
-      });
-    } else if (flag === undefined) {
-      const pinned = chosen.get('TORCH_VERSION')?.source;
-      set('TORCH_INDEX_URL', torchIndex, {
-        kind: 'derived',
-        from: `the index of torch in ${pinned && 'where' in pinned ? pinned.where : "the trainer's pins"}`,
-      });
-    }
-  }
-
-  // Python: the project's requires-python (pyproject and lock) decides it unless a flag names one.
+  // Python first: the project's requires-python (pyproject and lock) decides it unless a flag names one,
+  // and the lock's per-platform versions are read for it.
+  let python = flags.PYTHON_VERSION ?? defaultOf('PYTHON_VERSION') ?? '3.11';
   if (declares('PYTHON_VERSION')) {
     const specs = [
       ...(pyproject?.requiresPython
@@ -316,6 +318,7 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
           hint: 'Fix requires-python, or pass --build-arg PYTHON_VERSION=<x.y>.',
         });
       } else {
+        python = pick;
         if (pick !== fallback)
           set('PYTHON_VERSION', pick, {
             kind: 'derived',
@@ -328,6 +331,67 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
       }
     }
   }
+  const env = imageEnvironment(python);
+  const requirements: RequirementPins =
+    src && !lock ? readRequirementPins(src, env) : { pins: [], indexUrls: [], names: [] };
+
+  // torch, vLLM and Ray: the trainer's pins, which a flag may repeat but not contradict.
+  let torchIndex: string | undefined;
+  for (const pkg of MAIN_ENV_PACKAGES) {
+    if (!declares(pkg.arg)) continue;
+    const flag = flags[pkg.arg];
+    const pin = trainerPin(pkg.name, lock, requirements, env, flag, problems);
+    if (!pin) continue;
+    if (pkg.name === 'torch' && pin.index) torchIndex = pin.index;
+    if (flag !== undefined && (flag === '' || !sameVersion(flag, pin.version))) {
+      problems.push({
+        where: `--build-arg ${pkg.arg}=${flag}`,
+        message: `contradicts the trainer's ${pin.kind === 'lock' ? 'lock' : 'requirements'}: ${pin.where} pins ${pkg.name} ${pin.version}${flag === '' ? " (an empty value keeps the base image's torch, another version)" : ''}`,
+        hint:
+          pin.kind === 'lock'
+            ? `Drop the flag (the image follows the lock), or change the lock: uv lock --upgrade-package ${pkg.name}${flag ? `==${flag}` : ''}.`
+            : `Drop the flag, or change the pin in ${pin.where.split(':')[0]}.`,
+      });
+      continue;
+    }
+    set(
+      pkg.arg,
+      flag ?? pin.version,
+      flag !== undefined ? { kind: 'flag' } : { kind: pin.kind, where: pin.where },
+    );
+    checks.push({ ok: true, message: `${pkg.name} ${pin.version} as ${pin.where} pins it` });
+  }
+  if (torchIndex && declares('TORCH_INDEX_URL')) {
+    const flag = flags.TORCH_INDEX_URL;
+    if (flag !== undefined && normalIndex(flag) !== torchIndex) {
+      problems.push({
+        where: `--build-arg TORCH_INDEX_URL=${flag}`,
+        message: `contradicts the trainer's pins: torch comes from ${torchIndex} (${chosen.get('TORCH_VERSION')?.source.kind === 'lock' ? 'its lock' : 'its requirements'})`,
+        hint: 'Drop the flag: the torch wheel is the one the trainer locked.',
+      });
+    } else if (flag === undefined) {
+      const pinned = chosen.get('TORCH_VERSION')?.source;
+      set('TORCH_INDEX_URL', torchIndex, {
+        kind: 'derived',
+        from: `the index of torch in ${pinned && 'where' in pinned ? pinned.where : "the trainer's pins"}`,
+      });
+    }
+  }
+
+  // Offline data is fetched with the trainer's own nltk and lm_eval (lm_eval brings nltk with it):
+  // nothing to fetch, and nothing claimed in the labels, when it depends on neither.
+  const named = (dist: string) =>
+    lock
+      ? lockedVersions(lock, dist).length > 0
+      : requirements.names.includes(dist) || Boolean(pyproject?.dependencies?.includes(dist));
+  for (const [arg, dists] of [
+    ['NLTK_DATA_PACKAGES', ['nltk', 'lm-eval']],
+    ['LM_EVAL_TASKS', ['lm-eval']],
+  ] as const) {
+    if (declares(arg) && flags[arg] === undefined && src && !dists.some(named)) {
+      set(arg, '', { kind: 'derived', from: `the trainer does not depend on ${dists.join(' or ')}` });
+    }
+  }
 
   // CUDA: the torch wheel's against the base image's.
   const value = (name: string) => chosen.get(name)?.value ?? defaultOf(name) ?? '';
@@ -336,48 +400,34 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
   const cuda = torchVersion ? torchCuda(torchVersion, value('TORCH_INDEX_URL'), lock) : undefined;
   if (cuda?.cuda && declares('BASE_IMAGE')) {
     const baseCuda = baseImageCuda(base.value);
-    if (base.flagged) {
-      if (baseCuda === undefined) {
-        checks.push({
-          ok: false,
-          message: `the base ${base.value} does not say its CUDA; the torch wheel is CUDA ${cuda.cuda} (${cuda.from})`,
-        });
-      } else if (baseCuda !== cuda.cuda) {
-        problems.push({
-          where: `--build-arg BASE_IMAGE=${base.value}`,
-          message: `a CUDA ${baseCuda} base, but the torch wheel is built for CUDA ${cuda.cuda} (${cuda.from})`,
-          hint: CUDA_BASES[cuda.cuda]
-            ? `Use a CUDA ${cuda.cuda} base, e.g. ${CUDA_BASES[cuda.cuda]}, or drop the flag.`
-            : `Use a CUDA ${cuda.cuda} base.`,
-        });
-      } else
-        checks.push({
-          ok: true,
-          message: `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base agree`,
-        });
-    } else if (baseCuda !== cuda.cuda) {
-      const fitting = CUDA_BASES[cuda.cuda];
-      if (!fitting) {
-        problems.push({
-          where: 'BASE_IMAGE',
-          message: `the torch wheel is built for CUDA ${cuda.cuda} (${cuda.from}) and there is no known CUDA ${cuda.cuda} base`,
-          hint: `Pass --build-arg BASE_IMAGE=<a CUDA ${cuda.cuda} image>.`,
-        });
-      } else {
-        set('BASE_IMAGE', fitting, {
-          kind: 'derived',
-          from: `the torch wheel's CUDA ${cuda.cuda} (${cuda.from})`,
-        });
-        checks.push({
-          ok: true,
-          message: `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base agree`,
-        });
-      }
-    } else
+    const agree = `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base${baseCuda && baseCuda !== cuda.cuda ? ` (CUDA ${baseCuda})` : ''} agree`;
+    const exact = CUDA_BASES[cuda.cuda];
+    if (!base.flagged && baseCuda !== undefined && baseCuda !== cuda.cuda && exact) {
+      // Our own choice of base: the one of the wheel's CUDA.
+      set('BASE_IMAGE', exact, {
+        kind: 'derived',
+        from: `the torch wheel's CUDA ${cuda.cuda} (${cuda.from})`,
+      });
       checks.push({
         ok: true,
         message: `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base agree`,
       });
+    } else if (baseCuda === undefined) {
+      checks.push({
+        ok: false,
+        message: `the base ${base.value} does not say its CUDA; the torch wheel is CUDA ${cuda.cuda} (${cuda.from})`,
+      });
+    } else if (cudaServes(baseCuda, cuda.cuda)) {
+      checks.push({ ok: true, message: agree });
+    } else {
+      problems.push({
+        where: base.flagged ? `--build-arg BASE_IMAGE=${base.value}` : 'BASE_IMAGE',
+        message: `a CUDA ${baseCuda} base, but the torch wheel is built for CUDA ${cuda.cuda} (${cuda.from})`,
+        hint: exact
+          ? `Use a CUDA ${cuda.cuda} base, e.g. ${exact}${base.flagged ? ', or drop the flag' : ''}.`
+          : `Pass --build-arg BASE_IMAGE=<a CUDA ${cuda.cuda} image>.`,
+      });
+    }
   }
 
   // EFA: an AWS deep-learning base carries its own; the installer step is then skipped.

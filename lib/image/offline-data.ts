@@ -42,7 +42,7 @@ export function offlineDataGaps(
       gaps.push({
         task,
         missing: `its dataset (the image caches lm_eval data for ${[...cached].join(', ') || 'no task'})`,
-        fix: `--build-arg LM_EVAL_TASKS="${[...cached, task].join(' ')}"`,
+        fix: `--build-arg LM_EVAL_TASKS="${[...cached, task].join(' ')}"${cached.size ? '' : " (lm_eval comes with the trainer's dependencies: it must depend on lm-eval)"}`,
       });
     }
     for (const pkg of TASK_NLTK[task] ?? []) {

@@ -5,7 +5,16 @@
  */
 import type { IEcr } from '../aws';
 import { ProblemsError, RlvrError, RuntimeFailure } from '../errors';
-import { assembleContext, contextTar, type BuildContext, type ContextOptions } from './context';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { planImageBuild } from './build-plan';
+import {
+  assembleContext,
+  contextTar,
+  defaultDockerDir,
+  type BuildContext,
+  type ContextOptions,
+} from './context';
 import { connectEngine, type Engine } from './engine';
 import type { BuildResult, ImageListener, PushResult } from './engine-streams';
 import {
@@ -219,14 +228,24 @@ export async function resolveJobImage(
   if (!request.repositoryUri) {
     // No image to find, but what the pipeline would build is known (and its arguments checked).
     let labels: Readonly<Record<string, string>> | undefined;
+    let why = '';
     try {
-      labels = (await assembleContext(context)).plan.labels;
+      const dockerfile = fs.readFileSync(
+        path.join(options.dockerDir ?? defaultDockerDir(), 'Dockerfile'),
+        'utf8',
+      );
+      labels = planImageBuild({
+        dockerfile,
+        trainerSrc: request.trainerSrc,
+        flags: options.buildArgs ?? {},
+      }).labels;
     } catch (err) {
-      if (err instanceof ProblemsError || !(err instanceof RlvrError)) throw err;
+      if (err instanceof ProblemsError) throw err;
+      why = `; and what it would build is not known: ${(err as Error).message}`;
     }
     return {
       source: 'unresolved',
-      note: 'no image repository is configured, so no image can be looked up',
+      note: `no image repository is configured, so no image can be looked up${why}`,
       ...(labels ? { labels } : {}),
     };
   }

@@ -259,5 +259,12 @@ export async function prepareArtifacts(input: ArtifactInput): Promise<Artifacts>
     throw new ProblemsError("The trainer's own packages would not import in the job", importRoots.problems);
   }
   const { image, note } = await resolveImage(input, sourceRoot);
-  return { ...source, sourceRoot, image, imageNote: note, warnings, importRoots };
+  return {
+    ...source,
+    sourceRoot,
+    image,
+    imageNote: note,
+    warnings: [...warnings, ...importRoots.warnings],
+    importRoots,
+  };
 }

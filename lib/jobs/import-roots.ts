@@ -1,7 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Problem } from '../errors';
-import { findImportRoots, missingRoots, readPyproject, unreachableImports, type ImportRoot } from '../python';
+import {
+  findImportRoots,
+  missingRoots,
+  readPyproject,
+  readUvLock,
+  shadowedStdlib,
+  unreachableImports,
+  type ImportRoot,
+} from '../python';
 import type { StagedSource } from '../source';
 import { commandScript, type TrainerProfile } from '../trainers';
 
@@ -10,6 +18,7 @@ export interface ImportRootsPlan {
   /** The plan's line, e.g. `import roots: src/ (rlvr_experiments) ← pyproject.toml: a package in a src layout`. */
   readonly note: string;
   readonly problems: readonly Problem[];
+  readonly warnings: readonly Problem[];
 }
 
 /** `src/ (rlvr_experiments) ← why; …` */
@@ -39,22 +48,34 @@ export function planImportRoots(input: {
 }): ImportRootsPlan {
   const { staged, profile } = input;
   const files = staged.files.map((f) => f.path);
-  const shipsPyproject = files.includes('pyproject.toml');
+  const pyproject = files.includes('pyproject.toml') ? readPyproject(staged.root) : undefined;
+  const lock = files.includes('uv.lock') ? readUvLock(staged.root) : undefined;
+  // What the image installs, never the project itself (the lock lists it, editable).
+  const dependencies = [
+    ...(pyproject?.dependencies ?? []),
+    ...(lock?.packages.filter((p) => p.source.kind === 'registry').map((p) => p.name) ?? []),
+  ];
   const named = profile.runtime.importRoots;
   const roots = findImportRoots({
     files,
-    pyproject: shipsPyproject ? readPyproject(staged.root) : undefined,
+    pyproject,
     ...(named ? { named: { paths: named.paths, by: `trainer ${profile.id} (${named.cite})` } } : {}),
   });
   const found = [...missingRoots(roots, files)];
   for (const script of [commandScript(input.trainerCommand), input.evalScript]) {
     if (!script || script.startsWith('/') || !files.includes(script)) continue;
     const text = fs.readFileSync(path.join(staged.root, script), 'utf8');
-    found.push(...unreachableImports(script, text, roots, files));
+    found.push(...unreachableImports(script, text, roots, files, dependencies));
   }
+  const asProblem = (p: { message: string; hint: string }): Problem => ({
+    where: 'trainer source',
+    message: p.message,
+    hint: p.hint,
+  });
   return {
     roots,
     note: `import roots: ${describeImportRoots(roots)}; first on PYTHONPATH for the trainer, its eval script and Ray on every host`,
-    problems: found.map((p) => ({ where: 'trainer source', message: p.message, hint: p.hint })),
+    problems: found.map(asProblem),
+    warnings: shadowedStdlib(roots).map(asProblem),
   };
 }

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { STDLIB_MODULES } from './stdlib';
 import type { Pyproject } from './pyproject';
 
 /**
@@ -53,7 +54,7 @@ export function findImportRoots(input: ImportRootsInput): ImportRoot[] {
   const add = (p: string, why: string) => {
     const clean = path.posix.normalize(p.replace(/^\.\//, '').replace(/\/+$/, '') || '.');
     if (roots.some((r) => r.path === clean)) return;
-    roots.push({ path: clean, why, packages: topLevel(clean, files, clean !== '.') });
+    roots.push({ path: clean, why, packages: topLevel(clean, files, true) });
   };
   for (const p of input.named?.paths ?? []) add(p, input.named!.by);
   if (pyproject?.declaredRoots) {
@@ -96,24 +97,33 @@ export function topLevelImports(text: string): { name: string; line: number }[] 
   return out;
 }
 
-/** Where `name` is a package or module among `files` (its folder), or undefined. */
+/**
+ * Where `name` is a top-level package or module among `files` — in a folder that is no package itself
+ * (no `__init__.py`), so it could be an import root — or undefined. `verifiers/math.py` inside a package
+ * is that package's module, not a top-level `math`.
+ */
 function locate(name: string, files: readonly string[]): string | undefined {
+  const present = new Set(files);
   for (const f of files) {
     const m = new RegExp(`^(?:(.*)/)?${name}(?:/__init__\\.py|\\.py)$`).exec(f);
-    if (m) return m[1] ?? '.';
+    if (!m) continue;
+    const folder = m[1] ?? '.';
+    if (!present.has(folder === '.' ? '__init__.py' : `${folder}/__init__.py`)) return folder;
   }
   return undefined;
 }
 
 /**
  * What a script imports from the repository but would not find: a package that ships, but under no
- * import root and not beside the script (Python puts the script's folder first on sys.path).
+ * import root and not beside the script (Python puts the script's folder first on sys.path). Standard
+ * library names and the names of the project's dependencies are never the repository's.
  */
 export function unreachableImports(
   script: string,
   text: string,
   roots: readonly ImportRoot[],
   files: readonly string[],
+  dependencies: readonly string[] = [],
 ): ImportProblem[] {
   const problems: ImportProblem[] = [];
   const beside = path.posix.dirname(script);
@@ -121,6 +131,7 @@ export function unreachableImports(
   for (const { name, line } of topLevelImports(text)) {
     if (seen.has(name)) continue;
     seen.add(name);
+    if (STDLIB_MODULES.has(name) || dependencies.includes(name.toLowerCase().replace(/_/g, '-'))) continue;
     const inRoot = [...roots.map((r) => r.path), beside].some((r) =>
       files.some(
         (f) =>
@@ -137,4 +148,19 @@ export function unreachableImports(
     });
   }
   return problems;
+}
+
+/**
+ * Modules of an import root named like the standard library's: on PYTHONPATH they come first, so every
+ * process of the job (the trainer, Ray's workers, vLLM) would import them instead.
+ */
+export function shadowedStdlib(roots: readonly ImportRoot[]): ImportProblem[] {
+  return roots.flatMap((r) =>
+    r.packages
+      .filter((p) => STDLIB_MODULES.has(p))
+      .map((p) => ({
+        message: `${r.path === '.' ? '' : `${r.path}/`}${p} on import root ${r.path}/ shadows the standard library's ${p} in every process of the job`,
+        hint: `Rename it, or move the code it belongs to under a package (a src layout).`,
+      })),
+  );
 }

@@ -7,6 +7,7 @@ export { readPyproject, type Pyproject } from './pyproject';
 export {
   findImportRoots,
   missingRoots,
+  shadowedStdlib,
   topLevelImports,
   unreachableImports,
   type ImportProblem,
@@ -23,5 +24,7 @@ export {
   type LockedPackage,
   type UvLock,
 } from './uv-lock';
-export { readRequirementPins, type RequirementPin } from './requirements';
+export { readRequirementPins, type RequirementPin, type RequirementPins } from './requirements';
+export { evaluateMarker, imageEnvironment, type MarkerEnvironment } from './markers';
 export { networkCalls, reachableModules, type NetworkCall } from './reachable';
+export { STDLIB_MODULES } from './stdlib';

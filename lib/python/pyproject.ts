@@ -9,6 +9,8 @@ export interface Pyproject {
   readonly name?: string;
   /** `[project] requires-python`, e.g. `>=3.11,<3.12`. */
   readonly requiresPython?: string;
+  /** The names (PEP 503-normalized) of `[project] dependencies`. */
+  readonly dependencies?: readonly string[];
   /** Whether the project itself is a package (a build system, or `[tool.uv] package = true`). */
   readonly isPackage: boolean;
   /**
@@ -77,12 +79,17 @@ export function readPyproject(root: string): Pyproject | undefined {
   }
   const project = table(doc.project);
   const roots = declaredRoots(doc);
+  const dependencies = strings(project?.dependencies)
+    .map((d) => /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(d)?.[1])
+    .filter((n): n is string => Boolean(n))
+    .map((n) => n.toLowerCase().replace(/[-_.]+/g, '-'));
   return {
     file,
     ...(typeof project?.name === 'string' ? { name: project.name } : {}),
     ...(typeof project?.['requires-python'] === 'string'
       ? { requiresPython: project['requires-python'] }
       : {}),
+    dependencies,
     isPackage: table(doc['build-system']) !== undefined || at(doc, 'tool', 'uv', 'package') === true,
     ...(roots.length > 0 ? { declaredRoots: roots } : {}),
   };

@@ -14,7 +14,6 @@ export function reachableModules(input: {
   readonly read: (file: string) => string;
 }): string[] {
   const present = new Set(input.files);
-  const bases = (extra: string) => [...new Set([...input.roots, extra])];
   const join = (root: string, rel: string) => (root === '.' ? rel : `${root}/${rel}`);
   /** The file of module `a.b.c` under `root`, and the packages it passes through. */
   const resolve = (name: string, searchRoots: readonly string[]): string[] => {
@@ -45,13 +44,15 @@ export function reachableModules(input: {
     return undefined;
   };
 
+  // Python puts the running script's folder first on sys.path: the entry scripts' folders, not every file's.
+  const scriptFolders = [...new Set(input.scripts.map((s) => path.posix.dirname(s) || '.'))];
+  const searchRoots = [...new Set([...input.roots, ...scriptFolders])];
   const seen = new Set<string>();
   const queue = input.scripts.filter((s) => present.has(s));
   while (queue.length > 0) {
     const file = queue.shift()!;
     if (seen.has(file)) continue;
     seen.add(file);
-    const searchRoots = bases(path.posix.dirname(file) || '.');
     const text = input.read(file);
     const targets: string[] = [];
     for (const m of text.matchAll(/^[ \t]*import[ \t]+([\w., \t]+)/gm)) {

@@ -57,7 +57,8 @@ export function makeTrainerRepo(options: { config?: string; files?: Record<strin
       ].map((t) => [`entrypoints/${t}.py`, 'print("train")\n']),
     ),
     'entrypoints/eval_benchmarks.py': 'print("eval")\n',
-    'pyproject.toml': '[project]\nname = "trainer"\n',
+    // As theirs: the eval watcher runs lm_eval from the trainer's own dependencies.
+    'pyproject.toml': '[project]\nname = "trainer"\ndependencies = ["lm-eval>=0.4.9"]\n',
     '.gitignore': 'data/\n*.log\n',
     'configs/eval/lm_eval_watch.yaml': fs.readFileSync(path.join(EVAL_DIR, 'lm_eval_watch.yaml'), 'utf8'),
     'configs/gsm8k.yaml': (options.config ?? fs.readFileSync(GSM8K_EXAMPLE, 'utf8'))

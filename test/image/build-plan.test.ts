@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ProblemsError } from '../../lib/errors';
-import { defaultDockerDir, planImageBuild, type ImageBuildPlan } from '../../lib/image';
+import { baseImageCuda, defaultDockerDir, planImageBuild, type ImageBuildPlan } from '../../lib/image';
 import { tempDir } from '../helpers/fixtures';
 import { THEIR_REPO } from '../helpers/python';
 
@@ -141,8 +141,61 @@ describe('the image follows the trainer (build arguments from its lock)', () => 
       "contradicts the trainer's requirements: requirements.txt:2 pins ray 2.49.2",
     );
     const bare = plan(trainer({ 'requirements.txt': 'numpy\n' }));
-    expect(bare.args.every((a) => a.source.kind === 'dockerfile')).toBe(true);
+    const versions = ['TORCH_VERSION', 'VLLM_VERSION', 'RAY_VERSION', 'PYTHON_VERSION', 'BASE_IMAGE'];
+    expect(versions.map((v) => arg(bare, v).source.kind)).toEqual(versions.map(() => 'dockerfile'));
+    // Neither nltk nor lm-eval among its requirements: no offline data fetched, none claimed in labels.
+    expect(arg(bare, 'LM_EVAL_TASKS')).toMatchObject({ value: '', source: { kind: 'derived' } });
+    expect(bare.labels['rlvr.lm-eval-tasks']).toBe('');
     expect(bare.checks.filter((c) => c.message.includes('pins it'))).toEqual([]);
+  });
+
+  it("a lock resolved for several platforms: the Linux x86_64 torch is the image's, a flag may name it", () => {
+    const src = trainer({
+      'pyproject.toml': '[project]\nname = "t"\nrequires-python = ">=3.11"\n',
+      'uv.lock': [
+        'version = 1',
+        'requires-python = ">=3.11"',
+        '',
+        '[[package]]',
+        'name = "torch"',
+        'version = "2.7.0"',
+        'source = { registry = "https://pypi.org/simple" }',
+        'resolution-markers = ["sys_platform == \'darwin\'"]',
+        '',
+        '[[package]]',
+        'name = "torch"',
+        'version = "2.7.0+cu128"',
+        'source = { registry = "https://download.pytorch.org/whl/cu128" }',
+        "resolution-markers = [\"sys_platform == 'linux' and platform_machine == 'x86_64'\", \"sys_platform == 'win32'\"]",
+        '',
+      ].join('\n'),
+    });
+    const p = plan(src);
+    expect(arg(p, 'TORCH_VERSION')).toEqual({
+      name: 'TORCH_VERSION',
+      value: '2.7.0+cu128',
+      source: { kind: 'lock', where: 'uv.lock:12' },
+    });
+    expect(arg(p, 'TORCH_INDEX_URL').value).toBe('https://download.pytorch.org/whl/cu128');
+    expect(arg(plan(src, { TORCH_VERSION: '2.7.0+cu128' }), 'TORCH_VERSION').source).toEqual({
+      kind: 'flag',
+    });
+    // PEP 440 equality: 2.9 is 2.9.0.
+    expect(arg(plan(THEIR_REPO, { TORCH_VERSION: '2.9' }), 'TORCH_VERSION').value).toBe('2.9');
+  });
+
+  it("reads a base's CUDA behind a mirror, a digest or a pytorch/pytorch tag; a newer CUDA base of the same major is taken", () => {
+    expect(baseImageCuda('mirror.example:5000/nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04')).toBe('12.8');
+    expect(baseImageCuda(`nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04@sha256:${'a'.repeat(64)}`)).toBe('12.8');
+    expect(baseImageCuda('pytorch/pytorch:2.9.0-cuda12.8-cudnn9-devel')).toBe('12.8');
+    expect(baseImageCuda('ubuntu:22.04')).toBeUndefined();
+    const p = plan(THEIR_REPO, { BASE_IMAGE: 'nvidia/cuda:12.9.1-cudnn-devel-ubuntu22.04' });
+    expect(p.checks.map((c) => c.message)).toContain(
+      'CUDA 12.8: the torch wheel (nvidia-cuda-runtime-cu12 12.8.90 (uv.lock:47)) and the base (CUDA 12.9) agree',
+    );
+    expect(
+      refusal(() => plan(THEIR_REPO, { BASE_IMAGE: 'nvidia/cuda:13.0.1-cudnn-devel-ubuntu22.04' })),
+    ).toContain('a CUDA 13.0 base, but the torch wheel is built for CUDA 12.8');
   });
 
   it('an argument the Dockerfile does not declare is refused (a misspelling would be ignored by the build)', () => {

@@ -3,10 +3,12 @@ import * as path from 'node:path';
 import {
   constraintLines,
   findImportRoots,
+  imageEnvironment,
   lockClosure,
   readPyproject,
   readRequirementPins,
   readUvLock,
+  shadowedStdlib,
   topLevelImports,
   unreachableImports,
 } from '../../lib/python';
@@ -76,7 +78,7 @@ describe('import roots', () => {
 
   it('a flat repository is imported from its root; a profile may name more roots', () => {
     expect(rootsOf({ 'train.py': '', 'mypkg/__init__.py': '' })).toEqual([
-      { path: '.', why: 'the repository root (no src layout)', packages: ['mypkg'] },
+      { path: '.', why: 'the repository root (no src layout)', packages: ['mypkg', 'train'] },
     ]);
     const roots = findImportRoots({
       files: ['src/a/__init__.py', 'vendor/b/__init__.py'],
@@ -112,6 +114,21 @@ describe('import roots', () => {
         files,
       ),
     ).toEqual([]);
+    // The standard library, a dependency and a package's own submodule named like them are no one's problem.
+    expect(
+      unreachableImports(
+        'entrypoints/train_grpo_sft.py',
+        'import math\nimport datasets\n',
+        [{ path: 'src', why: 'x', packages: [] }],
+        [
+          ...files,
+          'src/rlvr_experiments/verifiers/__init__.py',
+          'src/rlvr_experiments/verifiers/math.py',
+          'tools/datasets/__init__.py',
+        ],
+        ['datasets'],
+      ),
+    ).toEqual([]);
     // A module beside the script is found (Python puts the script's folder first).
     expect(
       unreachableImports(
@@ -121,6 +138,15 @@ describe('import roots', () => {
         ['scripts/run.py', 'scripts/helpers.py'],
       ),
     ).toEqual([]);
+  });
+});
+
+describe('a root module named like the standard library', () => {
+  it('is said: on PYTHONPATH it would shadow the standard library in every process', () => {
+    const roots = findImportRoots({ files: ['queue.py', 'train.py'], pyproject: undefined });
+    expect(shadowedStdlib(roots).map((p) => p.message)).toEqual([
+      "queue on import root ./ shadows the standard library's queue in every process of the job",
+    ]);
   });
 });
 
@@ -194,9 +220,12 @@ describe('uv.lock', () => {
         '',
       ].join('\n'),
     });
-    expect(readRequirementPins(dir).map((p) => [p.name, p.version, p.line, p.indexUrl])).toEqual([
-      ['torch', '2.7.1+cu126', 2, 'https://download.pytorch.org/whl/cu126'],
-      ['ray', '2.48.0', 4, 'https://download.pytorch.org/whl/cu126'],
+    const read = readRequirementPins(dir, imageEnvironment('3.11'));
+    expect(read.pins.map((p) => [p.name, p.version, p.line])).toEqual([
+      ['torch', '2.7.1+cu126', 2],
+      ['ray', '2.48.0', 4],
     ]);
+    expect(read.indexUrls).toEqual(['https://download.pytorch.org/whl/cu126']);
+    expect(read.names).toEqual(['torch', 'vllm', 'ray']);
   });
 });
