@@ -8,7 +8,7 @@ import { updateIndex } from '../lib/dashboard/trace-index';
 import { launchChromium, type PageProbe } from '../test/helpers/browser';
 import { writeTrace } from '../test/helpers/traces';
 // a type only (erased): run.ts is the bench's entry and runs when loaded
-import type { Row } from './run';
+import type { Row } from './row';
 
 /*
  * The dashboard's rows of `npm run bench` (issue 16): indexing a 600 MB trace in the trainer's event

@@ -13,6 +13,7 @@ import { copyBusybox, startDockerEngine, startRegistry } from '../test/helpers/d
 import { createAwsClients } from '../lib/aws';
 import { benchCurriculum } from '../test/curriculum/bench-curriculum';
 import { dashboardRows } from './dashboard';
+import type { Row } from './row';
 import { FaultProxy } from '../test/helpers/fault-proxy';
 import { freePort, startMoto, TEST_ACCOUNT } from '../test/helpers/moto';
 
@@ -120,14 +121,6 @@ async function medianPair(
 const RUNS = 7;
 
 /** One line of bench/results.md. */
-export interface Row {
-  readonly name: string;
-  readonly ours: string;
-  readonly baseline: string;
-  readonly ratio: number;
-  readonly target: string;
-  readonly pass: boolean;
-}
 
 async function main(): Promise<void> {
   const rows: Row[] = [];

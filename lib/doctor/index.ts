@@ -4,19 +4,12 @@ import { describeAwsError } from '../aws';
 import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../jobs/templates';
 import { openJobContext, type JobContext, type JobContextInput } from '../aws/session';
+import type { DoctorCheck } from './check';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, type S3Layout } from '../layout';
 
 export { trainerRepositoryChecks } from './trainer';
 
-export type CheckLevel = 'ok' | 'warn' | 'fail';
-
-export interface DoctorCheck {
-  readonly name: string;
-  readonly level: CheckLevel;
-  readonly detail: string;
-  /** What to do about it. */
-  readonly fix?: string;
-}
+export type { CheckLevel, DoctorCheck } from './check';
 
 export interface DoctorInput extends JobContextInput {
   readonly instanceType?: string;

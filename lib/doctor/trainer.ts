@@ -25,7 +25,7 @@ import {
 } from '../python';
 import { stageSource } from '../source';
 import { BUILT_IN_PROFILES, CITE_FOLDERS, RLVR_EVAL_SCRIPT, type NetworkUse } from '../trainers';
-import type { DoctorCheck } from './index';
+import type { DoctorCheck } from './check';
 
 interface CitedRange {
   readonly file: string;

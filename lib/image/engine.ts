@@ -13,7 +13,7 @@ import {
   type ImageListener,
   type PushResult,
 } from './engine-streams';
-import type { RegistryCredentials } from './registry';
+import type { RegistryCredentials } from './credentials';
 
 export interface LocalImage {
   readonly id: string;

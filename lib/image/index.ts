@@ -5,6 +5,7 @@
 export * from './build-plan';
 export * from './buildkit-trace';
 export * from './context';
+export * from './credentials';
 export * from './engine';
 export * from './engine-streams';
 export * from './offline-data';

@@ -18,15 +18,14 @@ import {
 import { connectEngine, type Engine } from './engine';
 import type { BuildResult, ImageListener, PushResult } from './engine-streams';
 import {
-  cachedCredentials,
   ecrCredentials,
   parseRepositoryUri,
   pushImage,
   remoteDigest,
   remoteLabels,
   tagRemote,
-  type CredentialSource,
 } from './registry';
+import { cachedCredentials, type CredentialSource } from './credentials';
 
 export interface ImageRequest {
   readonly context: ContextOptions;

@@ -11,7 +11,7 @@ import {
 } from '../curriculum';
 import type { DatasetLoader } from '../trainers';
 import { s3Uri, type DatasetInput, type OrderFileInput } from './inputs';
-import type { PreflightCheck } from './preflight';
+import type { PreflightCheck } from './preflight-check';
 
 /*
  * The curriculum pre-flight (the incident of BRIEF §1: 1,960 of 4,691 order ids missing, skipped in

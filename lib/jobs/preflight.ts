@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { YamlFile } from '../config';
 import type { IS3 } from '../aws';
+import type { PreflightCheck } from './preflight-check';
 import type { Problem } from '../errors';
 import { folderVerdict, safetensorsHeadLength, safetensorsSize, weightsNamedByIndex } from '../checkpoints';
 import { DATASET_MARKERS, MODEL_INDEX_FILE } from '../layout';
@@ -18,12 +19,7 @@ import { s3Uri, type DatasetInput, type InputPlan, type ModelInput, type OrderFi
  * missing dies after start-up with the GPUs billed, and jobs in the VPC cannot fetch anything else.
  */
 
-export interface PreflightCheck {
-  readonly what: string;
-  readonly target: string;
-  readonly ok: boolean;
-  readonly detail: string;
-}
+export type { PreflightCheck } from './preflight-check';
 
 export interface PreflightResult {
   readonly checks: readonly PreflightCheck[];

@@ -7,7 +7,7 @@ import { openJobContext, planInputs } from '../../lib/jobs';
 import { runPreflight } from '../../lib/jobs/preflight';
 import { S3Layout } from '../../lib/layout';
 import { checkCheckpointFolder } from '../../lib/results/checkpoint-check';
-import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/results/download';
+import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/results/job-checkpoints';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { gsm8kWith, safetensorsWith, tempDir, writeConfig } from '../helpers/fixtures';

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { IS3 } from '../../lib/aws';
 import { describeResume } from '../../lib/jobs/inspect';
 import { fetchObject } from '../../lib/results';
-import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/results/download';
+import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/results/job-checkpoints';
 import { matchesTag, partsTag } from '../../lib/results/hash';
 import {
   checkpointOfKey,
