@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { BUILT_IN_DEFAULTS } from '../job-options';
 import { CONTAINER, JOB_ENV, RUN_FOLDER, RUNTIME_ENV } from '../layout';
 import {
   finishEvalWatcher,
@@ -68,7 +69,6 @@ export interface EntrypointOptions {
 /** Tests only: replaces the contract's eval command. */
 export const EVAL_COMMAND_ENV = JOB_ENV.evalCommand;
 const EVAL_DONE_FILE = '.training-done';
-const DEFAULT_EVAL_WAIT_MS = 30 * 60_000;
 
 export async function runEntrypoint(options: EntrypointOptions): Promise<number> {
   const { out } = options;
@@ -371,7 +371,7 @@ function finishEvaluation(
     names: run.names,
     timeoutMs: stopping
       ? Math.max(0, run.stopDeadline! - Date.now())
-      : (options.evalFinalTimeoutMs ?? envWait ?? DEFAULT_EVAL_WAIT_MS),
+      : (options.evalFinalTimeoutMs ?? envWait ?? BUILT_IN_DEFAULTS.eval_wait * 1000),
     termGraceMs: stopping ? 0 : (options.evalTermGraceMs ?? 10_000),
     pollMs: options.pollMs ?? 5000,
     doneFile: path.join(run.plan.viewDir, EVAL_DONE_FILE),

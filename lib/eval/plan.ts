@@ -9,7 +9,14 @@ import * as os from 'node:os';
 import type { Channel, CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { describeAwsError, type AwsClients } from '../aws';
 import { ProblemsError, RlvrError, RuntimeFailure, UserError, type Problem } from '../errors';
-import { checkRequestLimits, costOf, gpuCount, isTrainingInstanceType, sanitizeTagValue } from '../jobs';
+import {
+  checkRequestLimits,
+  costOf,
+  gpuCount,
+  isTrainingInstanceType,
+  MAX_RUNTIME_SECONDS,
+} from '../job-options';
+import { sanitizeTagValue } from '../jobs';
 import { assembleRequest, OFFLINE_ENVIRONMENT, s3Channel, type RequestSettings } from '../jobs/request';
 import { PLACEHOLDERS } from '../jobs/resolve';
 import { channelPath, CHANNELS, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
@@ -98,7 +105,6 @@ export interface EvalChannel {
 }
 
 const DEFAULT_MAX_RUNTIME_FLOOR_S = 3600;
-const MAX_RUNTIME_CAP_S = 28 * 24 * 3600;
 
 export function evalJobNamePrefix(jobNamePrefix: string): string {
   return `${jobNamePrefix}-eval`;
@@ -352,7 +358,7 @@ export async function planEval(
   }
   const maxRuntimeSeconds =
     request.maxRuntimeSeconds ??
-    Math.min(MAX_RUNTIME_CAP_S, Math.max(DEFAULT_MAX_RUNTIME_FLOOR_S, Math.ceil(packing.wallS * 2 + 1800)));
+    Math.min(MAX_RUNTIME_SECONDS, Math.max(DEFAULT_MAX_RUNTIME_FLOOR_S, Math.ceil(packing.wallS * 2 + 1800)));
   const costUsd = request.local
     ? undefined
     : costOf(

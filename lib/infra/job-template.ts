@@ -1,8 +1,8 @@
 import { Stack } from 'aws-cdk-lib';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { jobTemplateSchema, YamlFile, type JobTemplate } from '../config';
-import { resolveJobOptions } from '../jobs/options';
+import { jobTemplateSchema, type JobTemplate } from '../config';
+import { templateProblems } from '../job-options';
 import { templateParameterName } from '../layout';
 
 export interface TrainingJobTemplateProps {
@@ -21,23 +21,10 @@ export class TrainingJobTemplate extends Construct {
 
   constructor(scope: Construct, id: string, props: TrainingJobTemplateProps) {
     super(scope, id);
-    const problems: string[] = [];
-    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(props.templateName)) {
-      problems.push(`name "${props.templateName}" must be lowercase letters, digits and "-"`);
-    }
     const parsed = jobTemplateSchema.safeParse(props.template);
-    if (!parsed.success) {
-      problems.push(...parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
-    } else {
-      const checked = resolveJobOptions({
-        flags: {},
-        launcher: undefined,
-        configFile: YamlFile.parse('{}', 'template'),
-        template: { name: props.templateName, values: parsed.data },
-        hasEvalConfig: false,
-      });
-      problems.push(...checked.problems.map((p) => `${p.where}: ${p.message}`));
-    }
+    const problems = parsed.success
+      ? templateProblems(props.templateName, parsed.data)
+      : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     if (problems.length > 0) {
       throw new Error(`Job template ${props.templateName} is invalid:\n  ${problems.join('\n  ')}`);
     }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUILT_IN_DEFAULTS, BUILT_IN_TEMPLATES } from '../jobs/templates';
+import { BUILT_IN_DEFAULTS, BUILT_IN_TEMPLATES } from '../job-options';
 import { DEFAULT_JOB_NAME_PREFIX, DEFAULT_ROOT_PREFIX } from '../layout';
 
 /** The instance types the launcher's defaults and built-in templates use: what jobs may run on by default. */

@@ -7,7 +7,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
-import { BUILT_IN_TEMPLATES } from '../jobs/templates';
+import { BUILT_IN_TEMPLATES } from '../job-options';
 import { S3Layout, SETTINGS_PARAMETER_NAME } from '../layout';
 import { addCheckpointExpiry } from './checkpoint-expiry';
 import { TrainingJobTemplate } from './job-template';

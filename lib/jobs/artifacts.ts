@@ -18,7 +18,7 @@ import type { JobConfigs, Placeholders } from './resolve';
 import type { SubmitConnection } from './submit-session';
 import { planImportRoots, type ImportRootsPlan } from './import-roots';
 import { checkTrainerScript } from './trainer-checks';
-import { problemAt, type ResolvedJobOptions } from './options';
+import { problemAt, type ResolvedJobOptions } from '../job-options/options';
 import { checkedSourceRoot } from './trainer-source';
 
 /**

@@ -14,7 +14,7 @@ export {
 export { openSubmitSession, type SubmitSession, type SubmitSessionInput } from './submit-session';
 export { submit, submitPlanned, quotaName, type SubmitResult } from './submit';
 export { buildCreateTrainingJobRequest, sanitizeTagValue, JOB_ENV, type RequestInput } from './request';
-export { checkRequestLimits, LIMITS } from './limits';
+export { checkRequestLimits, LIMITS } from '../job-options/limits';
 export {
   resolveJobOptions,
   describeSource,
@@ -23,12 +23,12 @@ export {
   type JobOptionFlags,
   type ResolvedJobOptions,
   type OptionSource,
-} from './options';
+} from '../job-options/options';
 export { planInputs, resolveConfigForJob, datasetFolder, parseS3Uri, s3Uri, type InputPlan } from './inputs';
 export { reserveJobName, firstJobName } from './job-name';
 export { appendJobLogRow, formatJobLogRow, JOB_LOG_COLUMNS } from './job-log';
-export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS } from './templates';
-export { gpuCount, isTrainingInstanceType } from './instance-types';
+export { BUILT_IN_TEMPLATES, BUILT_IN_DEFAULTS } from '../job-options/templates';
+export { gpuCount, isTrainingInstanceType } from '../job-options/instance-types';
 export {
   openJobContext,
   requireLayout,
@@ -59,7 +59,7 @@ export {
   type SweepAxis,
   type SweepVariant,
 } from './sweep';
-export { hourlyPrice, costOf, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from './prices';
+export { hourlyPrice, costOf, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../job-options/prices';
 export { readJobLogDescriptions, resolveJobLogPath } from './job-log';
 export { planSweep, submitSweep, PROVISIONAL_NAMES, type PlannedSweep } from './sweep-submit';
 export { lintConfigFile, type LintReport } from './lint';

@@ -10,7 +10,7 @@ import {
 } from '../results/run-folders';
 import { describeJob, isTerminal, requireLayout, type JobContext } from '../aws/session';
 import { readJobLogDescriptions } from './job-log';
-import { costOf } from './prices';
+import { costOf } from '../job-options/prices';
 import { isObject } from '../util/json-file';
 import { mapLimited } from '../util/pool';
 

@@ -21,7 +21,7 @@ import { evalBenchmarks, type TrainerSelection, type YamlMap } from '../trainers
 import { EFA_LABEL, LM_EVAL_TASKS_LABEL, offlineDataGaps, type ImagePipeline } from '../image';
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
-import { checkRequestLimits } from './limits';
+import { checkRequestLimits } from '../job-options/limits';
 import { jobLogPathProblem, resolveJobLogPath } from './job-log';
 import { firstJobName } from './job-name';
 import {
@@ -30,12 +30,12 @@ import {
   type JobOptionFlags,
   type JobOptions,
   type ResolvedJobOptions,
-} from './options';
+} from '../job-options/options';
 import { defaultCacheDir } from '../curriculum';
 import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
-import { gpuCount, hasEfa } from './instance-types';
-import { hourlyPrice } from './prices';
+import { gpuCount, hasEfa } from '../job-options/instance-types';
+import { hourlyPrice } from '../job-options/prices';
 import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
 import {
   loadJobConfigs,

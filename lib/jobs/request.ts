@@ -1,11 +1,11 @@
 import type { Channel, CreateTrainingJobRequest, Tag } from '@aws-sdk/client-sagemaker';
 import { formatGpuList } from '../config';
 import { channelPath, CHANNELS, CONTAINER, JOB_ENV, JOB_FILES, S3Layout } from '../layout';
-import { hasLocalStorage } from './instance-types';
+import { hasLocalStorage } from '../job-options/instance-types';
 
 export { JOB_ENV };
 import { s3Uri, type InputPlan } from './inputs';
-import type { JobOptions } from './options';
+import type { JobOptions } from '../job-options/options';
 
 /** The settings a request needs; in a dry-run without AWS, placeholders stand in. */
 export interface RequestSettings {

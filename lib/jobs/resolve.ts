@@ -15,7 +15,7 @@ import { S3Layout } from '../layout';
 import type { ResolvedSettings } from '../settings';
 import type { TrainerSelection } from '../trainers';
 import { planInputs, type InputPlan } from './inputs';
-import { resolveJobOptions, type JobOptionFlags, type ResolvedJobOptions } from './options';
+import { resolveJobOptions, type JobOptionFlags, type ResolvedJobOptions } from '../job-options/options';
 import type { SubmitConnection } from './submit-session';
 import { trainerSourceOf } from './trainer-source';
 import {
@@ -24,7 +24,7 @@ import {
   planTrainerRuntime,
   type TrainerRuntimePlan,
 } from './trainer-checks';
-import { BUILT_IN_TEMPLATES } from './templates';
+import { BUILT_IN_TEMPLATES } from '../job-options/templates';
 
 /** What the submit reads from files: the configs, the trainer that runs them, where its source is. */
 export interface JobConfigs {

@@ -20,7 +20,7 @@ import {
 import { RANK0_EXPORT_CITE } from '../trainers/rlvr-experiments';
 import type { InputPlan } from './inputs';
 import { RUNTIME_ENV } from '../layout';
-import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from './options';
+import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from '../job-options/options';
 
 /*
  * Checks that need both the trainer's config and how the job runs (its GPUs, its shipped source).

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { BUILT_IN_TEMPLATES } from '../../lib/jobs/templates';
+import { BUILT_IN_TEMPLATES } from '../../lib/job-options/templates';
 import { TEMPLATE_PARAMETER_PREFIX } from '../../lib/layout';
 import { tempDir } from '../helpers/fixtures';
 

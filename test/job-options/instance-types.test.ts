@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { TrainingInstanceType } from '@aws-sdk/client-sagemaker';
 import { YamlFile } from '../../lib/config';
-import { resolveJobOptions } from '../../lib/jobs/options';
+import { resolveJobOptions } from '../../lib/job-options/options';
 import {
   checkInstanceType,
   gpuCount,
   gpuInstanceTypes,
   hasLocalStorage,
-} from '../../lib/jobs/instance-types';
+} from '../../lib/job-options/instance-types';
 
 function resolveInstance(instanceType: string) {
   return resolveJobOptions({
@@ -56,7 +56,7 @@ describe('instance types', () => {
     // A fresh node: jest's module registry would hide what is loaded.
     const script = `require('tsx/cjs');
 const loaded = () => Object.keys(require.cache).some((k) => k.includes('client-sagemaker'));
-const { checkInstanceType } = require('./lib/jobs/instance-types');
+const { checkInstanceType } = require('./lib/job-options/instance-types');
 const table = checkInstanceType('ml.p4de.24xlarge').ok;
 const afterTableType = loaded();
 const other = checkInstanceType('ml.m5.xlarge').ok;

@@ -1,6 +1,6 @@
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import { checkRequestLimits, LIMITS } from '../../lib/jobs/limits';
-import { MAX_KEEP_ALIVE_SECONDS, MAX_RUNTIME_SECONDS } from '../../lib/jobs/options';
+import { checkRequestLimits, LIMITS } from '../../lib/job-options/limits';
+import { MAX_KEEP_ALIVE_SECONDS, MAX_RUNTIME_SECONDS } from '../../lib/job-options/options';
 
 /*
  * checkRequestLimits, one group of CreateTrainingJob's limits at a time (request.test.ts checks a whole

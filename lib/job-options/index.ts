@@ -1,0 +1,32 @@
+/**
+ * How a job runs, as any job of ours runs: the options (flags > the config's `launcher:` > the template
+ * > built-in defaults, each with its source and checks), the built-in defaults and templates, SageMaker's
+ * limits on a request, the instance types we know and their prices. Shared facts: the planner, the
+ * eval plan, the stack, the container and doctor read them here; nothing here reads any of those.
+ */
+export {
+  describeSource,
+  idleGpus,
+  MAX_KEEP_ALIVE_SECONDS,
+  MAX_RETRIES,
+  MAX_RUNTIME_SECONDS,
+  OPTION_FLAGS,
+  problemAt,
+  resolveJobOptions,
+  type JobOptionFlags,
+  type JobOptions,
+  type OptionLayers,
+  type OptionSource,
+  type ResolvedJobOptions,
+  type Sourced,
+} from './options';
+export {
+  BUILT_IN_DEFAULTS,
+  BUILT_IN_TEMPLATES,
+  DEFAULT_EVAL_GPU_COUNT,
+  DEFAULT_METRIC_DEFINITIONS,
+} from './templates';
+export { checkRequestLimits, LIMITS } from './limits';
+export * from './instance-types';
+export * from './prices';
+export { templateProblems } from './template-check';
