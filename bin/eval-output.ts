@@ -3,7 +3,7 @@ import type { EvalPlan } from '../lib/eval/plan';
 import { maxGenToksFor } from '../lib/eval/standard';
 import type { EvalSubmitResult } from '../lib/eval/submit';
 import { EVAL_STANDARDS } from '../lib/config';
-import { formatUsd, PRICES_AS_OF } from '../lib/jobs';
+import { formatUsd, PRICES_AS_OF } from '../lib/job-options';
 import { formatSeconds } from './commands/common';
 
 const minutes = (s: number) => formatSeconds(Math.round(s));

@@ -1,7 +1,8 @@
 /** The plan of a submit, as text (the dry-run) and as JSON (`--json`). */
 import { formatDuration, formatKeyPath } from '../lib/config';
 import { formatProblem } from '../lib/errors';
-import { describeSource, formatUsd, PRICES_AS_OF, PRICES_SOURCE, s3Uri, type SubmitPlan } from '../lib/jobs';
+import { s3Uri, type SubmitPlan } from '../lib/jobs';
+import { describeSource, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../lib/layout';
 import type { SettingName } from '../lib/settings';
 import { formatBytes } from './output';

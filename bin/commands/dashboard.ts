@@ -11,7 +11,7 @@ import { buildReport } from '../../lib/dashboard/report';
 import { listRunIds, runFiles } from '../../lib/dashboard/runs';
 import { startServer } from '../../lib/dashboard/server';
 import { UserError } from '../../lib/errors';
-import { resolveJobLogPath } from '../../lib/jobs';
+import { resolveJobLogPath } from '../../lib/submission';
 import { LOCAL } from '../../lib/layout';
 import { gitRoot } from '../../lib/source';
 import { writeFileAtomic } from '../../lib/util/safe-file';

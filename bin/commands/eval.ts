@@ -16,8 +16,10 @@ import {
 } from '../../lib/eval/s3-results';
 import { submitEval } from '../../lib/eval/submit';
 import { buildTable, tableCsv, tableJson, tableMarkdown, type ResultRow } from '../../lib/eval/table';
-import { openJobContext, openSubmitSession, waitForJob } from '../../lib/jobs';
-import { jobLogPathProblem, resolveJobLogPath } from '../../lib/jobs/job-log';
+import { waitForJob } from '../../lib/jobs';
+import { openJobContext } from '../../lib/aws';
+import { openSubmitSession } from '../../lib/submission';
+import { jobLogPathProblem, resolveJobLogPath } from '../../lib/submission/job-log';
 import { requireLayout } from '../../lib/aws/session';
 import { runLocal } from '../../lib/local/run';
 import { gitRoot } from '../../lib/source/git';
@@ -124,7 +126,11 @@ async function runEval(flags: EvalCommandFlags): Promise<number> {
       );
     process.stderr.write(renderEvalPlan(plan));
     const result = await withInterrupt((signal) =>
-      submitEval(plan, connection.aws!, { jobLogPath, signal, say: (l) => process.stderr.write(`• ${l}\n`) }),
+      submitEval(plan, connection.aws!, {
+        jobLogPath,
+        signal,
+        listener: createReporter({ json: Boolean(flags.json) }),
+      }),
     );
     process.stdout.write(renderEvalSubmitted(result, plan, Boolean(flags.json)));
     if (!flags.wait) return 0;

@@ -154,9 +154,9 @@ async function imagePlan(
   flags: ImageCommandFlags,
   context: Parameters<typeof planImage>[0]['context'],
 ): Promise<ImagePlan> {
-  // Required here, not at the top: every `rlvr image` would otherwise load the whole submit library.
+  // Required here, not at the top: every `rlvr image` would otherwise load the submission library.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { openSubmitSession } = require('../../lib/jobs') as typeof import('../../lib/jobs');
+  const { openSubmitSession } = require('../../lib/submission') as typeof import('../../lib/submission');
   const session = openSubmitSession({ settings: settingsOf(flags), dryRun: true });
   try {
     const connection = await session.connect();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { formatUsd, jobStatus, type JobStatusReport } from '../../lib/jobs';
+import { jobStatus, type JobStatusReport } from '../../lib/jobs';
+import { formatUsd } from '../../lib/job-options';
 import { describeAttempts, describeResume, type AttemptsReport } from '../../lib/jobs/inspect';
 import {
   addSettingsOptions,

@@ -1,7 +1,8 @@
 import { parseGpuList } from '../../lib/config';
 import { UserError } from '../../lib/errors';
 import { createImagePipeline, type ImagePipeline } from '../../lib/image';
-import { OPTION_FLAGS, type JobOptionFlags, type SubmitInput } from '../../lib/jobs';
+import { type SubmitInput } from '../../lib/jobs';
+import { OPTION_FLAGS, type JobOptionFlags } from '../../lib/job-options';
 import type { ProgressListener } from '../../lib/progress';
 import { settingsOf } from './common';
 import { parseBuildArgs } from './image';

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import {
-  openJobContext,
-  openSubmitSession,
   parseSweepFlag,
   planSubmit,
   planSweep,
@@ -9,8 +7,9 @@ import {
   submitSweep,
   waitForJob,
   type SubmitInput,
-  type SubmitSession,
 } from '../../lib/jobs';
+import { openJobContext } from '../../lib/aws';
+import { openSubmitSession, type SubmitSession } from '../../lib/submission';
 import { prepareLocalRun, runPreparedLocal } from '../../lib/local/submit-local';
 import type { ProgressListener } from '../../lib/progress';
 import { withInterrupt } from '../interrupt';

@@ -16,12 +16,17 @@ import {
   isTrainingInstanceType,
   MAX_RUNTIME_SECONDS,
 } from '../job-options';
-import { sanitizeTagValue } from '../jobs';
-import { assembleRequest, OFFLINE_ENVIRONMENT, s3Channel, type RequestSettings } from '../jobs/request';
 import { PLACEHOLDERS } from '../jobs/resolve';
 import { channelPath, CHANNELS, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
 import { ecrCredentials, imageLabels, LM_EVAL_TASKS_LABEL, offlineDataGaps } from '../image';
-import type { SubmitConnection } from '../jobs/submit-session';
+import {
+  assembleRequest,
+  OFFLINE_ENVIRONMENT,
+  s3Channel,
+  sanitizeTagValue,
+  type RequestSettings,
+  type SubmitConnection,
+} from '../submission';
 import {
   EVAL_PLAN_FILE,
   modelViewPath,

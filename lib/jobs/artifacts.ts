@@ -15,7 +15,7 @@ import type { InputPlan } from './inputs';
 import type { PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
 import type { JobConfigs, Placeholders } from './resolve';
-import type { SubmitConnection } from './submit-session';
+import type { SubmitConnection } from '../submission/session';
 import { planImportRoots, type ImportRootsPlan } from './import-roots';
 import { checkTrainerScript } from './trainer-checks';
 import { problemAt, type ResolvedJobOptions } from '../job-options/options';

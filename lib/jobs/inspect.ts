@@ -9,7 +9,7 @@ import {
   type ResumeInfo,
 } from '../results/run-folders';
 import { describeJob, isTerminal, requireLayout, type JobContext } from '../aws/session';
-import { readJobLogDescriptions } from './job-log';
+import { readJobLogDescriptions } from '../submission/job-log';
 import { costOf } from '../job-options/prices';
 import { isObject } from '../util/json-file';
 import { mapLimited } from '../util/pool';

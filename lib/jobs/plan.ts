@@ -22,8 +22,8 @@ import { EFA_LABEL, LM_EVAL_TASKS_LABEL, offlineDataGaps, type ImagePipeline } f
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
 import { checkRequestLimits } from '../job-options/limits';
-import { jobLogPathProblem, resolveJobLogPath } from './job-log';
-import { firstJobName } from './job-name';
+import { jobLogPathProblem, resolveJobLogPath } from '../submission/job-log';
+import { firstJobName } from '../submission/job-name';
 import {
   idleGpus,
   problemAt,
@@ -36,7 +36,8 @@ import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
 import { gpuCount, hasEfa } from '../job-options/instance-types';
 import { hourlyPrice } from '../job-options/prices';
-import { buildCreateTrainingJobRequest, type RequestInput, type RequestSettings } from './request';
+import { buildCreateTrainingJobRequest, type RequestInput } from './request';
+import type { RequestSettings } from '../submission';
 import {
   loadJobConfigs,
   Placeholders,
@@ -47,7 +48,7 @@ import {
   type ResolvedJob,
   type ResolvedTemplate,
 } from './resolve';
-import type { SubmitConnection, SubmitSession } from './submit-session';
+import type { SubmitConnection, SubmitSession } from '../submission/session';
 
 export { newPlanCache, type PlanCache } from './artifacts';
 export { PLACEHOLDERS, type PlaceholderName } from './resolve';

@@ -16,7 +16,7 @@ import type { ResolvedSettings } from '../settings';
 import type { TrainerSelection } from '../trainers';
 import { planInputs, type InputPlan } from './inputs';
 import { resolveJobOptions, type JobOptionFlags, type ResolvedJobOptions } from '../job-options/options';
-import type { SubmitConnection } from './submit-session';
+import type { SubmitConnection } from '../submission/session';
 import { trainerSourceOf } from './trainer-source';
 import {
   checkRoleGpus,

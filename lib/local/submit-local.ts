@@ -1,7 +1,8 @@
 import { formatProblem } from '../errors';
 import type { ProgressListener } from '../progress';
 import { ensureImage } from '../image';
-import { planSubmit, type SubmitInput, type SubmitPlan, type SubmitSession } from '../jobs';
+import { planSubmit, type SubmitInput, type SubmitPlan } from '../jobs';
+import { type SubmitSession } from '../submission';
 import { localJobOfPlan, runLocal, type LocalRunResult } from './run';
 
 /** The repository name local builds get when no repository is configured. */

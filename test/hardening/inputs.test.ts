@@ -6,7 +6,7 @@ import { YamlFile } from '../../lib/config';
 import { firstInvalidUtf8, YAML_LIMITS } from '../../lib/config/yaml-file';
 import { ProblemsError, UserError } from '../../lib/errors';
 import { imageReferenceProblem, parseImageReference } from '../../lib/image/reference';
-import { jobLogPathProblem } from '../../lib/jobs/job-log';
+import { jobLogPathProblem } from '../../lib/submission/job-log';
 import { checkSweepSize, SWEEP_MAX_JOBS, sweepSize } from '../../lib/jobs/sweep';
 import { tempDir } from '../helpers/fixtures';
 

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SubmitConnection } from '../../lib/jobs/submit-session';
+import type { SubmitConnection } from '../../lib/submission/session';
 import { S3Layout } from '../../lib/layout';
 import { safetensorsWith, tempDir } from './fixtures';
 

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { openSubmitSession, planSubmit, type SubmitInput, type SubmitPlan } from '../../lib/jobs';
+import { planSubmit, type SubmitInput, type SubmitPlan } from '../../lib/jobs';
+import { openSubmitSession } from '../../lib/submission';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const EXAMPLES_DIR = path.join(REPO_ROOT, 'configs', 'examples');

@@ -6,7 +6,7 @@ import { jobTemplateSchema } from '../../lib/config';
 import { Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { leastPrivilegePolicy, NETWORK_INTERFACE_ACTIONS, parseInfraProps } from '../../lib/infra';
-import { BUILT_IN_TEMPLATES } from '../../lib/jobs';
+import { BUILT_IN_TEMPLATES } from '../../lib/job-options';
 import { SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import { expiryFunctionCode } from '../../lib/infra/checkpoint-expiry';
 import { FULL_CONTEXT, findingsAndAcknowledgements, synth, type Synthesized } from './synth';

@@ -6,7 +6,7 @@ import {
   idleGpus,
   resolveJobOptions,
   type JobOptionFlags,
-} from '../../lib/jobs';
+} from '../../lib/job-options';
 
 const CONFIG = `run: {name: x}
 launcher:

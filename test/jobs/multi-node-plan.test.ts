@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ProblemsError } from '../../lib/errors';
-import { hourlyPrice, type SubmitInput, type SubmitPlan } from '../../lib/jobs';
+import { type SubmitInput, type SubmitPlan } from '../../lib/jobs';
+import { hourlyPrice } from '../../lib/job-options';
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { runCli } from '../helpers/cli';
 import { gsm8kWith, lineOf, makeTrainerRepo, planInSession } from '../helpers/fixtures';

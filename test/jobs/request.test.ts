@@ -1,10 +1,6 @@
 import * as path from 'node:path';
-import {
-  newPlanCache,
-  checkRequestLimits,
-  buildCreateTrainingJobRequest,
-  type SubmitPlan,
-} from '../../lib/jobs';
+import { newPlanCache, buildCreateTrainingJobRequest, type SubmitPlan } from '../../lib/jobs';
+import { checkRequestLimits } from '../../lib/job-options';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { EVAL_DIR, exampleConfigs, planInSession, REPO_ROOT } from '../helpers/fixtures';
 

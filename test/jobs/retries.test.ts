@@ -2,15 +2,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import { YamlFile } from '../../lib/config';
+import { buildCreateTrainingJobRequest, type SubmitPlan } from '../../lib/jobs';
 import {
   BUILT_IN_TEMPLATES,
-  buildCreateTrainingJobRequest,
   checkRequestLimits,
   describeSource,
   resolveJobOptions,
   type JobOptionFlags,
-  type SubmitPlan,
-} from '../../lib/jobs';
+} from '../../lib/job-options';
 import { attemptsFromRunInfo, describeAttempts, summarizeAttempts } from '../../lib/jobs/inspect';
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { runCli } from '../helpers/cli';

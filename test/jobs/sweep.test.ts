@@ -1,13 +1,6 @@
 import { loadTrainingConfigText, YamlFile } from '../../lib/config';
-import {
-  costOf,
-  expandSweep,
-  hostOf,
-  jobCost,
-  parseSweepFlag,
-  resolveSweepKey,
-  sweepLiteral,
-} from '../../lib/jobs';
+import { expandSweep, hostOf, jobCost, parseSweepFlag, resolveSweepKey, sweepLiteral } from '../../lib/jobs';
+import { costOf } from '../../lib/job-options';
 import { GSM8K_EXAMPLE, gsm8kWith } from '../helpers/fixtures';
 
 const file = () => YamlFile.parse(gsm8kWith(), 'cfg.yaml');

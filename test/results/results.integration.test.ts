@@ -13,7 +13,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients } from '../../lib/aws';
-import { jobStatus, openJobContext, submit } from '../../lib/jobs';
+import { jobStatus, submit } from '../../lib/jobs';
+import { openJobContext } from '../../lib/aws';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
 import { uploadFile } from '../../lib/results/multipart-upload';
 import { runCli, runCommand } from '../helpers/cli';

@@ -1,5 +1,6 @@
 import { ProblemsError, UserError } from '../../lib/errors';
-import { openSubmitSession, planSubmit, submitPlanned, type SubmitInput } from '../../lib/jobs';
+import { planSubmit, submitPlanned, type SubmitInput } from '../../lib/jobs';
+import { openSubmitSession } from '../../lib/submission';
 import { exampleConfigs, gsm8kWith, REPO_ROOT, tempDir, writeConfig } from '../helpers/fixtures';
 
 const NO_AWS_ENV = { HOME: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
