@@ -16,7 +16,7 @@ import {
 } from '../../lib/eval/s3-results';
 import { submitEval } from '../../lib/eval/submit';
 import { buildTable, tableCsv, tableJson, tableMarkdown, type ResultRow } from '../../lib/eval/table';
-import { waitForJob } from '../../lib/jobs';
+import { waitForJob } from '../../lib/operate';
 import { openJobContext } from '../../lib/aws';
 import { openSubmitSession } from '../../lib/submission';
 import { jobLogPathProblem, resolveJobLogPath } from '../../lib/submission/job-log';

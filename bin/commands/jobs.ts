@@ -1,7 +1,7 @@
 import type { TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { listJobs, type JobRow } from '../../lib/jobs';
+import { listJobs, type JobRow } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
 import { resolveJobLogPath } from '../../lib/submission';
 import { gitRoot } from '../../lib/source';

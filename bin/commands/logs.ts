@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { watchJob } from '../../lib/jobs';
+import { watchJob } from '../../lib/operate';
 import { createReporter } from '../reporter';
 import { addSettingsOptions, exits, withContext, type SettingsFlagValues } from './common';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { jobStatus, type JobStatusReport } from '../../lib/jobs';
+import { jobStatus, type JobStatusReport } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
-import { describeAttempts, describeResume, type AttemptsReport } from '../../lib/jobs/inspect';
+import { describeAttempts, describeResume, type AttemptsReport } from '../../lib/operate/inspect';
 import {
   addSettingsOptions,
   exits,

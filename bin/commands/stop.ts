@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { stopJob } from '../../lib/jobs';
+import { stopJob } from '../../lib/operate';
 import {
   addSettingsOptions,
   exits,

@@ -5,9 +5,9 @@ import {
   planSweep,
   submitPlanned,
   submitSweep,
-  waitForJob,
   type SubmitInput,
 } from '../../lib/jobs';
+import { waitForJob } from '../../lib/operate';
 import { openJobContext } from '../../lib/aws';
 import { openSubmitSession, type SubmitSession } from '../../lib/submission';
 import { prepareLocalRun, runPreparedLocal } from '../../lib/local/submit-local';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { JobContext } from '../aws/session';
-import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../jobs/inspect';
+import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../operate/inspect';
 import { isObject } from '../util/json-file';
 import { mapLimited } from '../util/pool';
 import { RUN_FOLDER } from '../layout';

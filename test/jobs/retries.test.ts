@@ -10,7 +10,7 @@ import {
   resolveJobOptions,
   type JobOptionFlags,
 } from '../../lib/job-options';
-import { attemptsFromRunInfo, describeAttempts, summarizeAttempts } from '../../lib/jobs/inspect';
+import { attemptsFromRunInfo, describeAttempts, summarizeAttempts } from '../../lib/operate/inspect';
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { runCli } from '../helpers/cli';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';

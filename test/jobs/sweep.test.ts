@@ -1,5 +1,6 @@
 import { loadTrainingConfigText, YamlFile } from '../../lib/config';
-import { expandSweep, hostOf, jobCost, parseSweepFlag, resolveSweepKey, sweepLiteral } from '../../lib/jobs';
+import { expandSweep, parseSweepFlag, resolveSweepKey, sweepLiteral } from '../../lib/jobs';
+import { hostOf, jobCost } from '../../lib/operate';
 import { costOf } from '../../lib/job-options';
 import { GSM8K_EXAMPLE, gsm8kWith } from '../helpers/fixtures';
 

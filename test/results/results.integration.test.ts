@@ -13,7 +13,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients } from '../../lib/aws';
-import { jobStatus, submit } from '../../lib/jobs';
+import { submit } from '../../lib/jobs';
+import { jobStatus } from '../../lib/operate';
 import { openJobContext } from '../../lib/aws';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
 import { uploadFile } from '../../lib/results/multipart-upload';

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IS3 } from '../../lib/aws';
-import { describeResume } from '../../lib/jobs/inspect';
+import { describeResume } from '../../lib/operate/inspect';
 import { fetchObject } from '../../lib/results';
 import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/results/job-checkpoints';
 import { matchesTag, partsTag } from '../../lib/results/hash';
