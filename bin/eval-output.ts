@@ -1,8 +1,7 @@
 /** What `rlvr eval` prints: the plan (text or JSON), the submitted job, a local run. */
 import type { EvalPlan } from '../lib/eval/plan';
-import { maxGenToksFor } from '../lib/eval/standard';
+import { EVAL_TENSOR_PARALLEL_SIZE, maxGenToksFor } from '../lib/config';
 import type { EvalSubmitResult } from '../lib/eval/submit';
-import { EVAL_STANDARDS } from '../lib/config';
 import { formatUsd, PRICES_AS_OF } from '../lib/job-options';
 import { formatSeconds } from './commands/common';
 
@@ -82,7 +81,7 @@ export function renderEvalPlan(plan: EvalPlan): string {
   const s = request.settings;
   row(
     'standard',
-    `tensor parallel ${EVAL_STANDARDS.tensorParallelSize} · seed ${s.seed} · temperature ${s.temperature} · max_model_len ${s.maxModelLen} · gpu_memory_utilization ${s.gpuMemoryUtilization} · ${s.dtype} · harness ${request.harness}`,
+    `tensor parallel ${EVAL_TENSOR_PARALLEL_SIZE} · seed ${s.seed} · temperature ${s.temperature} · max_model_len ${s.maxModelLen} · gpu_memory_utilization ${s.gpuMemoryUtilization} · ${s.dtype} · harness ${request.harness}`,
   );
   row('max_gen_toks', request.benchmarks.map((b) => `${b.task} ${maxGenToksFor(b.task, s)}`).join(', '));
   row(

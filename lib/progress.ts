@@ -64,6 +64,3 @@ export type ProgressListener = (event: ProgressEvent) => void;
 
 /** The events of one kind of operation, for signatures that emit only those. */
 export type ProgressOf<T extends ProgressEvent['type']> = Extract<ProgressEvent, { type: T }>;
-
-/** A listener that drops everything (the library's default when the caller hands none). */
-export const ignoreProgress: ProgressListener = () => undefined;

@@ -15,7 +15,6 @@ import {
 } from './rules/rule';
 
 export { checkPyyamlFloats } from './rules/pyyaml-float';
-export { EVAL_STANDARDS } from './rules/eval-standards';
 export { RULE_IDS, type AllowedFinding, type RuleId };
 
 /**

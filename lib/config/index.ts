@@ -18,7 +18,6 @@ export {
   type JobOptionName,
 } from './launcher-schema';
 export {
-  EVAL_STANDARDS,
   evalTasks,
   roleGpuNeeds,
   RULE_DOCS,
@@ -43,3 +42,10 @@ export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';
 export { stringifyForTrainer, formatTrainerFloat, isPyyamlFloatTrap } from './yaml-write';
+export {
+  EVAL_STANDARD,
+  EVAL_TENSOR_PARALLEL_SIZE,
+  isCodeTask,
+  maxGenToksFor,
+  type EvalSettings,
+} from './eval-standard';

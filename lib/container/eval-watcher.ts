@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { EVAL_STANDARDS } from '../config/checks';
+import { EVAL_TENSOR_PARALLEL_SIZE } from '../config';
 import { stringifyForTrainer } from '../config/yaml-write';
 import { CONTAINER, JOB_ENV, JOB_FILES, RUN_FOLDER } from '../layout';
 import type { JobContract } from '../trainers/job-contract';
@@ -152,7 +152,7 @@ export function prepareEvalWatcher(input: {
 }): EvalWatcherPlan {
   const evalConfig = (parse(fs.readFileSync(input.evalConfigPath, 'utf8')) ?? {}) as Yaml;
   const tp = Number(((evalConfig.vllm ?? {}) as Yaml).tensor_parallel_size ?? 1);
-  if (tp !== EVAL_STANDARDS.tensorParallelSize) {
+  if (tp !== EVAL_TENSOR_PARALLEL_SIZE) {
     throw input.fail(
       `the eval config asks for tensor_parallel_size ${tp}; an eval watcher runs one model copy per GPU with tensor_parallel_size 1 (set vllm.tensor_parallel_size: 1)`,
     );

@@ -11,14 +11,8 @@ import { YamlFile } from '../config/yaml-file';
 import { ProblemsError, type Problem, type SourceLocation } from '../errors';
 import type { EvalRequest } from './plan';
 import { parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
-import {
-  applyDeviations,
-  maxGenToksFor,
-  parseDeviations,
-  STANDARD,
-  type Deviation,
-  type Harness,
-} from './standard';
+import { EVAL_STANDARD, maxGenToksFor } from '../config';
+import { applyDeviations, parseDeviations, type Deviation, type Harness } from './standard';
 
 export interface EvalFlags {
   readonly checkpoints?: readonly string[];
@@ -171,21 +165,26 @@ function standardValues(
 ): { path: (string | number)[]; name: string; value: unknown; standard: unknown }[] {
   const vllm = config.vllm ?? {};
   const out = [
-    { path: ['seed'], name: 'seed', value: config.seed, standard: STANDARD.seed },
-    { path: ['temperature'], name: 'temperature', value: config.temperature, standard: STANDARD.temperature },
+    { path: ['seed'], name: 'seed', value: config.seed, standard: EVAL_STANDARD.seed },
+    {
+      path: ['temperature'],
+      name: 'temperature',
+      value: config.temperature,
+      standard: EVAL_STANDARD.temperature,
+    },
     {
       path: ['vllm', 'max_model_len'],
       name: 'max_model_len',
       value: vllm.max_model_len,
-      standard: STANDARD.maxModelLen,
+      standard: EVAL_STANDARD.maxModelLen,
     },
     {
       path: ['vllm', 'gpu_memory_utilization'],
       name: 'gpu_memory_utilization',
       value: vllm.gpu_memory_utilization,
-      standard: STANDARD.gpuMemoryUtilization,
+      standard: EVAL_STANDARD.gpuMemoryUtilization,
     },
-    { path: ['vllm', 'dtype'], name: 'dtype', value: vllm.dtype, standard: STANDARD.dtype },
+    { path: ['vllm', 'dtype'], name: 'dtype', value: vllm.dtype, standard: EVAL_STANDARD.dtype },
   ];
   for (const [task, n] of Object.entries(config.max_gen_toks ?? {}))
     out.push({
@@ -193,7 +192,7 @@ function standardValues(
       name: `max_gen_toks.${task}`,
       value: n,
       // A task of a family (`minerva_math_algebra`) has its family's budget.
-      standard: task === 'default' ? STANDARD.maxGenToks.default : maxGenToksFor(task),
+      standard: task === 'default' ? EVAL_STANDARD.maxGenToks.default : maxGenToksFor(task),
     });
   return out.filter((v) => v.value !== undefined);
 }

@@ -42,7 +42,8 @@ import {
 import { estimateSeconds, packUnits, type EvalUnit, type Packing } from './pack';
 import type { Benchmark, LabelledRef } from './refs';
 import { resolveCheckpoints, type ResolvedCheckpoint } from './resolve';
-import { taskWarnings, unitCommand, type EvalSettings, type Harness } from './standard';
+import type { EvalSettings } from '../config';
+import { taskWarnings, unitCommand, type Harness } from './standard';
 import { findDoneUnits, type DoneUnit } from './done';
 
 /** What the command line (or an eval config) asked for, parsed. */

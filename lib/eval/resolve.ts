@@ -13,8 +13,7 @@ import { folderVerdict, localCheckpointFiles, weightsNamedByIndex, type FolderVe
 import type { Problem } from '../errors';
 import { JOB_ENV, MODEL_INDEX_FILE, type S3Layout } from '../layout';
 import { parseS3Uri } from '../jobs/inputs';
-import { judgeJobCheckpoints, jobListing } from '../results/job-checkpoints';
-import { readJobRunInfo } from '../results/run-folders';
+import { judgeJobCheckpoints, readJobListing } from '../results';
 import type { CheckpointRef, LabelledRef } from './refs';
 
 export interface S3Folder {
@@ -103,8 +102,7 @@ async function resolveJobRef(
       problems: [`no training job named ${ref.job}, and nothing under ${layout.uri(prefix)}`],
       warnings,
     };
-  const runInfo = await readJobRunInfo(aws.s3, layout, ref.job, objects);
-  const listing = jobListing(layout, ref.job, objects, runInfo);
+  const listing = await readJobListing(aws.s3, layout, ref.job, objects);
   const judged = await judgeJobCheckpoints(listing, {
     // A job SageMaker no longer knows has ended.
     jobEnded: !described || isTerminal(described.TrainingJobStatus),

@@ -1,46 +1,17 @@
 /**
- * The team's evaluation standard (BRIEF §6), enforced for batch evaluation (issue #15): one model copy
- * per GPU (tensor parallel 1), seed 42, temperature 0, max_model_len 4096, gpu_memory_utilization 0.8,
- * bfloat16, max_gen_toks per task; code tasks run with HF_ALLOW_CODE_EVAL=1 and
- * --confirm_run_unsafe_code. A deviation is named with `--deviate key=value` and recorded with the
- * results. Pure.
+ * The evaluation standard (lib/config's EVAL_STANDARD) as batch evaluation runs it: deviations named
+ * with `--deviate key=value` and recorded with the results, a unit's harness command (code tasks with
+ * HF_ALLOW_CODE_EVAL=1 and --confirm_run_unsafe_code), warnings about tasks. Pure.
  */
-import { CODE_BENCHMARK_PATTERN, EVAL_STANDARDS } from '../config';
+import {
+  EVAL_STANDARD,
+  EVAL_TENSOR_PARALLEL_SIZE,
+  isCodeTask,
+  maxGenToksFor,
+  type EvalSettings,
+} from '../config';
 import { CONTAINER } from '../layout';
 import type { Parsed } from './refs';
-
-export interface EvalSettings {
-  readonly seed: number;
-  readonly temperature: number;
-  readonly maxModelLen: number;
-  readonly gpuMemoryUtilization: number;
-  readonly dtype: string;
-  /** Tokens a task may generate: per task, with `default` for the rest. */
-  readonly maxGenToks: Readonly<Record<string, number>>;
-}
-
-/**
- * max_gen_toks per task (their NOTES "Recommended max_gen_toks by Benchmark": short budgets cut 10-15%
- * of answers off mid-reasoning). A task of a family (`minerva_math_algebra`) takes its family's.
- */
-const MAX_GEN_TOKS: Readonly<Record<string, number>> = {
-  gsm8k: 1024,
-  gsm8k_cot: 1024,
-  hendrycks_math: 2048,
-  minerva_math: 2048,
-  math_500: 2048,
-  ifeval: 4096,
-  default: 1024,
-};
-
-export const STANDARD: EvalSettings = {
-  seed: EVAL_STANDARDS.seed,
-  temperature: EVAL_STANDARDS.temperature,
-  maxModelLen: EVAL_STANDARDS.maxModelLen,
-  gpuMemoryUtilization: EVAL_STANDARDS.gpuMemoryUtilization,
-  dtype: 'bfloat16',
-  maxGenToks: MAX_GEN_TOKS,
-};
 
 /** The names `--deviate` takes, each with its setting. */
 const DEVIATIONS = {
@@ -50,19 +21,6 @@ const DEVIATIONS = {
   gpu_memory_utilization: 'gpuMemoryUtilization',
   dtype: 'dtype',
 } as const;
-
-export function maxGenToksFor(task: string, settings: EvalSettings = STANDARD): number {
-  const table = settings.maxGenToks;
-  if (table[task] !== undefined) return table[task];
-  const family = Object.keys(table)
-    .filter((k) => k !== 'default' && task.startsWith(`${k}_`))
-    .sort((a, b) => b.length - a.length)[0];
-  return family ? table[family] : (table.default ?? MAX_GEN_TOKS.default);
-}
-
-export function isCodeTask(task: string): boolean {
-  return CODE_BENCHMARK_PATTERN.test(task);
-}
 
 /** What a deviation changes: `seed=123` → { key: 'seed', value: 123 }. */
 export interface Deviation {
@@ -111,7 +69,7 @@ export function parseDeviations(given: readonly string[]): Parsed<Deviation[]> {
 
 /** The standard with the deviations applied. */
 export function applyDeviations(deviations: readonly Deviation[]): EvalSettings {
-  const settings = { ...STANDARD, maxGenToks: { ...STANDARD.maxGenToks } } as {
+  const settings = { ...EVAL_STANDARD, maxGenToks: { ...EVAL_STANDARD.maxGenToks } } as {
     -readonly [K in keyof EvalSettings]: EvalSettings[K];
   };
   for (const d of deviations) {
@@ -159,7 +117,7 @@ export function unitCommand(input: {
   const env: Record<string, string> = code ? { HF_ALLOW_CODE_EVAL: '1' } : {};
   if (input.harness === 'olmes') {
     const modelArgs = {
-      tensor_parallel_size: EVAL_STANDARDS.tensorParallelSize,
+      tensor_parallel_size: EVAL_TENSOR_PARALLEL_SIZE,
       dtype: s.dtype,
       gpu_memory_utilization: s.gpuMemoryUtilization,
       max_length: s.maxModelLen,
@@ -194,7 +152,7 @@ export function unitCommand(input: {
   }
   const modelArgs = [
     `pretrained=${input.model}`,
-    `tensor_parallel_size=${EVAL_STANDARDS.tensorParallelSize}`,
+    `tensor_parallel_size=${EVAL_TENSOR_PARALLEL_SIZE}`,
     `dtype=${s.dtype}`,
     `gpu_memory_utilization=${s.gpuMemoryUtilization}`,
     `max_model_len=${s.maxModelLen}`,

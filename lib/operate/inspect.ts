@@ -1,13 +1,7 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import type { IS3 } from '../aws';
 import { JOB_ENV, parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
-import {
-  checkpointOfKey,
-  readJobRunInfo,
-  resolveRunFolders,
-  resumeFromRunInfo,
-  type ResumeInfo,
-} from '../results/run-folders';
+import { checkpointOfKey, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
 import { describeJob, isTerminal, requireLayout, type JobContext } from '../aws/session';
 import { readJobLogDescriptions } from '../submission/job-log';
 import { costOf } from '../job-options/prices';
@@ -47,13 +41,13 @@ async function readCheckpoints(
   layout: S3Layout,
   job: string,
 ): Promise<{ summary: CheckpointSummary; runInfo: unknown }> {
-  const prefix = layout.checkpointsPrefix(job);
-  const objects = await s3.listObjects(layout.bucket, prefix);
   // run.json is read only when the listing has it: a job not yet started costs no request.
-  const runInfo = await readJobRunInfo(s3, layout, job, objects);
-  const relative = objects.map((o) => o.key.slice(prefix.length));
-  const folders = resolveRunFolders(runInfo, relative);
-  const checkpointDirs = folders.map((f) => f.checkpoints);
+  const { prefix, objects, runInfo, folders, checkpointDirs, relativeOf } = await readJobListing(
+    s3,
+    layout,
+    job,
+  );
+  const relative = objects.map((o) => relativeOf(o.key));
   const steps = new Set<number>();
   let final = false;
   for (const rel of relative) {

@@ -8,12 +8,12 @@ import { describeJob, requireLayout, type JobContext } from '../aws/session';
 import { isTerminal } from '../aws/session';
 import { JOB_ENV, LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
-import { judgeJobCheckpoints, jobListing, type JobListing } from './job-checkpoints';
+import { judgeJobCheckpoints } from './job-checkpoints';
 import { extractTarGz } from '../util/extract-tar';
 import { mapLimited } from '../util/pool';
 import { walkTree } from '../util/walk';
 import { fetchObject, freeBytes, isNoSpace, PARTIAL_SUFFIX } from './fetch-object';
-import { checkpointOfKey, isSafeRelative, readJobRunInfo } from './run-folders';
+import { checkpointOfKey, isSafeRelative, readJobListing, type JobListing } from './run-folders';
 import { readJsonFile, readTextFile } from '../util/json-file';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
@@ -227,8 +227,7 @@ const checkpointOrder = (name: string) => (name === 'final' ? Infinity : Number(
 
 /** The trainer's run folders (one per attempt) and the checkpoints the listing shows. */
 async function readListing(run: DownloadRun, objects: readonly S3ObjectInfo[]): Promise<DownloadListing> {
-  const runInfo = await readJobRunInfo(run.context.aws.s3, run.layout, run.options.job, objects);
-  const listing = jobListing(run.layout, run.options.job, objects, runInfo);
+  const listing = await readJobListing(run.context.aws.s3, run.layout, run.options.job, objects);
   const available = (
     [
       ...new Set(

@@ -18,3 +18,26 @@ export {
 } from './upload';
 export { fetchObject, PARTIAL_SUFFIX, type FetchResult } from './fetch-object';
 export { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
+export {
+  checkpointOfKey,
+  isSafeRelative,
+  jobListing,
+  readJobListing,
+  readJobRunInfo,
+  resolveRunFolders,
+  resumeFromRunInfo,
+  runFoldersFromRunInfo,
+  TOP_RUN_FOLDER,
+  type CheckpointKey,
+  type JobListing,
+  type ResumeInfo,
+  type RunFolder,
+} from './run-folders';
+export {
+  judgeJobCheckpoints,
+  listedCheckpoints,
+  listedCheckpointVerdict,
+  runFolderIndex,
+  type JudgedCheckpoint,
+  type ListedCheckpoint,
+} from './job-checkpoints';

@@ -1,4 +1,3 @@
-import type { S3ObjectInfo } from '../aws';
 import {
   folderVerdict,
   laterCheckpointExists,
@@ -6,8 +5,8 @@ import {
   type CheckpointFiles,
   type Verdict,
 } from '../checkpoints';
-import { MODEL_INDEX_FILE, parseCheckpointFolder, type S3Layout } from '../layout';
-import { checkpointOfKey, resolveRunFolders, type RunFolder } from './run-folders';
+import { MODEL_INDEX_FILE, parseCheckpointFolder } from '../layout';
+import { checkpointOfKey, type JobListing, type RunFolder } from './run-folders';
 
 /** A checkpoint folder as the listing shows it. */
 export interface ListedCheckpoint {
@@ -72,31 +71,6 @@ export function listedCheckpointVerdict(
     context.laterAttempt ||
     context.jobEnded;
   return finished ? weights : { complete: false, why: 'the trainer may still be writing it' };
-}
-
-/** What the listing of a job's prefix (`checkpoints/<job>/`) shows, relative to that prefix. */
-export interface JobListing {
-  readonly prefix: string;
-  readonly objects: readonly S3ObjectInfo[];
-  readonly relativeOf: (key: string) => string;
-  /** The trainer's run folders, oldest attempt first. */
-  readonly folders: readonly RunFolder[];
-  readonly checkpointDirs: readonly string[];
-}
-
-export function jobListing(
-  layout: S3Layout,
-  job: string,
-  objects: readonly S3ObjectInfo[],
-  runInfo: unknown,
-): JobListing {
-  const prefix = layout.checkpointsPrefix(job);
-  const relativeOf = (key: string) => key.slice(prefix.length);
-  const folders = resolveRunFolders(
-    runInfo,
-    objects.map((o) => relativeOf(o.key)),
-  );
-  return { prefix, objects, relativeOf, folders, checkpointDirs: folders.map((f) => f.checkpoints) };
 }
 
 /** The run folder a checkpoint belongs to (its index in `folders`), or -1. */

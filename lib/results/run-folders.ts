@@ -175,24 +175,47 @@ export async function readJobRunInfo(
   }
 }
 
+/** What the listing of a job's prefix (`checkpoints/<job>/`) shows, relative to that prefix. */
+export interface JobListing {
+  readonly prefix: string;
+  readonly objects: readonly S3ObjectInfo[];
+  readonly relativeOf: (key: string) => string;
+  /** The trainer's run folders, oldest attempt first. */
+  readonly folders: readonly RunFolder[];
+  readonly checkpointDirs: readonly string[];
+}
+
 /**
- * The folders (relative to `checkpoints/<job>/`) that hold the trainer's traces and checkpoints, oldest
- * attempt first. Pass the job prefix's `listing` when it is at hand: it saves a listing, and run.json is
- * then read only when it exists.
+ * The one run-folder lookup: the folders (relative to `checkpoints/<job>/`) that hold the trainer's
+ * traces and checkpoints, oldest attempt first — run.json's, else the listing's, else the top — from a
+ * listing of the job prefix and its run.json as read.
  */
-export async function jobRunFolders(
+export function jobListing(
+  layout: S3Layout,
+  job: string,
+  objects: readonly S3ObjectInfo[],
+  runInfo: unknown,
+): JobListing {
+  const prefix = layout.checkpointsPrefix(job);
+  const relativeOf = (key: string) => key.slice(prefix.length);
+  const folders = resolveRunFolders(
+    runInfo,
+    objects.map((o) => relativeOf(o.key)),
+  );
+  return { prefix, objects, relativeOf, folders, checkpointDirs: folders.map((f) => f.checkpoints) };
+}
+
+/**
+ * The job prefix listed (unless `listing` is given) and its run.json read when the listing shows one:
+ * the job's run folders. A job not yet started costs one listing and no other request.
+ */
+export async function readJobListing(
   s3: IS3,
   layout: S3Layout,
   job: string,
   listing?: readonly S3ObjectInfo[],
-): Promise<RunFolder[]> {
-  const prefix = layout.checkpointsPrefix(job);
-  const runInfo = await readJobRunInfo(s3, layout, job, listing);
-  const named = runFoldersFromRunInfo(runInfo);
-  if (named.length > 0) return named;
-  const objects = listing ?? (await s3.listObjects(layout.bucket, prefix));
-  return resolveRunFolders(
-    undefined,
-    objects.map((o) => o.key.slice(prefix.length)),
-  );
+): Promise<JobListing & { readonly runInfo: unknown }> {
+  const objects = listing ?? (await s3.listObjects(layout.bucket, layout.checkpointsPrefix(job)));
+  const runInfo = await readJobRunInfo(s3, layout, job, objects);
+  return { ...jobListing(layout, job, objects, runInfo), runInfo };
 }

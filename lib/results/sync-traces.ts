@@ -7,13 +7,7 @@ import { isTerminal } from '../aws/session';
 import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
-import {
-  isSafeRelative,
-  readJobRunInfo,
-  resolveRunFolders,
-  runFoldersFromRunInfo,
-  type RunFolder,
-} from './run-folders';
+import { isSafeRelative, readJobRunInfo, jobListing, type RunFolder } from './run-folders';
 import { sleep } from '../util/sleep';
 import { readJsonFile } from '../util/json-file';
 
@@ -30,12 +24,12 @@ import { readJsonFile } from '../util/json-file';
 
 export const OVERLAP = 64 * 1024;
 const STATE = '.rlvr-sync.json';
-/** Per job: the run.json the run folders were read from (its ETag), and the folders it named. */
+/** Per job: the run.json the run folders were read from, with its ETag. */
 const FOLDERS_STATE = '.rlvr-sync-folders.json';
 
 interface FoldersState {
   runInfoEtag?: string;
-  named?: RunFolder[];
+  runInfo?: unknown;
 }
 
 export interface SyncStats {
@@ -202,22 +196,17 @@ async function syncJob(
   const foldersPath = path.join(dir, FOLDERS_STATE);
   const known = readJsonFile<FoldersState>(foldersPath, {});
   const runInfoObject = objects.find((o) => o.key === `${prefix}${RUN_FOLDER.runInfo}`);
-  let named = known.named ?? [];
-  if (!runInfoObject) named = [];
-  else if (known.runInfoEtag !== runInfoObject.etag || !runInfoObject.etag) {
-    const runInfo = await readJobRunInfo(context.aws.s3, layout, job);
+  let runInfo = runInfoObject ? known.runInfo : undefined;
+  if (
+    runInfoObject &&
+    (known.runInfoEtag !== runInfoObject.etag || !runInfoObject.etag || known.runInfo === undefined)
+  ) {
+    runInfo = await readJobRunInfo(context.aws.s3, layout, job);
     stats.getRequests++;
-    named = runFoldersFromRunInfo(runInfo);
     if (runInfo !== undefined)
-      fs.writeFileSync(foldersPath, JSON.stringify({ runInfoEtag: runInfoObject.etag, named }));
+      fs.writeFileSync(foldersPath, JSON.stringify({ runInfoEtag: runInfoObject.etag, runInfo }));
   }
-  const folders =
-    named.length > 0
-      ? named
-      : resolveRunFolders(
-          undefined,
-          objects.map((o) => o.key.slice(prefix.length)),
-        );
+  const { folders } = jobListing(layout, job, objects, runInfo);
   let changed = false;
   for (const folder of folders) {
     if (await syncTracesFolder(context, job, dir, folder, objects, stats, emit)) changed = true;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ProblemsError, type Problem } from '../../lib/errors';
 import { BUILT_IN_SUITES, parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
-import { STANDARD } from '../../lib/eval/standard';
+import { EVAL_STANDARD as STANDARD } from '../../lib/config';
 import { lineOf, tempDir } from '../helpers/fixtures';
 
 /** The problems a call reports: it must throw ProblemsError. */

@@ -1,13 +1,10 @@
+import { EVAL_STANDARD as STANDARD, isCodeTask, maxGenToksFor, type EvalSettings } from '../../lib/config';
 import {
   applyDeviations,
-  isCodeTask,
-  maxGenToksFor,
   parseDeviations,
-  STANDARD,
   taskWarnings,
   unitCommand,
   type Deviation,
-  type EvalSettings,
   type Harness,
 } from '../../lib/eval/standard';
 

@@ -1,4 +1,4 @@
-import { EVAL_STANDARDS } from './eval-standards';
+import { EVAL_STANDARD } from '../eval-standard';
 import type { EvalRule } from './rule';
 
 export const evalTemperature: EvalRule = {
@@ -8,7 +8,7 @@ export const evalTemperature: EvalRule = {
   severity: 'warning',
   allowable: false,
   check: ({ config, file }) =>
-    config.temperature !== undefined && config.temperature !== EVAL_STANDARDS.temperature
+    config.temperature !== undefined && config.temperature !== EVAL_STANDARD.temperature
       ? [file.problem(['temperature'], `is ${config.temperature}; evaluation is greedy (0) by standard`)]
       : [],
 };

@@ -1,5 +1,5 @@
 import type { Problem } from '../../errors';
-import { EVAL_STANDARDS } from './eval-standards';
+import { EVAL_TENSOR_PARALLEL_SIZE } from '../eval-standard';
 import type { EvalRule } from './rule';
 
 export const evalTensorParallel: EvalRule = {
@@ -11,7 +11,7 @@ export const evalTensorParallel: EvalRule = {
   check: ({ config, file }) => {
     const problems: Problem[] = [];
     const tp = config.vllm?.tensor_parallel_size;
-    if (tp !== undefined && tp !== EVAL_STANDARDS.tensorParallelSize) {
+    if (tp !== undefined && tp !== EVAL_TENSOR_PARALLEL_SIZE) {
       problems.push(
         file.problem(
           ['vllm', 'tensor_parallel_size'],

@@ -77,9 +77,5 @@ export const EVAL_RULES: readonly EvalRule[] = [
 /** Every rule, training then eval. */
 export const ALL_RULES: readonly Rule<never>[] = [...TRAINING_RULES, ...EVAL_RULES];
 
-export function trainingRule(id: string): TrainingRule | undefined {
-  return TRAINING_RULES.find((r) => r.id === id);
-}
-
 export type { AllowedFinding, EvalRule, Rule, RuleCode, RuleProblem, Severity, TrainingRule } from './rule';
 export { ruleOf, RULE_IDS, type RuleId } from './rule';
