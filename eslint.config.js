@@ -16,6 +16,9 @@ const LAYOUT_SELECTORS = [
   { selector: 'Property[computed=false] > Identifier.key[name=/^RLVR_/]', message: LAYOUT_MESSAGE },
 ];
 
+const FACE_MESSAGE =
+  'Import the folder (its index.ts is its face), not one of its files; export what you need from the face.';
+
 module.exports = tseslint.config(
   { ignores: ['node_modules/', 'coverage/', 'cdk.out/', 'dist/', 'results/', 'test-output/'] },
   js.configs.recommended,
@@ -65,6 +68,44 @@ module.exports = tseslint.config(
             "CallExpression[callee.object.name='process'][callee.property.name=/^(on|once|addListener)$/]",
           message: 'Signal handlers belong to the CLI (bin/) or lib/container/main.ts: take an AbortSignal.',
         },
+      ],
+    },
+  },
+  // Every lib folder is entered through its face (index.ts): from outside a folder, import the folder,
+  // never one of its files. Tests may reach inside.
+  {
+    files: ['lib/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: String.raw`^\./[^/]+/.`, message: FACE_MESSAGE }] },
+      ],
+    },
+  },
+  {
+    files: ['lib/*/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: String.raw`^\.\./[^./][^/]*/.`, message: FACE_MESSAGE }] },
+      ],
+    },
+  },
+  {
+    files: ['lib/*/*/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: String.raw`^\.\./\.\./[^./][^/]*/.`, message: FACE_MESSAGE }] },
+      ],
+    },
+  },
+  {
+    files: ['bin/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: String.raw`^(\.\./)*lib/[^/]+/.`, message: FACE_MESSAGE }] },
       ],
     },
   },

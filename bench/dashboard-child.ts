@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { indexDirOf, openIndex } from '../lib/dashboard/trace-index';
+import { indexDirOf, openIndex } from '../lib/dashboard';
 
 async function main(): Promise<void> {
   const [mode, trace] = process.argv.slice(2);

@@ -1,10 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DashboardData } from '../lib/dashboard/data';
-import { jobViews } from '../lib/dashboard/jobs';
-import { startServer } from '../lib/dashboard/server';
-import { updateIndex } from '../lib/dashboard/trace-index';
+import { DashboardData, jobViews, startServer, updateIndex } from '../lib/dashboard';
 import { launchChromium, type PageProbe } from '../test/helpers/browser';
 import { writeTrace } from '../test/helpers/traces';
 // a type only (erased): run.ts is the bench's entry and runs when loaded

@@ -1,7 +1,6 @@
 /** What `rlvr eval` prints: the plan (text or JSON), the submitted job, a local run. */
-import type { EvalPlan } from '../lib/eval/plan';
+import type { EvalPlan, EvalSubmitResult } from '../lib/eval';
 import { EVAL_TENSOR_PARALLEL_SIZE, maxGenToksFor } from '../lib/config';
-import type { EvalSubmitResult } from '../lib/eval/submit';
 import { formatUsd, PRICES_AS_OF } from '../lib/job-options';
 import { formatSeconds } from './commands/common';
 

@@ -3,7 +3,7 @@ import { formatProblem } from '../lib/errors';
 import { PROVISIONAL_NAMES, type PlannedSweep, type SubmitResult } from '../lib/jobs';
 import { type WaitResult } from '../lib/operate';
 import { formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
-import type { LocalSubmitResult } from '../lib/local/submit-local';
+import type { LocalSubmitResult } from '../lib/local';
 import { table } from './commands/common';
 import { planJson } from './plan-output';
 

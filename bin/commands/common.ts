@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_ROOT_PREFIX, SETTINGS_ENV } from '../../lib/layout';
 import type { SettingFlags } from '../../lib/settings';
-import { openJobContext, type JobContext } from '../../lib/aws/session';
+import { openJobContext, type JobContext } from '../../lib/aws';
 
 /** The settings flags every AWS command takes (flags > RLVR_* environment > the stack's parameter). */
 export interface SettingsFlagValues {

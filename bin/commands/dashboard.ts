@@ -2,19 +2,22 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import type { JobContext } from '../../lib/aws/session';
-import { openJobContext } from '../../lib/aws/session';
-import { DashboardData } from '../../lib/dashboard/data';
-import { jobViews, type JobView } from '../../lib/dashboard/jobs';
-import { startLive } from '../../lib/dashboard/live';
-import { buildReport } from '../../lib/dashboard/report';
-import { listRunIds, runFiles } from '../../lib/dashboard/runs';
-import { startServer } from '../../lib/dashboard/server';
+import { openJobContext, type JobContext } from '../../lib/aws';
+import {
+  buildReport,
+  DashboardData,
+  jobViews,
+  listRunIds,
+  runFiles,
+  startLive,
+  startServer,
+  type JobView,
+} from '../../lib/dashboard';
 import { UserError } from '../../lib/errors';
 import { resolveJobLogPath } from '../../lib/submission';
 import { LOCAL } from '../../lib/layout';
 import { gitRoot } from '../../lib/source';
-import { writeFileAtomic } from '../../lib/util/safe-file';
+import { writeFileAtomic } from '../../lib/util';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
 interface DashboardFlags extends SettingsFlagValues {

@@ -2,27 +2,33 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { RlvrError, RuntimeFailure, UserError } from '../../lib/errors';
-import { describeAwsError } from '../../lib/aws';
+import { describeAwsError, openJobContext, requireLayout } from '../../lib/aws';
 import { CLI_ENV } from '../../lib/layout';
-import { parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
-import { localJobOfEval } from '../../lib/eval/local';
-import { planEval, type EvalPlan } from '../../lib/eval/plan';
-import { readLocalResults, readLocalUnit } from '../../lib/eval/results';
 import {
+  localJobOfEval,
   ObjectCache,
+  parseEvalRequest,
+  planEval,
   readJobResults,
   readLearnedDurations,
   recordLearnedDurations,
-} from '../../lib/eval/s3-results';
-import { submitEval } from '../../lib/eval/submit';
-import { buildTable, tableCsv, tableJson, tableMarkdown, type ResultRow } from '../../lib/eval/table';
+  submitEval,
+  type EvalFlags,
+  type EvalPlan,
+} from '../../lib/eval';
+import {
+  buildTable,
+  readLocalResults,
+  readLocalUnit,
+  tableCsv,
+  tableJson,
+  tableMarkdown,
+  type ResultRow,
+} from '../../lib/eval-records';
 import { waitForJob } from '../../lib/operate';
-import { openJobContext } from '../../lib/aws';
-import { openSubmitSession } from '../../lib/submission';
-import { jobLogPathProblem, resolveJobLogPath } from '../../lib/submission/job-log';
-import { requireLayout } from '../../lib/aws/session';
-import { runLocal } from '../../lib/local/run';
-import { gitRoot } from '../../lib/source/git';
+import { jobLogPathProblem, openSubmitSession, resolveJobLogPath } from '../../lib/submission';
+import { runLocal } from '../../lib/local';
+import { gitRoot } from '../../lib/source';
 import { renderEvalPlan, renderEvalSubmitted, evalPlanJson } from '../eval-output';
 import { withInterrupt } from '../interrupt';
 import { createReporter } from '../reporter';

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { ALL_RULES, EVAL_RULES, ruleOf, type AllowedFinding } from '../../lib/config';
-import { lintConfigFile, type LintReport } from '../../lib/jobs';
-import type { LintCurricula } from '../../lib/jobs/lint';
+import { lintConfigFile, type LintCurricula, type LintReport } from '../../lib/jobs';
 import { formatLocation, formatProblem, UserError, type Problem } from '../../lib/errors';
-import { requireLayout } from '../../lib/aws/session';
+import { requireLayout } from '../../lib/aws';
 import { defaultCacheDir } from '../../lib/curriculum';
 import { addSettingsOptions, exits, print, withContext, type SettingsFlagValues } from './common';
 

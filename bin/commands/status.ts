@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
-import { jobStatus, type JobStatusReport } from '../../lib/operate';
+import {
+  describeAttempts,
+  describeResume,
+  jobStatus,
+  type AttemptsReport,
+  type JobStatusReport,
+} from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
-import { describeAttempts, describeResume, type AttemptsReport } from '../../lib/operate/inspect';
 import {
   addSettingsOptions,
   exits,

@@ -10,7 +10,7 @@ import {
 import { waitForJob } from '../../lib/operate';
 import { openJobContext } from '../../lib/aws';
 import { openSubmitSession, type SubmitSession } from '../../lib/submission';
-import { prepareLocalRun, runPreparedLocal } from '../../lib/local/submit-local';
+import { prepareLocalRun, runPreparedLocal } from '../../lib/local';
 import type { ProgressListener } from '../../lib/progress';
 import { withInterrupt } from '../interrupt';
 import { planJson, renderPlan } from '../plan-output';

@@ -23,3 +23,4 @@ export {
   type AwsFailureKind,
 } from './environment';
 export { describeJob, openJobContext, requireLayout, type JobContext, type JobContextInput } from './session';
+export { isTerminal } from './session';

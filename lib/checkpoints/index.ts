@@ -13,7 +13,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MODEL_INDEX_FILE, parseCheckpointFolder } from '../layout';
-import { readTextFile } from '../util/json-file';
+import { readTextFile } from '../util';
 
 const WEIGHTS = /\.(safetensors|bin|pt)$/;
 const CONFIG_FILE = 'config.json';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Problem } from '../errors';
-import { valueAtPath } from '../trainers/config-tree';
+import { valueAtPath } from '../trainers';
 import { formatKeyPath, type KeyPath, type YamlFile } from './yaml-file';
 
 type AnySchema = z.ZodType;

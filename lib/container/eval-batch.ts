@@ -10,17 +10,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { folderVerdict, localCheckpointFiles } from '../checkpoints';
 import {
+  buildTable,
   EVAL_PLAN_FILE,
+  harnessResultsFile,
+  listFilesUnder,
+  readLocalResults,
+  tableMarkdown,
   UNIT_FILES,
   type EvalJobPlan,
   type PlannedCheckpoint,
   type PlannedUnit,
   type UnitRecord,
-} from '../eval/job-plan';
-import { harnessResultsFile, listFilesUnder, readLocalResults } from '../eval/results';
-import { buildTable, tableMarkdown } from '../eval/table';
+} from '../eval-records';
 import { CONTAINER, RUN_FOLDER } from '../layout';
-import { readJsonFile } from '../util/json-file';
+import { readJsonFile } from '../util';
 import { shellQuote, signalGroup, startProcess, type Started } from './process';
 import { JobFailure, type ContainerJob } from './setup';
 

@@ -1,10 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { EVAL_TENSOR_PARALLEL_SIZE } from '../config';
-import { stringifyForTrainer } from '../config/yaml-write';
+import { EVAL_TENSOR_PARALLEL_SIZE, stringifyForTrainer } from '../config';
 import { CONTAINER, JOB_ENV, JOB_FILES, RUN_FOLDER } from '../layout';
-import type { JobContract } from '../trainers/job-contract';
+import type { JobContract } from '../trainers';
 import { shellQuote, stopProcess, type Started } from './process';
 
 type Yaml = Record<string, unknown>;

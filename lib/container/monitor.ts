@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { CheckpointTracker } from '../checkpoints';
-import type { JobContract } from '../trainers/job-contract';
+import type { JobContract } from '../trainers';
 import { exposeCheckpoint, scriptAccepts, type EvalWatcherPlan } from './eval-watcher';
 import {
   checkpointDirs,

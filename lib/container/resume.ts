@@ -1,8 +1,7 @@
 import * as path from 'node:path';
 import { checkpointFolders, compareCheckpoints, localCheckpointVerdict } from '../checkpoints';
 import { parseCheckpointFolder } from '../layout';
-import { valueAtPath } from '../trainers/config-tree';
-import { WEIGHTS_ONLY_RESUME_NOTE, type ContractKeyPath, type JobContract } from '../trainers/job-contract';
+import { valueAtPath, WEIGHTS_ONLY_RESUME_NOTE, type ContractKeyPath, type JobContract } from '../trainers';
 
 type Yaml = Record<string, unknown>;
 

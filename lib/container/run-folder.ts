@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RUN_FOLDER } from '../layout';
-import type { JobContract } from '../trainers/job-contract';
+import type { JobContract } from '../trainers';
 
 /** The run folder a trainer made for itself (their `Runtime.from_plan`), as recorded in our run.json. */
 export interface TrainerRunFolder {

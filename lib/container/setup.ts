@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'yaml';
-import { stringifyForTrainer } from '../config/yaml-write';
+import { stringifyForTrainer } from '../config';
 import {
   CHANNELS,
   CONTAINER,
@@ -22,12 +22,11 @@ import {
   RUNTIME_ENV,
   workerFileName,
 } from '../layout';
-import type { JobContract } from '../trainers/job-contract';
+import type { JobContract } from '../trainers';
 import { clusterOf, type ClusterHosts } from './cluster';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
-import { extractTarGz, UnsafeEntryError } from '../util/extract-tar';
-import { readJsonFile } from '../util/json-file';
+import { extractTarGz, readJsonFile, UnsafeEntryError } from '../util';
 
 export type Yaml = Record<string, unknown>;
 

@@ -3,8 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { S3ObjectInfo } from '../aws';
 import type { CopyColumns } from './id-rules';
-import { rlvrCacheDir } from '../util/cache-dir';
-import { writeFileAtomic } from '../util/safe-file';
+import { rlvrCacheDir, writeFileAtomic } from '../util';
 
 /*
  * The columns an id rule read from a dataset copy, kept on this machine under a key made of every

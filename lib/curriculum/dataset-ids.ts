@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { DataType, Dictionary, RecordBatch, Type, Vector } from 'apache-arrow';
 import type { IS3, S3ObjectInfo } from '../aws';
-import { mapLimited } from '../util/pool';
+import { mapLimited } from '../util';
 import type { CopyColumns } from './id-rules';
 
 /*

@@ -1,5 +1,4 @@
-import type { DatasetLoader } from '../trainers/profile';
-import { LOADERS } from '../trainers/rlvr-experiments';
+import { LOADERS, type DatasetLoader } from '../trainers';
 
 /*
  * How each of the trainer's dataset loaders names its prompts (`problem.prompt_id`), read from their

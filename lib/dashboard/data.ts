@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readLocalResults } from '../eval/results';
-import { buildTable, type ResultRow } from '../eval/table';
+import { buildTable, readLocalResults, type ResultRow } from '../eval-records';
 import { resolvePanels } from './panels';
 import {
   downsample,
@@ -15,7 +14,7 @@ import {
   type StepBreakdown,
   type StepTable,
 } from './query';
-import { writeFileAtomic } from '../util/safe-file';
+import { writeFileAtomic } from '../util';
 import { overview } from './overview';
 import { listRunIds, overrideLabels, runDocs, runFiles, NOTES_FILE, type RunFiles } from './runs';
 import { lookupSamples } from './samples';

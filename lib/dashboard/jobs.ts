@@ -1,11 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { JobContext } from '../aws/session';
-import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../operate/inspect';
-import { isObject } from '../util/json-file';
-import { mapLimited } from '../util/pool';
+import type { JobContext } from '../aws';
+import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../operate';
+import { isObject, mapLimited, writeFileAtomic } from '../util';
 import { RUN_FOLDER } from '../layout';
-import { writeFileAtomic } from '../util/safe-file';
 import { JOB_FACTS, listRunIds, runDocs, runFiles, type JobFacts, type RunDocs } from './runs';
 
 /*

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import type { JobContext } from '../aws/session';
-import { syncTraces } from '../results/sync-traces';
+import type { JobContext } from '../aws';
+import { syncTraces } from '../results';
 import { listRunIds, runFiles } from './runs';
 
 /*

@@ -2,9 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { RUN_FOLDER } from '../layout';
-import { isObject } from '../util/json-file';
-import { isRegularFile, readRegularText } from '../util/safe-file';
-import { walkTree } from '../util/walk';
+import { isObject, isRegularFile, readRegularText, walkTree } from '../util';
 import { INDEX_DIR } from './trace-index';
 
 /*

@@ -1,8 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readJsonFile } from '../util/json-file';
-import { forEachLineBlock, MAX_LINE, tailBefore } from '../util/line-blocks';
-import { openRegularFile, writeFileAtomic } from '../util/safe-file';
+import {
+  forEachLineBlock,
+  MAX_LINE,
+  openRegularFile,
+  readJsonFile,
+  tailBefore,
+  writeFileAtomic,
+} from '../util';
 
 /*
  * The completions beside a trace, looked up by step or prompt id without reading the files whole:

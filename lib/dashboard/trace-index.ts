@@ -1,9 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { isObject } from '../util/json-file';
-import { forEachLineBlock, tailBefore, TAIL_BYTES } from '../util/line-blocks';
-import { NOFOLLOW, openRegularFile, readInto, writeFileAtomic } from '../util/safe-file';
+import {
+  forEachLineBlock,
+  isObject,
+  NOFOLLOW,
+  openRegularFile,
+  readInto,
+  TAIL_BYTES,
+  tailBefore,
+  writeFileAtomic,
+} from '../util';
 import { TraceScanner, type ScanSink } from './scan';
 
 /*

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { connectEngine } from '../image/engine';
-import { describeAwsError } from '../aws';
+import { connectEngine } from '../image';
+import { describeAwsError, openJobContext, type JobContext, type JobContextInput } from '../aws';
 import { RlvrError } from '../errors';
 import { BUILT_IN_DEFAULTS } from '../job-options';
-import { openJobContext, type JobContext, type JobContextInput } from '../aws/session';
 import type { DoctorCheck } from './check';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, type S3Layout } from '../layout';
 

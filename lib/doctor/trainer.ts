@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { loadTrainerProfiles, mergeProfiles } from '../config';
 import { ProblemsError, RlvrError, UserError, formatProblem } from '../errors';
 import { defaultDockerDir, describeArgSource, planImageBuild } from '../image';
-import { describeImportRoots } from '../jobs/import-roots';
+import { describeImportRoots } from '../jobs';
 import {
   findImportRoots,
   missingRoots,

@@ -7,8 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AwsClients } from '../aws';
 import { LOCAL, type S3Layout } from '../layout';
-import { parseUnitFileName } from './job-plan';
-import { localUnitRecords } from './results';
+import { localUnitRecords, parseUnitFileName } from '../eval-records';
 
 export interface DoneUnit {
   readonly id: string;

@@ -6,13 +6,20 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadEvalConfig, parseDuration, parseGpuList, type EvalConfig } from '../config';
-import { YamlFile } from '../config/yaml-file';
+import {
+  EVAL_STANDARD,
+  loadEvalConfig,
+  maxGenToksFor,
+  parseDuration,
+  parseGpuList,
+  YamlFile,
+  type EvalConfig,
+} from '../config';
 import { ProblemsError, type Problem, type SourceLocation } from '../errors';
 import type { EvalRequest } from './plan';
 import { parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
-import { EVAL_STANDARD, maxGenToksFor } from '../config';
-import { applyDeviations, parseDeviations, type Deviation, type Harness } from './standard';
+import { applyDeviations, parseDeviations, type Deviation } from './standard';
+import type { Harness } from '../eval-records';
 
 export interface EvalFlags {
   readonly checkpoints?: readonly string[];

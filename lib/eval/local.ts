@@ -4,7 +4,7 @@
  * through the local cache.
  */
 import type { AwsClients } from '../aws';
-import { cacheFromS3, type Bind, type LocalJob } from '../local/run';
+import { cacheFromS3, type Bind, type LocalJob } from '../local';
 import type { EvalPlan } from './plan';
 
 export function localJobOfEval(plan: EvalPlan): LocalJob {

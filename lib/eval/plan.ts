@@ -16,10 +16,10 @@ import {
   isTrainingInstanceType,
   MAX_RUNTIME_SECONDS,
 } from '../job-options';
-import { PLACEHOLDERS } from '../jobs/resolve';
 import { channelPath, CHANNELS, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
 import { ecrCredentials, imageLabels, LM_EVAL_TASKS_LABEL, offlineDataGaps } from '../image';
 import {
+  PLACEHOLDERS,
   assembleRequest,
   OFFLINE_ENVIRONMENT,
   s3Channel,
@@ -29,21 +29,22 @@ import {
 } from '../submission';
 import {
   EVAL_PLAN_FILE,
+  labelFolder,
   modelViewPath,
+  UNIT_FILES,
   unitContainerDir,
   unitFolder,
   unitId,
-  labelFolder,
-  UNIT_FILES,
   type EvalJobPlan,
+  type Harness,
   type PlannedCheckpoint,
   type PlannedUnit,
-} from './job-plan';
+} from '../eval-records';
 import { estimateSeconds, packUnits, type EvalUnit, type Packing } from './pack';
 import type { Benchmark, LabelledRef } from './refs';
 import { resolveCheckpoints, type ResolvedCheckpoint } from './resolve';
 import type { EvalSettings } from '../config';
-import { taskWarnings, unitCommand, type Harness } from './standard';
+import { taskWarnings, unitCommand } from './standard';
 import { findDoneUnits, type DoneUnit } from './done';
 
 /** What the command line (or an eval config) asked for, parsed. */

@@ -7,12 +7,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AwsClients, S3ObjectInfo } from '../aws';
-import { isTerminal } from '../aws/session';
+import { isTerminal, type AwsClients, type S3ObjectInfo } from '../aws';
 import { folderVerdict, localCheckpointFiles, weightsNamedByIndex, type FolderVerdict } from '../checkpoints';
 import type { Problem } from '../errors';
-import { JOB_ENV, MODEL_INDEX_FILE, type S3Layout } from '../layout';
-import { parseS3Uri } from '../jobs/inputs';
+import { JOB_ENV, MODEL_INDEX_FILE, parseS3Uri, type S3Layout } from '../layout';
 import { judgeJobCheckpoints, readJobListing } from '../results';
 import type { CheckpointRef, LabelledRef } from './refs';
 

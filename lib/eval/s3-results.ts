@@ -10,13 +10,18 @@ import * as path from 'node:path';
 import type { IS3, S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { RUN_FOLDER, type S3Layout } from '../layout';
-import { rlvrCacheDir } from '../util/cache-dir';
-import { readJsonFile } from '../util/json-file';
-import { mapLimited } from '../util/pool';
-import { writeFileAtomic } from '../util/safe-file';
-import { EVAL_PLAN_FILE, parseUnitFileName, type EvalJobPlan, type UnitRecord } from './job-plan';
-import { harnessResultsFile, rowOfUnit, rowsOfWatcherSummary, WATCHER_SUMMARY } from './results';
-import type { ResultRow } from './table';
+import { mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
+import {
+  EVAL_PLAN_FILE,
+  harnessResultsFile,
+  parseUnitFileName,
+  rowOfUnit,
+  rowsOfWatcherSummary,
+  WATCHER_SUMMARY,
+  type EvalJobPlan,
+  type ResultRow,
+  type UnitRecord,
+} from '../eval-records';
 
 export interface ReadStats {
   /** Files the rows were read from. */

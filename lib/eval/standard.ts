@@ -3,6 +3,7 @@
  * with `--deviate key=value` and recorded with the results, a unit's harness command (code tasks with
  * HF_ALLOW_CODE_EVAL=1 and --confirm_run_unsafe_code), warnings about tasks. Pure.
  */
+import type { Harness } from '../eval-records';
 import {
   EVAL_STANDARD,
   EVAL_TENSOR_PARALLEL_SIZE,
@@ -89,8 +90,6 @@ export function taskWarnings(task: string): string[] {
     ];
   return [];
 }
-
-export type Harness = 'lm_eval' | 'olmes';
 
 /** One unit's command: the program and its arguments (no shell), and the environment it adds. */
 export interface UnitCommand {

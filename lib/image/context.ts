@@ -4,8 +4,7 @@ import * as path from 'node:path';
 import ignore from '@balena/dockerignore';
 import { UserError } from '../errors';
 import { packageRoot } from '../package-root';
-import { systemFolderReason } from '../source/location';
-import { compareBytes, reproducibleTar, type TarEntry } from '../source/tar';
+import { compareBytes, reproducibleTar, systemFolderReason, type TarEntry } from '../source';
 import { planImageBuild, type ImageBuildPlan } from './build-plan';
 
 /** Where the trainer's dependency files go in the build context (the Dockerfile copies this folder). */

@@ -11,3 +11,4 @@ export * from './engine-streams';
 export * from './offline-data';
 export * from './pipeline';
 export * from './registry';
+export { imageReferenceProblem } from './reference';

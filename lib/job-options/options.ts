@@ -1,5 +1,12 @@
-import type { JobOptionName, JobTemplate, LauncherSection, YamlFile } from '../config';
-import { formatGpuList, parseDuration, parseGpuList } from '../config';
+import {
+  formatGpuList,
+  parseDuration,
+  parseGpuList,
+  type JobOptionName,
+  type JobTemplate,
+  type LauncherSection,
+  type YamlFile,
+} from '../config';
 import type { Problem, SourceLocation } from '../errors';
 import { checkInstanceType, gpuCount } from './instance-types';
 import { BUILT_IN_DEFAULTS, DEFAULT_EVAL_GPU_COUNT } from './templates';

@@ -14,11 +14,11 @@ import {
 import type { InputPlan } from './inputs';
 import type { PreflightResult } from './preflight';
 import { checkReferencedFiles } from './references';
-import type { JobConfigs, Placeholders } from './resolve';
-import type { SubmitConnection } from '../submission/session';
+import type { JobConfigs } from './resolve';
+import type { Placeholders, SubmitConnection } from '../submission';
 import { planImportRoots, type ImportRootsPlan } from './import-roots';
 import { checkTrainerScript } from './trainer-checks';
-import { problemAt, type ResolvedJobOptions } from '../job-options/options';
+import { problemAt, type ResolvedJobOptions } from '../job-options';
 import { checkedSourceRoot } from './trainer-source';
 
 /**

@@ -7,7 +7,6 @@ export {
   jobUploads,
   newPlanCache,
   type PlanCache,
-  PLACEHOLDERS,
   type SubmitPlan,
   type SubmitInput,
   type SubmitEvent,
@@ -29,3 +28,5 @@ export {
 export { planSweep, submitSweep, PROVISIONAL_NAMES, type PlannedSweep } from './sweep-submit';
 export { lintConfigFile, type LintReport } from './lint';
 export { describeImportRoots } from './import-roots';
+export { type LintCurricula } from './lint';
+export { SWEEP_MAX_JOBS } from './sweep';

@@ -12,46 +12,55 @@ import {
 } from '../config';
 import { classifyAwsError, describeAwsError, type AwsClientOptions } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
-import { imageReferenceProblem } from '../image/reference';
+import {
+  EFA_LABEL,
+  imageReferenceProblem,
+  LM_EVAL_TASKS_LABEL,
+  offlineDataGaps,
+  type ImagePipeline,
+} from '../image';
 import { CLI_ENV, JOB_FILES, jobNameCandidate, PATCH_FILES, type S3Layout } from '../layout';
 import type { ResolvedSettings, SettingFlags } from '../settings';
 import type { GitState, PackedSource } from '../source';
 import type { ProgressOf } from '../progress';
 import { evalBenchmarks, type TrainerSelection, type YamlMap } from '../trainers';
-import { EFA_LABEL, LM_EVAL_TASKS_LABEL, offlineDataGaps, type ImagePipeline } from '../image';
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
-import { checkRequestLimits } from '../job-options/limits';
-import { jobLogPathProblem, resolveJobLogPath } from '../submission/job-log';
-import { firstJobName } from '../submission/job-name';
 import {
+  checkRequestLimits,
+  gpuCount,
+  hasEfa,
+  hourlyPrice,
   idleGpus,
   problemAt,
   type JobOptionFlags,
   type JobOptions,
   type ResolvedJobOptions,
-} from '../job-options/options';
+} from '../job-options';
+import {
+  firstJobName,
+  Placeholders,
+  type PlaceholderName,
+  jobLogPathProblem,
+  resolveJobLogPath,
+  type RequestSettings,
+  type SubmitConnection,
+  type SubmitSession,
+} from '../submission';
 import { defaultCacheDir } from '../curriculum';
 import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
-import { gpuCount, hasEfa } from '../job-options/instance-types';
-import { hourlyPrice } from '../job-options/prices';
 import { buildCreateTrainingJobRequest, type RequestInput } from './request';
-import type { RequestSettings } from '../submission';
 import {
   loadJobConfigs,
-  Placeholders,
   resolveJob,
   resolveTemplate,
   type JobConfigs,
-  type PlaceholderName,
   type ResolvedJob,
   type ResolvedTemplate,
 } from './resolve';
-import type { SubmitConnection, SubmitSession } from '../submission/session';
 
 export { newPlanCache, type PlanCache } from './artifacts';
-export { PLACEHOLDERS, type PlaceholderName } from './resolve';
 
 /** Progress events of a submit (lib/progress.ts); the CLI decides how to show them. */
 export type SubmitEvent = ProgressOf<'step' | 'file' | 'retry'>;

@@ -10,7 +10,7 @@ import { formatGpuList } from '../config';
 import { channelPath, CHANNELS, CONTAINER, JOB_ENV, JOB_FILES, S3Layout } from '../layout';
 
 import { s3Uri, type InputPlan } from './inputs';
-import type { JobOptions } from '../job-options/options';
+import type { JobOptions } from '../job-options';
 
 export interface RequestInput {
   readonly jobName: string;

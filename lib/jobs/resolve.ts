@@ -15,8 +15,13 @@ import { S3Layout } from '../layout';
 import type { ResolvedSettings } from '../settings';
 import type { TrainerSelection } from '../trainers';
 import { planInputs, type InputPlan } from './inputs';
-import { resolveJobOptions, type JobOptionFlags, type ResolvedJobOptions } from '../job-options/options';
-import type { SubmitConnection } from '../submission/session';
+import {
+  BUILT_IN_TEMPLATES,
+  resolveJobOptions,
+  type JobOptionFlags,
+  type ResolvedJobOptions,
+} from '../job-options';
+import type { Placeholders, SubmitConnection } from '../submission';
 import { trainerSourceOf } from './trainer-source';
 import {
   checkRoleGpus,
@@ -24,7 +29,6 @@ import {
   planTrainerRuntime,
   type TrainerRuntimePlan,
 } from './trainer-checks';
-import { BUILT_IN_TEMPLATES } from '../job-options/templates';
 
 /** What the submit reads from files: the configs, the trainer that runs them, where its source is. */
 export interface JobConfigs {
@@ -121,25 +125,6 @@ export async function resolveTemplate(
   const name = flag ?? configs.config.value.launcher?.template;
   const published = name ? await session.publishedTemplate(name) : undefined;
   return pickTemplate(name, published, { flag: flag !== undefined, config: configs.config });
-}
-
-export type PlaceholderName = 'bucket' | 'roleArn' | 'repositoryUri' | 'region' | 'image';
-export const PLACEHOLDERS: Readonly<Record<PlaceholderName, string>> = {
-  bucket: 'unresolved-bucket',
-  roleArn: 'arn:aws:iam::000000000000:role/UNRESOLVED-execution-role',
-  repositoryUri: '000000000000.dkr.ecr.unresolved.amazonaws.com/unresolved',
-  region: 'unresolved-region',
-  image: '000000000000.dkr.ecr.unresolved.amazonaws.com/unresolved:UNRESOLVED-image',
-};
-
-/** Settings a dry-run could not resolve become marked placeholders, each recorded once. */
-export class Placeholders {
-  readonly names: PlaceholderName[] = [];
-  value(name: PlaceholderName, v: string | undefined): string {
-    if (v !== undefined) return v;
-    if (!this.names.includes(name)) this.names.push(name);
-    return PLACEHOLDERS[name];
-  }
 }
 
 /** How the job runs and what it reads: every value with where it came from, or every problem. */

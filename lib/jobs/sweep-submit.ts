@@ -3,7 +3,7 @@ import { RlvrError, RuntimeFailure } from '../errors';
 import { jobNameTimestamp } from '../layout';
 import { newPlanCache, planSubmit, type SubmitInput, type SubmitListener, type SubmitPlan } from './plan';
 import { submitPlanned, type SubmitResult } from './submit';
-import type { SubmitSession } from '../submission/session';
+import type { SubmitSession } from '../submission';
 import { expandSweep, SWEEP_MAX_JOBS, type SweepAxis, type SweepVariant } from './sweep';
 
 /** How a sweep's names are claimed (said with every provisional name). */

@@ -11,16 +11,16 @@ import type { StagedSource } from '../source';
 import {
   buildJobContract,
   commandScript,
+  RANK0_EXPORT_CITE,
+  valueAtDotted,
   WEIGHTS_ONLY_RESUME_NOTE,
   type JobContract,
   type TrainerProfile,
-  valueAtDotted,
   type YamlMap,
 } from '../trainers';
-import { RANK0_EXPORT_CITE } from '../trainers/rlvr-experiments';
 import type { InputPlan } from './inputs';
 import { RUNTIME_ENV } from '../layout';
-import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from '../job-options/options';
+import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from '../job-options';
 
 /*
  * Checks that need both the trainer's config and how the job runs (its GPUs, its shipped source).

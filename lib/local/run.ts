@@ -27,7 +27,7 @@ import {
   workerFileName,
 } from '../layout';
 import { fetchObject } from '../results';
-import { rlvrCacheDir } from '../util/cache-dir';
+import { rlvrCacheDir } from '../util';
 
 /**
  * What a local run needs of a job, whichever kind it is (a training submit, a batch evaluation): the

@@ -16,3 +16,4 @@ export {
 } from './inspect';
 export { watchJob, stopJob, hostOf, type WatchEvent } from './watch';
 export { waitForJob, type WaitResult } from './wait';
+export { describeAttempts, describeResume, type AttemptsReport } from './inspect';

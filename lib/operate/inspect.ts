@@ -1,12 +1,10 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
-import type { IS3 } from '../aws';
+import { describeJob, isTerminal, requireLayout, type IS3, type JobContext } from '../aws';
 import { JOB_ENV, parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
 import { checkpointOfKey, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
-import { describeJob, isTerminal, requireLayout, type JobContext } from '../aws/session';
-import { readJobLogDescriptions } from '../submission/job-log';
-import { costOf } from '../job-options/prices';
-import { isObject } from '../util/json-file';
-import { mapLimited } from '../util/pool';
+import { readJobLogDescriptions } from '../submission';
+import { costOf } from '../job-options';
+import { isObject, mapLimited } from '../util';
 
 /**
  * The checkpoints a job has in S3, across every trainer run folder of its attempts

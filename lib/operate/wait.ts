@@ -1,4 +1,4 @@
-import type { JobContext } from '../aws/session';
+import type { JobContext } from '../aws';
 import type { ProgressListener } from '../progress';
 import { jobStatus, type JobStatusReport } from './inspect';
 import { watchJob } from './watch';

@@ -1,10 +1,8 @@
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
-import type { ILogs, LogEvent } from '../aws';
+import { describeJob, isTerminal, type ILogs, type JobContext, type LogEvent } from '../aws';
 import { UserError } from '../errors';
 import type { ProgressOf } from '../progress';
 import { TRAINING_LOG_GROUP } from '../layout';
-import { describeJob, type JobContext } from '../aws/session';
-import { isTerminal } from '../aws/session';
 
 export type WatchEvent = ProgressOf<'line' | 'waiting' | 'status'>;
 

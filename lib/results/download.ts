@@ -1,20 +1,22 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
-import { isAwsError, type S3ObjectInfo } from '../aws';
+import {
+  describeJob,
+  isAwsError,
+  isTerminal,
+  requireLayout,
+  type JobContext,
+  type S3ObjectInfo,
+} from '../aws';
 import { RlvrError, RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
-import { describeJob, requireLayout, type JobContext } from '../aws/session';
-import { isTerminal } from '../aws/session';
 import { JOB_ENV, LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { judgeJobCheckpoints } from './job-checkpoints';
-import { extractTarGz } from '../util/extract-tar';
-import { mapLimited } from '../util/pool';
-import { walkTree } from '../util/walk';
+import { extractTarGz, mapLimited, readJsonFile, readTextFile, walkTree } from '../util';
 import { fetchObject, freeBytes, isNoSpace, PARTIAL_SUFFIX } from './fetch-object';
 import { checkpointOfKey, isSafeRelative, readJobListing, type JobListing } from './run-folders';
-import { readJsonFile, readTextFile } from '../util/json-file';
 
 /** Which checkpoints to fetch: all, the final one, none, or named steps (`step20,step40`, `final`). */
 export type CheckpointSelection = 'all' | 'final' | 'none' | readonly string[];

@@ -2,9 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
 import { RlvrError, RuntimeFailure } from '../errors';
-import { mapLimited } from '../util/pool';
+import { mapLimited, readJsonFile } from '../util';
 import { sha256OfFile } from './hash';
-import { readJsonFile } from '../util/json-file';
 
 /*
  * One object to one local file: byte ranges in parallel, written in place into `<file>.rlvr-partial`,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { IS3 } from '../aws';
-import { mapLimited } from '../util/pool';
+import { mapLimited } from '../util';
 
 /*
  * One local file to one object: the transfer layer's upload, beside fetch-object.ts (its download).

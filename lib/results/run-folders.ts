@@ -1,6 +1,6 @@
 import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
 import { checkpointFolderOfKey, RUN_FOLDER, type S3Layout } from '../layout';
-import { isObject } from '../util/json-file';
+import { isObject } from '../util';
 
 /*
  * Where a job's trainer put its traces and checkpoints inside `checkpoints/<job>/`. A trainer with its

@@ -1,15 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAwsError, type S3ObjectInfo } from '../aws';
+import { isAwsError, isTerminal, requireLayout, type JobContext, type S3ObjectInfo } from '../aws';
 import { RlvrError, UserError } from '../errors';
-import { requireLayout, type JobContext } from '../aws/session';
-import { isTerminal } from '../aws/session';
 import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 import { isSafeRelative, readJobRunInfo, jobListing, type RunFolder } from './run-folders';
-import { sleep } from '../util/sleep';
-import { readJsonFile } from '../util/json-file';
+import { readJsonFile, sleep } from '../util';
 
 /*
  * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RuntimeFailure, UserError } from '../errors';
-import { requireLayout, type JobContext } from '../aws/session';
+import { requireLayout, type JobContext } from '../aws';
 import { DATASET_MARKERS, type S3Layout } from '../layout';
 import type { TransferEvent } from './download';
-import { mapLimited } from '../util/pool';
+import { mapLimited } from '../util';
 import { matchesTag, partsTag } from './hash';
 import { checkInterrupt, Interrupted, uploadFile } from './multipart-upload';
 

@@ -10,3 +10,4 @@ export {
 export { WITHHOLD_FILE, withholdRules, type WithheldFile } from './withhold';
 export { refusedSourceFolder, systemFolderReason } from './location';
 export { captureGitState, gitRoot, type GitState } from './git';
+export { compareBytes, reproducibleTar, type TarEntry } from './tar';

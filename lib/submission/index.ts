@@ -35,3 +35,4 @@ export {
   type SubmitListener,
   type SubmittedJob,
 } from './submit-job';
+export { PLACEHOLDERS, Placeholders, type PlaceholderName } from './placeholders';

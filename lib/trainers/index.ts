@@ -43,3 +43,4 @@ export {
   type ContractKeyPath,
   type JobContract,
 } from './job-contract';
+export { RANK0_EXPORT_CITE } from './rlvr-experiments';

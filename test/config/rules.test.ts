@@ -7,8 +7,8 @@ import {
   TRAINING_RULES,
   trainingConfigSchema,
   YamlFile,
+  type TrainingConfig,
 } from '../../lib/config';
-import type { TrainingConfig } from '../../lib/config';
 import { checkEvalConfig, checkTrainingConfig, type CheckResult } from '../../lib/config/checks';
 import type { EvalConfig } from '../../lib/config/eval-schema';
 import { BUILT_IN_PROFILES, type TrainerProfile } from '../../lib/trainers';

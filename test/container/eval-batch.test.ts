@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runEntrypoint } from '../../lib/container/entrypoint';
 import { parseEvalRequest } from '../../lib/eval/input';
-import { EVAL_PLAN_FILE, type EvalJobPlan, type UnitRecord } from '../../lib/eval/job-plan';
+import { EVAL_PLAN_FILE, type EvalJobPlan, type UnitRecord } from '../../lib/eval-records/job-plan';
 import { planEval } from '../../lib/eval/plan';
 import { fakeLmEvalBin, offlineConnection, writeCheckpoint } from '../helpers/eval';
 import { tempDir } from '../helpers/fixtures';

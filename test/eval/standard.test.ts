@@ -5,8 +5,8 @@ import {
   taskWarnings,
   unitCommand,
   type Deviation,
-  type Harness,
 } from '../../lib/eval/standard';
+import type { Harness } from '../../lib/eval-records';
 
 const MODEL = '/opt/ml/input/data/ckpt/step100';
 const OUT = '/opt/ml/output/unit-3';

@@ -12,10 +12,9 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createAwsClients } from '../../lib/aws';
+import { createAwsClients, openJobContext } from '../../lib/aws';
 import { submit } from '../../lib/jobs';
 import { jobStatus } from '../../lib/operate';
-import { openJobContext } from '../../lib/aws';
 import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
 import { uploadFile } from '../../lib/results/multipart-upload';
 import { runCli, runCommand } from '../helpers/cli';

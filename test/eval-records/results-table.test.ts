@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readLocalResults } from '../../lib/eval/results';
-import { buildTable, judgedMetrics, tableCsv, tableJson, tableMarkdown } from '../../lib/eval/table';
+import { readLocalResults } from '../../lib/eval-records/results';
+import { buildTable, judgedMetrics, tableCsv, tableJson, tableMarkdown } from '../../lib/eval-records/table';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'eval-results');
 const TRAINING = 'annotations-adhoc-20260125-192905';

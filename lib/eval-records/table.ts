@@ -4,7 +4,7 @@
  * Markdown (terminal, RESULTS.md), CSV or JSON. Pure: reading the files is results.ts's.
  */
 
-import { isObject } from '../util/json-file';
+import { isObject } from '../util';
 
 /** A metric the team judges a task by: lm_eval's `<metric>,<filter>` key (first found of `keys`). */
 interface JudgedMetric {

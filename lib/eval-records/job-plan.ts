@@ -6,7 +6,9 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { CONTAINER, RUN_FOLDER } from '../layout';
-import type { Harness } from './standard';
+
+/** The two evaluation harnesses: EleutherAI's lm_eval and AllenAI's OLMES. */
+export type Harness = 'lm_eval' | 'olmes';
 
 export const EVAL_PLAN_FILE = 'eval-plan.json';
 

@@ -8,8 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCheckpointFolder, RUN_FOLDER } from '../layout';
-import { readJsonFile } from '../util/json-file';
-import { walkTree } from '../util/walk';
+import { readJsonFile, walkTree } from '../util';
 import { parseUnitFileName, UNIT_FILES, type UnitRecord } from './job-plan';
 import { judgedMetrics, type ResultRow } from './table';
 

@@ -1,0 +1,9 @@
+/**
+ * What an evaluation leaves behind and how it is read back: the plan an eval job is told
+ * (`eval-plan.json`), one record per unit, the harnesses' results files, and the table built from
+ * them. Shared by the launcher (lib/eval), the job itself (lib/container) and the dashboard, so it
+ * imports nothing heavier than the layout.
+ */
+export * from './job-plan';
+export * from './results';
+export * from './table';

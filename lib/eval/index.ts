@@ -1,0 +1,10 @@
+/**
+ * Batch evaluation from the launcher's side: reading the request (flags or a YAML file), resolving
+ * checkpoints, packing units into jobs, planning and submitting them through lib/submission, running
+ * them locally, and reading their results back from S3.
+ */
+export { parseEvalRequest, type EvalFlags } from './input';
+export { localJobOfEval } from './local';
+export { planEval, type EvalPlan } from './plan';
+export { ObjectCache, readJobResults, readLearnedDurations, recordLearnedDurations } from './s3-results';
+export { submitEval, type EvalSubmitResult } from './submit';
