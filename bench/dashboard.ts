@@ -8,7 +8,7 @@ import { writeTrace } from '../test/helpers/traces';
 import type { Row } from './row';
 
 /*
- * The dashboard's rows of `npm run bench` (issue 16): indexing a 600 MB trace in the trainer's event
+ * The dashboard's rows of `npm run bench`: indexing a 600 MB trace in the trainer's event
  * format side by side with a plain line split of the same file, its peak memory, the reopen (no trace
  * bytes) and the growth (only the appended bytes), and in Chromium the run view of that trace and a
  * 12-run sweep overlay, from navigation to charts drawn.

@@ -1,6 +1,6 @@
 /*
  * `npm run bench`: our transfers side by side with `aws s3` (the baseline) against the same local
- * S3 server (s3rver, BRIEF §8), SageMaker answered by moto. Runs the real `rlvr` commands as a user
+ * S3 server (s3rver), SageMaker answered by moto. Runs the real `rlvr` commands as a user
  * would, writes the figures with machine and date to bench/results.md. Not a test: it reports.
  */
 import { spawn, spawnSync } from 'node:child_process';

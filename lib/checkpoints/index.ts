@@ -1,6 +1,6 @@
 /**
  * When is a checkpoint folder complete? One rule, used by the eval watcher's hand-off and the restart
- * in the job, and by `rlvr download` (issue 18). The team's trainers export in place with no done
+ * in the job, and by `rlvr download`. The team's trainers export in place with no done
  * marker (their model.py `export_to_hf`): `model.safetensors` exists long before it is whole.
  *
  * Complete means both:
@@ -60,7 +60,7 @@ export function weightsNamedByIndex(text: string | undefined): readonly string[]
 /**
  * Whether a folder is a loadable Hugging Face model, on what is known of its files (a local folder, an
  * S3 listing): the one rule the pre-flight, `rlvr upload`, download, the eval watcher and the restart
- * apply. `fix` is the known trap (BRIEF §1): one weights file under another name than the index gives it.
+ * apply. `fix` is the known trap (a checkpoint that would not load in evaluation): one weights file under another name than the index gives it.
  */
 export type FolderVerdict =
   | { readonly loadable: true }

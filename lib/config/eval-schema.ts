@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The eval watcher's config (BRIEF §6; read by their entrypoints/eval_benchmarks.py 340-637): lm_eval
+ * The eval watcher's config (read by their entrypoints/eval_benchmarks.py 340-637): lm_eval
  * watch form, checkpoint-list form, or our OLMES form. What the launcher acts on is typed (the eval
  * standard, where results go, the task groups' GPUs); other keys pass through to their script.
  */

@@ -1,8 +1,8 @@
 /**
  * The job's entrypoint inside the image (`train`), on SageMaker and in local Docker alike: turns the
- * container contract (BRIEF §4) into a trainer plus an eval watcher, follows the trainer's run-time
- * contract (the launcher's `contract.json`), keeps the run folder (BRIEF §7) complete, and never lets
- * a job "complete" without the checkpoints its trainer writes (BRIEF §1).
+ * container contract into a trainer plus an eval watcher, follows the trainer's run-time
+ * contract (the launcher's `contract.json`), keeps the run folder complete, and never lets
+ * a job "complete" without the checkpoints its trainer writes (a job once "completed" with no checkpoint at all).
  *
  * The steps, each in its own place: preparing the job (setup.ts), the eval watcher (eval-watcher.ts),
  * watching the run folder while the trainer runs (monitor.ts), and the outcome (here).

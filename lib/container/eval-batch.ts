@@ -1,5 +1,5 @@
 /**
- * The image's eval mode (issue #15; `RLVR_MODE=eval`): a batch evaluation job. No Ray, no trainer:
+ * The image's eval mode (`RLVR_MODE=eval`): a batch evaluation job. No Ray, no trainer:
  * each host takes its share of the plan's units (by its place among the job's hosts), and each of its
  * GPUs runs its units in turn with `CUDA_VISIBLE_DEVICES` set to that GPU. Every unit writes its result
  * folder into the run folder as soon as it ends, so results stream to S3 while the job runs; a failing

@@ -1,6 +1,6 @@
 /**
  * Preparing a job inside the container, before anything starts: where things are (the container
- * contract, BRIEF §4), the trainer's source, the config and the job's trainer contract, our files in the
+ * contract), the trainer's source, the config and the job's trainer contract, our files in the
  * run folder, a restart's resume, the config the trainer reads, and the datasets where its loaders look.
  */
 import { createHash } from 'node:crypto';

@@ -5,7 +5,7 @@ import type { ResolvedIdRule } from './id-rules';
 import { checkCurriculum, type CurriculumCheck, type CurriculumCheckOptions } from './order-check';
 
 /*
- * The curriculum pre-flight (issue 20): every id of an order file exists in the dataset copy the job
+ * The curriculum pre-flight: every id of an order file exists in the dataset copy the job
  * will receive. id-rules.ts says how each loader names its prompts, dataset-ids.ts reads the columns
  * that takes from the copy's Arrow streams, cache.ts keeps them by the copy's ETags, order-check.ts
  * compares and words the result.

@@ -1,5 +1,5 @@
 /*
- * The trace scanner: turns the trainer's JSONL events (tracer.py, BRIEF §7) into column appends.
+ * The trace scanner: turns the trainer's JSONL events (their tracer.py) into column appends.
  *
  * Hand-written fast path, because the target is ≥ 80% of a plain line split's speed on a 600 MB trace
  * (bench row "dashboard index") and JSON.parse of every line measured at about a third of it: tracer.py

@@ -1,5 +1,5 @@
 /**
- * What an eval job is told (issue #15): the file `eval-plan.json` in its config channel, written by the
+ * What an eval job is told: the file `eval-plan.json` in its config channel, written by the
  * launcher and read by the image's eval mode (lib/container/eval-batch.ts). Names and paths shared by
  * both sides live here.
  */

@@ -1,5 +1,5 @@
 /**
- * Batch evaluation's results as rows (issue #15), from the two kinds of files a run folder holds:
+ * Batch evaluation's results as rows, from the two kinds of files a run folder holds:
  * an eval job's unit records (`evals/<label>/<task>_<n>shot/unit-<id>.json` beside the harness's
  * output), and a training job's eval-watcher summaries (`evals/summary_*.json`, their
  * eval_benchmarks.py: `results.<checkpoint folder>.<task>_<n>shot` = lm_eval's results JSON). Pure on

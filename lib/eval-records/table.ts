@@ -1,5 +1,5 @@
 /**
- * Batch evaluation's results table (issue #15): checkpoint × benchmark, with the metric each task is
+ * Batch evaluation's results table: checkpoint × benchmark, with the metric each task is
  * judged by, the delta to a baseline row, and the standard error where the harness gives one; as
  * Markdown (terminal, RESULTS.md), CSV or JSON. Pure: reading the files is results.ts's.
  */

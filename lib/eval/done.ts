@@ -1,5 +1,5 @@
 /**
- * Which evaluation units are done already (issue #15: a repeated `rlvr eval` skips them unless
+ * Which evaluation units are done already (a repeated `rlvr eval` skips them unless
  * --force). A unit's record is named by its identity (`unit-<id>.json`, job-plan.ts), so one listing of
  * the eval jobs' prefixes finds them all without reading a file; local runs look in `results/`.
  */

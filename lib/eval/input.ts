@@ -1,6 +1,6 @@
 /**
- * `rlvr eval`'s input, checked (issue #15): flags, a named suite (a suites file, or ours), or an eval
- * config in the team's format (BRIEF §6, the non-watch form with `checkpoints` and `benchmarks`),
+ * `rlvr eval`'s input, checked: flags, a named suite (a suites file, or ours), or an eval
+ * config in the team's format (the non-watch form with `checkpoints` and `benchmarks`),
  * validated with file:line:column. The evaluation standard is enforced: a config value off the standard
  * is refused at its position unless `--deviate` names it.
  */

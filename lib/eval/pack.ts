@@ -1,5 +1,5 @@
 /**
- * Batch evaluation, the packing (issue #15): every (checkpoint, task) pair is one unit on one GPU
+ * Batch evaluation, the packing: every (checkpoint, task) pair is one unit on one GPU
  * (tensor parallel 1), and the units are spread over every GPU of every host so the job's wall time is
  * near the longest GPU's load. Pure.
  */

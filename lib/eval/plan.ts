@@ -1,5 +1,5 @@
 /**
- * `rlvr eval`: from checkpoint references, benchmarks and flags to one batch evaluation job (issue #15):
+ * `rlvr eval`: from checkpoint references, benchmarks and flags to one batch evaluation job:
  * the checkpoints resolved and checked, the units (checkpoint × task) not yet done, their packing over
  * every GPU of every host, the plan the job reads and the CreateTrainingJob request. Every problem is
  * found before anything is written.

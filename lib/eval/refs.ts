@@ -1,5 +1,5 @@
 /**
- * Batch evaluation, what the command line names (issue #15): checkpoint references and benchmarks.
+ * Batch evaluation, what the command line names: checkpoint references and benchmarks.
  * Parsing only (pure); mapping a reference to S3 and checking it is complete come later.
  *
  * `--checkpoints [label=]<ref>`, where `<ref>` is

@@ -1,5 +1,5 @@
 /**
- * Batch evaluation: each checkpoint reference mapped to where it is (issue #15), and checked complete
+ * Batch evaluation: each checkpoint reference mapped to where it is, and checked complete
  * and loadable by the rule download applies (lib/checkpoints): a job's checkpoints from its streamed
  * prefix, an `s3://` folder, a model name as submit maps models (`models/<Name>/`), a local folder.
  * A checkpoint that is not complete, or not there, is bad input (exit 2) naming what is wrong.

@@ -1,5 +1,5 @@
 /**
- * `rlvr eval results`: the rows of eval jobs and training jobs (their eval watchers) from S3 (issue #15).
+ * `rlvr eval results`: the rows of eval jobs and training jobs (their eval watchers) from S3.
  * One listing per job finds every unit record, harness results file and watcher summary; the files are
  * read in parallel and kept in a local cache by ETag, so a repeated table makes no GET. Units an eval
  * job reused from an earlier one (its plan's `reused`) are read where they are.

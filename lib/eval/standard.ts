@@ -32,7 +32,7 @@ export interface Deviation {
 
 /**
  * `--deviate` values: `seed=123`, `max_model_len=8192`, `max_gen_toks.ifeval=2048`, … Tensor parallel
- * stays 1 (TP > 1 gave wildly wrong scores, BRIEF §6): no flag changes it.
+ * stays 1 (TP > 1 gave wildly wrong scores in the team's runs): no flag changes it.
  */
 export function parseDeviations(given: readonly string[]): Parsed<Deviation[]> {
   const out: Deviation[] = [];

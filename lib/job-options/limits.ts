@@ -3,7 +3,7 @@ import type { Problem } from '../errors';
 import { isValidTrainingJobName, SETTINGS_ENV } from '../layout';
 import { MAX_KEEP_ALIVE_SECONDS, MAX_RETRIES, MAX_RUNTIME_SECONDS } from './options';
 
-/** CreateTrainingJob's limits (BRIEF §4), checked before sending so the user gets a clear error. */
+/** CreateTrainingJob's limits, checked before sending so the user gets a clear error. */
 export const LIMITS = {
   hyperParameters: 100,
   hyperParameterKey: 256,

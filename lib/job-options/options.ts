@@ -11,7 +11,7 @@ import type { Problem, SourceLocation } from '../errors';
 import { checkInstanceType, gpuCount } from './instance-types';
 import { BUILT_IN_DEFAULTS, DEFAULT_EVAL_GPU_COUNT } from './templates';
 
-/** SageMaker's limits (BRIEF §4). */
+/** SageMaker's limits. */
 export const MAX_RUNTIME_SECONDS = 28 * 24 * 3600;
 export const MAX_KEEP_ALIVE_SECONDS = 3600;
 

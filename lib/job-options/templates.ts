@@ -30,7 +30,7 @@ export const BUILT_IN_DEFAULTS = {
   tags: {} as Record<string, string>,
 };
 
-/** When an eval config is given on an 8-GPU instance without a split: train 0–5, eval 6–7 (BRIEF §6). */
+/** When an eval config is given on an 8-GPU instance without a split: train 0–5, eval 6–7, the team's split. */
 export const DEFAULT_EVAL_GPU_COUNT = 2;
 
 /**

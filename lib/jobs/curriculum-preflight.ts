@@ -14,7 +14,7 @@ import { s3Uri, type DatasetInput, type OrderFileInput } from './inputs';
 import type { PreflightCheck } from './preflight-check';
 
 /*
- * The curriculum pre-flight (the incident of BRIEF §1: 1,960 of 4,691 order ids missing, skipped in
+ * The curriculum pre-flight (the team's incident: 1,960 of 4,691 order ids missing, skipped in
  * silence, a deadlock at step 109): every id an order file names must be in the dataset copy the job
  * receives. Their loader keeps only the ids it finds (`load_mixed`: `ordered_ids = [pid for pid in
  * file_order if pid in row_by_id]`), so a missing id is an error here unless acknowledged.

@@ -23,7 +23,7 @@ import type { DatasetLoader } from '../trainers';
 /*
  * Everything a job reads from S3, derived from the config (pure, except for asking whether a local
  * path exists). Jobs cannot reach the Hugging Face Hub, so every model and dataset reference is mapped
- * to S3 — explicitly, with the mapping stated in the plan, never a silent guess (BRIEF §1).
+ * to S3 — explicitly, with the mapping stated in the plan, never a silent guess (a guessed path once trained on the wrong model).
  */
 
 export { parseS3Uri, s3Uri, type S3Location } from '../layout';
@@ -164,7 +164,7 @@ function classifyModel(
   };
 }
 
-/** `gsm8k` + split `train` → folder `gsm8k_train` (the save_to_disk layout of BRIEF §3). */
+/** `gsm8k` + split `train` → folder `gsm8k_train` (the datasets/ prefix holds save_to_disk copies named <dataset>_<split>). */
 export function datasetFolder(name: string, split: string | undefined): string {
   const s = split ?? 'train';
   return name.endsWith(`_${s}`) ? name : `${name}_${s}`;

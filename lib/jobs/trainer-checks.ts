@@ -102,7 +102,7 @@ export interface TrainerRuntimePlan {
 }
 
 /**
- * The trainer's run-time contract for this job (issue 18): where its run folder lands, how a restart
+ * The trainer's run-time contract for this job: where its run folder lands, how a restart
  * continues, where its loaders find their datasets, and what the eval watcher is told.
  */
 export function planTrainerRuntime(input: {

@@ -1,6 +1,6 @@
 /**
  * The one module that spells S3 keys, prefixes, container paths, parameter names and job-name rules.
- * Infrastructure, launcher and container entrypoint all import it (BRIEF §3, §4, §7).
+ * Infrastructure, launcher and container entrypoint all import it, so the S3 layout, SageMaker's /opt/ml contract and the run folder are spelled once.
  */
 
 import * as path from 'node:path';
@@ -39,7 +39,7 @@ export function s3Uri(location: S3Location): string {
   return `s3://${location.bucket}/${location.key}`;
 }
 
-/** S3 keys under the root prefix, as in BRIEF §3. All prefixes end with `/`. */
+/** S3 keys under the root prefix: the team's S3 layout. All prefixes end with `/`. */
 export class S3Layout {
   readonly root: string;
 
@@ -159,7 +159,7 @@ export const JOB_FILES = {
 } as const;
 export type JobFile = (typeof JOB_FILES)[keyof typeof JOB_FILES];
 
-/** Source-state capture, in `jobs/<job>/patches/` and the run folder's `patches/` (BRIEF §7). */
+/** Source-state capture, in `jobs/<job>/patches/` and the run folder's `patches/`. */
 export const PATCH_FILES = {
   status: 'git_status.txt',
   diff: 'git_diff.patch',
@@ -168,7 +168,7 @@ export const PATCH_FILES = {
   commit: 'git_commit.txt',
 } as const;
 
-/** SageMaker's container contract (BRIEF §4). */
+/** SageMaker's container contract: the /opt/ml paths and the files it writes there. */
 export const CONTAINER = {
   root: '/opt/ml',
   inputConfigDir: '/opt/ml/input/config',
@@ -254,7 +254,7 @@ export const CLI_ENV = {
 
 /** Set by the entrypoint for the processes it starts. */
 export const RUNTIME_ENV = {
-  /** The run folder (BRIEF §7): streamed to S3 as it is written. */
+  /** The run folder: streamed to S3 as it is written. */
   runDir: 'RLVR_RUN_DIR',
   /** Where the trainer writes `<run>_step<N>/` and `<run>_final/`: `$RLVR_RUN_DIR/checkpoints`. */
   checkpointDir: 'RLVR_CHECKPOINT_DIR',
@@ -310,7 +310,7 @@ export function isValidTrainingJobName(name: string): boolean {
   return name.length <= TRAINING_JOB_NAME_MAX_LENGTH && TRAINING_JOB_NAME_PATTERN.test(name);
 }
 
-/** The run folder (BRIEF §7): the same names in `checkpoints/<job>/` and in `results/<job>/`. */
+/** The run folder: the same names in `checkpoints/<job>/` and in `results/<job>/`. */
 export const RUN_FOLDER = {
   config: 'config.yaml',
   results: 'RESULTS.md',
@@ -351,7 +351,7 @@ export function parseCheckpointFolder(
 export const MODEL_INDEX_FILE = 'model.safetensors.index.json';
 export const DATASET_MARKERS: readonly string[] = ['dataset_info.json', 'dataset_dict.json', 'state.json'];
 
-/** Local folders (BRIEF §7). */
+/** Local folders: where results land on the researcher's machine. */
 export const LOCAL = {
   resultsDir: 'results',
   defaultJobLog: 'docs/job_log.md',

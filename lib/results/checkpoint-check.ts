@@ -5,7 +5,7 @@ import { MODEL_INDEX_FILE } from '../layout';
 
 /**
  * A downloaded checkpoint folder must be loadable (lib/checkpoints `folderVerdict`, the rule every other
- * place applies). The known trap (BRIEF §1), one file saved as `model.safetensors` while the index names
+ * place applies). The known trap (a checkpoint that would not load in evaluation), one file saved as `model.safetensors` while the index names
  * `model-00001-of-00001.safetensors`, is fixed here by renaming, with a note.
  */
 export interface CheckpointCheck {

@@ -66,7 +66,7 @@ export interface DownloadReport {
 const MANIFEST = '.rlvr-download.json';
 
 /**
- * The run folder keeps checkpoints in `checkpoints/` (BRIEF §7), and so does `results/<job>/`; a job whose
+ * The run folder keeps checkpoints in `checkpoints/`, and so does `results/<job>/`; a job whose
  * trainer wrote `<run>_step20/…` at the top of the run folder gets them moved under `checkpoints/` too.
  */
 export function localPathFor(relative: string): string {

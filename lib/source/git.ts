@@ -23,7 +23,7 @@ export async function gitListFiles(dir: string): Promise<string[]> {
   return out.split('\0').filter(Boolean);
 }
 
-/** The source state a run folder keeps in `patches/` (BRIEF §7). */
+/** The source state a run folder keeps in `patches/`, so a run can be traced to the exact code. */
 export interface GitState {
   readonly commit: string | undefined;
   readonly branch: string | undefined;

@@ -104,7 +104,7 @@ export interface TrainerProfile {
 }
 
 /**
- * The trainer's run-time contract (issue 18): what it does with the job's folders and files, so the
+ * The trainer's run-time contract: what it does with the job's folders and files, so the
  * entrypoint can stream its run folder, restart it and feed it data without guessing.
  */
 export interface TrainerRuntime {

@@ -127,7 +127,7 @@ const SAMPLING_KEYS = [
   'extra_args',
 ];
 
-/** Titan parallelism degrees, current names first; the older names of BRIEF §5 are read too. */
+/** Titan parallelism degrees, current names first; the older names (older configs still carry them) are read too. */
 export const TITAN_DEGREES_CITE = 'S/config_plan.py:60-67';
 export const TITAN_DEGREES = {
   replicate: ['data_parallel_replicate_degree', 'dp_replicate'],

@@ -46,7 +46,7 @@ function unitsOf(runDir: string): { folder: string; ok: boolean; gpu: number; ca
 }
 
 /**
- * `rlvr eval --local` on a real Docker engine (BRIEF §8): the real entrypoint in eval mode, bundled
+ * `rlvr eval --local` on a real Docker engine: the real entrypoint in eval mode, bundled
  * into the test image with a fake `lm_eval` that records its argv and environment and writes results in
  * the harness's layout. The engine here has no NVIDIA runtime: RLVR_LOCAL_GPU_DEVICES=none numbers the
  * GPUs for the job without asking the engine for devices.

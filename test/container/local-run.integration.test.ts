@@ -35,7 +35,7 @@ function localConfig(): string {
 }
 
 /**
- * `submit --local` against a real Docker engine (BRIEF §8): the real entrypoint, bundled into a test
+ * `submit --local` against a real Docker engine: the real entrypoint, bundled into a test
  * image built FROM scratch, runs a fake trainer and eval watcher that behave like the real ones.
  */
 describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, real entrypoint)', () => {
@@ -88,7 +88,7 @@ describeWithPeer('dockerd', dockerAvailable())('submit --local (real engine, rea
   };
   const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
 
-  it('produces the run folder of BRIEF §7, with each process on its own GPUs', async () => {
+  it("produces the team's run folder, with each process on its own GPUs", async () => {
     setMode({});
     const r = await runLocal();
     expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -50,7 +50,7 @@ function localConfig(launcher: string): string {
 }
 
 /**
- * Multi-host jobs on a real Docker engine (BRIEF §8): one container per host (`algo-1`, …) on a private
+ * Multi-host jobs on a real Docker engine: one container per host (`algo-1`, …) on a private
  * network the launcher creates, the real entrypoint in each, the stand-in `ray` (real TCP rendezvous)
  * and the fake trainer on the head.
  */

@@ -322,7 +322,7 @@ describe('parseEvalRequest: suites', () => {
   });
 });
 
-/** The team's eval config, non-watch form (BRIEF §6). */
+/** The team's eval config, non-watch form. */
 const EVAL_CONFIG = [
   '# checkpoints to compare',
   'seed: 42',

@@ -45,7 +45,7 @@ function refusal(...given: string[]): string {
   return parsed.problem;
 }
 
-describe('STANDARD (BRIEF §6)', () => {
+describe("STANDARD (the team's evaluation standard)", () => {
   it('holds the team values: seed 42, temperature 0, max_model_len 4096, gpu 0.8, bfloat16', () => {
     expect(STANDARD).toMatchObject({
       seed: 42,

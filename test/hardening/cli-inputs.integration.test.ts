@@ -269,7 +269,7 @@ const CASES: Case[] = [
 
 const GENERATED = valueOptionRows();
 
-describeWithPeer('moto_server', motoAvailable())('bad input to the CLI creates nothing (issue 19)', () => {
+describeWithPeer('moto_server', motoAvailable())('bad input to the CLI creates nothing', () => {
   const emulator = useEmulator();
 
   /** A fresh trainer repository with the case's files, and a folder outside it the test watches. */

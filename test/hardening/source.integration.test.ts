@@ -208,7 +208,7 @@ const FOLDER_ROWS: Row[] = [
   ],
 ];
 
-describeWithPeer('moto_server', motoAvailable())('the job source at submit (issue 19)', () => {
+describeWithPeer('moto_server', motoAvailable())('the job source at submit', () => {
   const emulator = useEmulator();
 
   describe.each([

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
 /*
- * Debian's Chromium driven by playwright-core (BRIEF: the machine's browser; playwright's own download
+ * Debian's Chromium driven by playwright-core (the machine's browser; playwright's own download
  * cannot run here). The flags keep it off the network: without them it tries Google's hosts at start.
  */
 

@@ -6,7 +6,7 @@ import { freePort } from './moto';
 import { copyPythonInto, pythonAvailable } from './python';
 
 /**
- * A real Docker engine and a real registry on loopback (BRIEF §8), started and stopped by the test
+ * A real Docker engine and a real registry on loopback, started and stopped by the test
  * suite: `dockerd` with its own data root, exec root and socket, no bridge and no iptables, and
  * `docker-registry` with htpasswd basic auth. Under CI=true a missing one is a failure.
  */

@@ -41,7 +41,7 @@ function makeClients(endpoint: string) {
   };
 }
 
-/** What a team has in S3 before its first job: the model, datasets and curricula (BRIEF §3). */
+/** What a team has in S3 before its first job: the model, datasets and curricula. */
 export const SEEDED_KEYS = [
   'rlvr-experiments/models/Qwen3-1.7B-Base/config.json',
   'rlvr-experiments/models/Qwen3-1.7B-Base/model.safetensors',

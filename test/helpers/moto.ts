@@ -3,7 +3,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 
 /**
- * A real moto_server (BRIEF §8) on a free loopback port, started and stopped by the test suite.
+ * A real moto_server on a free loopback port, started and stopped by the test suite.
  * Under CI=true a missing moto_server is a failure, not a skip.
  */
 export interface MotoServer {

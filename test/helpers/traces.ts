@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 
 /*
  * Traces in the trainer's event format (tracer.py: `json.dumps(event)`, so `", "` and `": "` spacing;
- * BRIEF §7), for the dashboard's tests and benchmark. Per step, as their GRPO trainers emit: vLLM
+ * their tracer.py), for the dashboard's tests and benchmark. Per step, as their GRPO trainers emit: vLLM
  * generation spans per replica/slot, verify spans per worker/slot, ref_logprobs, forward_backward,
  * optim_step and sync spans; buffer events per put/pop/use with cumulative per-version fates; the
  * counters metrics, grpo.debug, reward_stats, titan.metrics, batch.padding, batch.finish_reasons,

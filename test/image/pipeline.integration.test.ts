@@ -41,7 +41,7 @@ interface ImageJson {
 }
 
 /**
- * The image pipeline against a real Docker engine and a real registry (BRIEF §8): the registry's
+ * The image pipeline against a real Docker engine and a real registry: the registry's
  * password is the token moto's ECR hands out, and a proxy in front of it counts what is uploaded.
  */
 describeWithPeer('dockerd and docker-registry', dockerAvailable())(

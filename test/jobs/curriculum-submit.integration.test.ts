@@ -10,7 +10,7 @@ import { assertNothingCreated, snapshot } from '../helpers/nothing-created';
 import { gsm8kColumns, saveToDisk } from '../curriculum/save-to-disk';
 
 /*
- * The curriculum pre-flight through `rlvr submit` (issue #20): the team's incident — an order file whose
+ * The curriculum pre-flight through `rlvr submit`: the team's incident — an order file whose
  * ids the dataset does not have — is refused before anything is created; acknowledged, the job runs and
  * the acknowledgement is recorded.
  */

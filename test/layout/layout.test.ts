@@ -31,7 +31,7 @@ describe('job names', () => {
 
 describe('S3 layout', () => {
   const layout = new S3Layout('sagemaker-us-west-2-123456789012');
-  it('owns the keys of BRIEF §3', () => {
+  it("owns the keys of the team's S3 layout", () => {
     expect(layout.modelPrefix('Qwen3-1.7B-Base')).toBe('rlvr-experiments/models/Qwen3-1.7B-Base/');
     expect(layout.datasetPrefix('gsm8k_train')).toBe('rlvr-experiments/datasets/gsm8k_train/');
     expect(layout.curriculumKey('gsm8k_curriculum.txt')).toBe(

@@ -32,7 +32,7 @@ import { zeroLearningRate } from './zero-learning-rate';
 
 /*
  * The config rules, in the order they run (their ids count in that order). Each guards against an
- * incident of BRIEF §1 or a certain failure of the trainer (a key it reads without a default); warnings
+ * incident the team has had or a certain failure of the trainer (a key it reads without a default); warnings
  * are shown in the plan and do not stop a submit.
  */
 
