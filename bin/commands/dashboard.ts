@@ -14,9 +14,8 @@ import {
   type JobView,
 } from '../../lib/dashboard';
 import { UserError } from '../../lib/errors';
-import { resolveJobLogPath } from '../../lib/submission';
+import { defaultedJobLogPath } from '../../lib/submission';
 import { LOCAL } from '../../lib/layout';
-import { gitRoot } from '../../lib/source';
 import { writeFileAtomic } from '../../lib/util';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
@@ -97,11 +96,10 @@ export function registerDashboard(program: Command): void {
           );
         const { context, why } = await maybeContext(flags);
         const data = new DashboardData({ resultsDir });
-        const jobLogPath = resolveJobLogPath({
+        const jobLogPath = await defaultedJobLogPath({
           explicit: undefined,
           env: process.env,
           cwd: process.cwd(),
-          repoRoot: (await gitRoot(process.cwd())) ?? process.cwd(),
         });
         let latest: { jobs: JobView[]; aws: string } = { jobs: [], aws: why ?? 'not asked yet' };
         let listedAt = 0;

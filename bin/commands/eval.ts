@@ -1,34 +1,21 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Command } from 'commander';
-import { RlvrError, RuntimeFailure, UserError } from '../../lib/errors';
-import { describeAwsError, openJobContext, requireLayout } from '../../lib/aws';
+import { openJobContext, type AwsClients } from '../../lib/aws';
 import { CLI_ENV } from '../../lib/layout';
 import {
-  localJobOfEval,
-  ObjectCache,
   parseEvalRequest,
   planEval,
-  readJobResults,
   readLearnedDurations,
-  recordLearnedDurations,
+  requireLocalImage,
+  resultsOfJobs,
+  runEvalLocally,
   submitEval,
+  waitForEvalJob,
   type EvalFlags,
   type EvalPlan,
 } from '../../lib/eval';
-import {
-  buildTable,
-  readLocalResults,
-  readLocalUnit,
-  tableCsv,
-  tableJson,
-  tableMarkdown,
-  type ResultRow,
-} from '../../lib/eval-records';
-import { waitForJob } from '../../lib/operate';
-import { jobLogPathProblem, openSubmitSession, resolveJobLogPath } from '../../lib/submission';
-import { runLocal } from '../../lib/local';
-import { gitRoot } from '../../lib/source';
+import { tableCsv, tableJson, tableMarkdown } from '../../lib/eval-records';
+import { UserError } from '../../lib/errors';
+import { openSubmitSession, writableJobLogPath } from '../../lib/submission';
 import { renderEvalPlan, renderEvalSubmitted, evalPlanJson } from '../eval-output';
 import { withInterrupt } from '../interrupt';
 import { createReporter } from '../reporter';
@@ -96,8 +83,7 @@ export function registerEval(program: Command): void {
 }
 
 async function runEval(flags: EvalCommandFlags): Promise<number> {
-  const cwd = process.cwd();
-  const request = parseEvalRequest(flags, cwd);
+  const request = parseEvalRequest(flags, process.cwd());
   const session = openSubmitSession({
     settings: settingsOf(flags),
     dryRun: Boolean(flags.dryRun || flags.local),
@@ -118,29 +104,18 @@ async function runEval(flags: EvalCommandFlags): Promise<number> {
       );
       return 0;
     }
-    const jobLogPath = resolveJobLogPath({
+    const jobLogPath = await writableJobLogPath({
       explicit: flags.jobLog,
       env: process.env,
-      cwd,
-      repoRoot: (await gitRoot(cwd)) ?? cwd,
+      cwd: process.cwd(),
     });
-    const logProblem = jobLogPathProblem(jobLogPath);
-    if (logProblem)
-      throw new UserError(
-        `the job log ${jobLogPath} cannot be written: ${logProblem}. Name another with --job-log <file>.`,
-        'BadJobLog',
-      );
     process.stderr.write(renderEvalPlan(plan));
+    const listener = createReporter({ json: Boolean(flags.json) });
     const result = await withInterrupt((signal) =>
-      submitEval(plan, connection.aws!, {
-        jobLogPath,
-        signal,
-        listener: createReporter({ json: Boolean(flags.json) }),
-      }),
+      submitEval(plan, connection.aws!, { jobLogPath, signal, listener }),
     );
     process.stdout.write(renderEvalSubmitted(result, plan, Boolean(flags.json)));
-    if (!flags.wait) return 0;
-    return await waitAndTable(result.jobName, flags);
+    return flags.wait ? await waitAndTable(result.jobName, flags) : 0;
   } finally {
     session.close();
   }
@@ -149,47 +124,29 @@ async function runEval(flags: EvalCommandFlags): Promise<number> {
 async function runLocalEval(
   plan: EvalPlan,
   flags: EvalCommandFlags,
-  aws: Parameters<typeof runLocal>[0]['aws'],
+  aws: AwsClients | undefined,
 ): Promise<number> {
-  if (plan.placeholders.includes('image'))
-    throw new UserError(
-      '--local needs --image (a local image rlvr built), or a training job among --checkpoints with AWS access to find its image',
-      'NoImage',
-    );
+  requireLocalImage(plan);
   process.stderr.write(renderEvalPlan(plan));
   if (plan.jobPlan.units.length === 0) {
     process.stderr.write(`Nothing to run: every unit was done earlier (--force runs them again).\n`);
     return 0;
   }
-  const reporter = createReporter({ json: Boolean(flags.json) });
-  const result = await withInterrupt((signal) =>
-    runLocal({
-      job: localJobOfEval(plan),
-      image: plan.image,
-      gpus: plan.request.local!.gpus,
+  const { result, table } = await withInterrupt((signal) =>
+    runEvalLocally(plan, {
       gpuDevices: process.env[CLI_ENV.localGpuDevices] !== 'none',
       dockerHost: flags.dockerHost,
       aws,
       out: flags.json ? process.stderr : process.stdout,
       err: process.stderr,
       signal,
-      listener: reporter,
+      listener: createReporter({ json: Boolean(flags.json) }),
     }),
   );
-  // The units this run skipped are in the table too, read where they ran.
-  const rows = [
-    ...plan.skipped.flatMap((d) => {
-      const row = 'dir' in d.location ? readLocalUnit(d.location.dir, d.id, `local ${d.where}`) : undefined;
-      return row ? [row] : [];
-    }),
-    ...readLocalResults(result.runDir, 'local run'),
-  ];
-  const table = buildTable(rows);
-  if (flags.json)
-    process.stdout.write(
-      `${JSON.stringify({ ok: result.exitCode === 0, ...result, results: JSON.parse(tableJson(table)) }, null, 2)}\n`,
-    );
-  else
+  if (flags.json) {
+    const results = JSON.parse(tableJson(table));
+    process.stdout.write(`${JSON.stringify({ ok: result.exitCode === 0, ...result, results }, null, 2)}\n`);
+  } else
     process.stdout.write(
       `\n${tableMarkdown(table)}\n• exit ${result.exitCode}; run folder ${result.runDir}\n`,
     );
@@ -200,18 +157,10 @@ async function waitAndTable(jobName: string, flags: EvalCommandFlags): Promise<n
   const context = await openJobContext({ settings: settingsOf(flags) });
   try {
     const out = flags.json ? process.stderr : process.stdout;
-    const waited = await waitForJob(context, jobName, {
-      pollMs: 15_000,
-      onEvent: createReporter({ json: Boolean(flags.json), stream: out }),
-    });
-    const rows = await readJobResults(
-      context.aws.s3,
-      requireLayout(context),
-      jobName,
-      new ObjectCache(context.aws.s3),
-    );
-    out.write(tableMarkdown(buildTable(rows)));
-    return waited.status === 'Completed' ? 0 : 1;
+    const listener = createReporter({ json: Boolean(flags.json), stream: out });
+    const { status, table } = await waitForEvalJob(context, jobName, { listener });
+    out.write(tableMarkdown(table));
+    return status === 'Completed' ? 0 : 1;
   } finally {
     context.close();
   }
@@ -226,46 +175,15 @@ async function runResults(jobs: string[], flags: ResultsFlags): Promise<number> 
   const format = flags.format ?? 'md';
   if (!['md', 'csv', 'json'].includes(format))
     throw new UserError(`--format ${format}: md, csv or json`, 'BadFlag');
-  const rows: ResultRow[] = [];
-  const remote = jobs.filter((j) => !fs.existsSync(j));
-  let stats = { files: 0, fetched: 0 };
-  for (const j of jobs.filter((x) => fs.existsSync(x)))
-    rows.push(...readLocalResults(path.resolve(j), `local ${j}`));
-  if (remote.length > 0) {
-    const context = await openJobContext({ settings: settingsOf(flags) });
-    try {
-      const layout = requireLayout(context);
-      const cache = new ObjectCache(context.aws.s3);
-      for (const job of remote) {
-        try {
-          rows.push(...(await readJobResults(context.aws.s3, layout, job, cache)));
-        } catch (err) {
-          if (err instanceof RlvrError) throw err;
-          throw new RuntimeFailure(
-            `Could not read the results of ${job}: ${describeAwsError(err)}`,
-            'AwsFailure',
-            {
-              cause: err,
-            },
-          );
-        }
-      }
-      stats = cache.stats;
-    } finally {
-      context.close();
-    }
-  }
-  recordLearnedDurations(rows);
-  const table = buildTable(rows, flags.baseline);
-  if (flags.baseline && !table.baseline)
-    throw new UserError(
-      `--baseline ${flags.baseline}: no such row (rows: ${table.rows.map((r) => r.label).join(', ') || 'none'})`,
-      'NoSuchBaseline',
-    );
+  const { table, stats } = await resultsOfJobs(jobs, {
+    cwd: process.cwd(),
+    baseline: flags.baseline,
+    openContext: () => openJobContext({ settings: settingsOf(flags) }),
+  });
   process.stdout.write(
     format === 'csv' ? tableCsv(table) : format === 'json' ? tableJson(table) : tableMarkdown(table),
   );
-  if (remote.length > 0)
+  if (stats)
     process.stderr.write(
       `• read ${stats.files} result file(s), ${stats.fetched} from S3, ${stats.files - stats.fetched} from the local cache\n`,
     );

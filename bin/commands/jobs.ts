@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { listJobs, type JobRow } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
-import { resolveJobLogPath } from '../../lib/submission';
-import { gitRoot } from '../../lib/source';
+import { defaultedJobLogPath } from '../../lib/submission';
 import {
   addSettingsOptions,
   exits,
@@ -70,11 +69,10 @@ export function registerJobs(program: Command): void {
         const limit = Number(flags.limit);
         if (!Number.isInteger(limit) || limit < 1)
           throw new UserError(`--limit ${flags.limit}: a positive whole number.`, 'BadFlag');
-        const jobLogPath = resolveJobLogPath({
+        const jobLogPath = await defaultedJobLogPath({
           explicit: flags.jobLog,
           env: process.env,
           cwd: process.cwd(),
-          repoRoot: (await gitRoot(process.cwd())) ?? process.cwd(),
         });
         const rows = await withContext(flags, (context) =>
           listJobs(context, {

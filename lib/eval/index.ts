@@ -4,7 +4,8 @@
  * them locally, and reading their results back from S3.
  */
 export { parseEvalRequest, type EvalFlags } from './input';
-export { localJobOfEval } from './local';
+export { localJobOfEval, requireLocalImage, runEvalLocally } from './local';
+export { localRunTable, resultsOfJobs, waitForEvalJob, type ResultsOfJobs } from './tables';
 export { planEval, type EvalPlan } from './plan';
 export { ObjectCache, readJobResults, readLearnedDurations, recordLearnedDurations } from './s3-results';
 export { submitEval, type EvalSubmitResult } from './submit';

@@ -1,11 +1,21 @@
 /**
- * `rlvr eval --local`: the same eval job on this machine's Docker engine (lib/local/run.ts), its
- * checkpoints bound where the SageMaker job's channels put them: local folders as they are, S3 folders
- * through the local cache.
+ * `rlvr eval --local`: the same eval job on this machine's Docker engine (lib/local), its checkpoints
+ * bound where the SageMaker job's channels put them: local folders as they are, S3 folders through the
+ * local cache.
  */
 import type { AwsClients } from '../aws';
-import { cacheFromS3, type Bind, type LocalJob } from '../local';
+import { UserError } from '../errors';
+import type { ResultsTable } from '../eval-records';
+import {
+  cacheFromS3,
+  runLocal,
+  type Bind,
+  type LocalJob,
+  type LocalRunOptions,
+  type LocalRunResult,
+} from '../local';
 import type { EvalPlan } from './plan';
+import { localRunTable } from './tables';
 
 export function localJobOfEval(plan: EvalPlan): LocalJob {
   const request = plan.buildRequest(plan.jobName);
@@ -25,4 +35,28 @@ export function localJobOfEval(plan: EvalPlan): LocalJob {
       return binds;
     },
   };
+}
+
+/** A local run needs an image this machine has: named, or found from a training job through AWS. */
+export function requireLocalImage(plan: EvalPlan): void {
+  if (plan.placeholders.includes('image'))
+    throw new UserError(
+      '--local needs --image (a local image rlvr built), or a training job among --checkpoints with AWS access to find its image',
+      'NoImage',
+    );
+}
+
+/** Runs the plan's units in local Docker and reads the table of the run (and of the units it skipped). */
+export async function runEvalLocally(
+  plan: EvalPlan,
+  options: Omit<LocalRunOptions, 'job' | 'image' | 'gpus'>,
+): Promise<{ readonly result: LocalRunResult; readonly table: ResultsTable }> {
+  requireLocalImage(plan);
+  const result = await runLocal({
+    ...options,
+    job: localJobOfEval(plan),
+    image: plan.image,
+    gpus: plan.request.local!.gpus,
+  });
+  return { result, table: localRunTable(plan, result.runDir) };
 }

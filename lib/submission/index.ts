@@ -25,6 +25,8 @@ export {
   jobLogPathProblem,
   readJobLogDescriptions,
   resolveJobLogPath,
+  defaultedJobLogPath,
+  writableJobLogPath,
   type JobLogRow,
 } from './job-log';
 export {

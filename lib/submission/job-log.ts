@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { UserError } from '../errors';
 import { CLI_ENV, LOCAL } from '../layout';
+import { gitRoot } from '../source';
 
 /**
  * The job log (`docs/job_log.md`): one Markdown table row per submitted job. Appends hold a lock, so
@@ -158,4 +160,33 @@ export function jobLogPathProblem(logPath: string): string | undefined {
   if (!canWrite(real, false)) return 'the file is not writable';
   // The lock is a folder made beside the log.
   return canWrite(path.dirname(real), true) ? undefined : `its folder ${path.dirname(file)} is not writable`;
+}
+
+/**
+ * The job log a command that submits writes, checked before anything is created: `--job-log` or
+ * RLVR_JOB_LOG relative to `cwd`, else docs/job_log.md of the git repository holding `cwd` (or of
+ * `cwd`). A path that cannot be written is bad input (exit 2), said with the flag that fixes it.
+ */
+export async function writableJobLogPath(options: {
+  readonly explicit?: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}): Promise<string> {
+  const file = await defaultedJobLogPath(options);
+  const problem = jobLogPathProblem(file);
+  if (problem)
+    throw new UserError(
+      `the job log ${file} cannot be written: ${problem}. Name another with --job-log <file>.`,
+      'BadJobLog',
+    );
+  return file;
+}
+
+/** `resolveJobLogPath` with the repository found from `cwd` (the folder itself outside git). */
+export async function defaultedJobLogPath(options: {
+  readonly explicit?: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}): Promise<string> {
+  return resolveJobLogPath({ ...options, repoRoot: (await gitRoot(options.cwd)) ?? options.cwd });
 }
