@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the reporter is CommonJS (jest loads it untransformed)
+const { recordSkip } = require('./peer-skips') as { recordSkip: (peer: string, what: string) => void };
 
 /**
  * A real moto_server on a free loopback port, started and stopped by the test suite.
@@ -21,14 +23,28 @@ export function motoAvailable(): boolean {
   return spawnSync('moto_server', ['--help'], { stdio: 'ignore' }).status === 0;
 }
 
-/** `describe`, or — only outside CI — `describe.skip` with a note when the peer is missing. */
+/**
+ * `describe`, or — only outside CI — `describe.skip` when the peer is missing, recorded so the run
+ * ends by saying how many suites each missing peer skipped (test/helpers/peer-skips.js).
+ */
 export function describeWithPeer(peer: string, available: boolean): jest.Describe {
   if (available) return describe;
+  skipForMissingPeer(peer);
+  return describe.skip;
+}
+
+/** `it`, or — only outside CI — `it.skip` when the peer is missing (recorded as above). */
+export function itWithPeer(peer: string, available: boolean): jest.It {
+  if (available) return it;
+  skipForMissingPeer(peer);
+  return it.skip;
+}
+
+function skipForMissingPeer(peer: string): void {
   if (process.env.CI === 'true') {
     throw new Error(`${peer} is required under CI=true but is not installed (see .ci/run).`);
   }
-  console.warn(`${peer} not installed: skipping its integration tests (they fail under CI=true).`);
-  return describe.skip;
+  recordSkip(peer, expect.getState().testPath ?? 'unknown');
 }
 
 export async function freePort(): Promise<number> {
