@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { buildTable, readLocalResults, type ResultRow } from '../eval-records';
-import { resolvePanels } from './panels';
+import { buildTable, readLocalResults, type ResultRow, type ResultsTable } from '../eval-records';
+import { resolvePanels, type ResolvedPanel } from './panels';
 import {
   downsample,
   seriesOn,
@@ -13,11 +13,21 @@ import {
   type Axis,
   type StepBreakdown,
   type StepTable,
+  type TimelineLane,
+  type XY,
 } from './query';
 import { writeFileAtomic } from '../util';
-import { overview } from './overview';
-import { listRunIds, overrideLabels, runDocs, runFiles, NOTES_FILE, type RunFiles } from './runs';
-import { lookupSamples } from './samples';
+import { overview, type Overview } from './overview';
+import {
+  listRunIds,
+  overrideLabels,
+  runDocs,
+  runFiles,
+  NOTES_FILE,
+  type RunDocs,
+  type RunFiles,
+} from './runs';
+import { lookupSamples, type SampleLookup } from './samples';
 import { indexDirOf, openIndex, type TraceIndex, type UpdateStats } from './trace-index';
 
 /*
@@ -92,6 +102,81 @@ function stepOfCheckpoint(id: string, lastStep: number | undefined): number | un
 
 export interface DashboardOptions {
   readonly resultsDir: string;
+}
+
+// The answers, as the page (web/) reads them: it imports these types only, so no server code is bundled.
+
+/** `/api/run`: what a run view shows besides its series. */
+export interface RunAnswer {
+  readonly id: string;
+  /** The trace shown, relative to the run folder. */
+  readonly trace: string;
+  readonly traces: string[];
+  readonly docs: RunDocs;
+  readonly index: {
+    readonly lines: number;
+    readonly badLines: number;
+    readonly traceBytes: number;
+    // a mapped type (not the interface itself): readers may take it as a Record<string, unknown>
+    readonly lastUpdate: Readonly<UpdateStats>;
+  };
+  readonly steps: {
+    readonly count: number;
+    readonly first: number;
+    readonly last: number | undefined;
+    readonly marker: string | undefined;
+  };
+  readonly time: { readonly min: number; readonly max: number };
+  readonly meta: Record<string, unknown>;
+  readonly fates: Record<string, Record<string, number>> | null;
+  readonly histograms: Record<string, Record<string, number>>;
+  readonly spans: { readonly name: string; readonly n: number }[];
+  readonly instants: { readonly name: string; readonly n: number }[];
+  readonly series: string[];
+  readonly panels: ResolvedPanel[];
+  /** The eval rows of the run's checkpoints, each at its checkpoint's step when that is known. */
+  readonly evals: (ResultRow & { readonly step: number | undefined })[];
+  readonly evalTable: ResultsTable;
+  readonly hasSamples: boolean;
+  readonly lastValues: { readonly reward: number | undefined; readonly loss: number | undefined };
+  readonly overview: Overview;
+}
+
+/** `/api/series`: one run's series by key, downsampled. */
+export interface SeriesAnswer {
+  readonly id: string;
+  readonly axis: Axis;
+  readonly width: number;
+  readonly series: Record<string, XY>;
+}
+
+/** `/api/timeline`: the lanes of [from, to], merged to `width` pixels. */
+export interface TimelineAnswer {
+  readonly from: number;
+  readonly to: number;
+  readonly width: number;
+  readonly lanes: TimelineLane[];
+}
+
+/** `/api/breakdown`. */
+export type BreakdownAnswer = StepBreakdown;
+
+/** `/api/samples`. */
+export type SamplesAnswer = SampleLookup;
+
+/** `/api/compare`: several runs' series (key → run id → series), their labels and eval table. */
+export interface CompareAnswer {
+  readonly ids: string[];
+  readonly labels: Record<string, string>;
+  readonly sweeps: Record<string, string | null>;
+  readonly panels: ResolvedPanel[];
+  readonly series: Record<string, Record<string, XY>>;
+  readonly evalTable: ResultsTable;
+}
+
+/** `/api/notes` (PUT). */
+export interface NotesAnswer {
+  readonly bytes: number;
 }
 
 export class DashboardData {
@@ -182,7 +267,7 @@ export class DashboardData {
     };
   }
 
-  async run(id: string): Promise<Record<string, unknown>> {
+  async run(id: string): Promise<RunAnswer> {
     const r = await this.openRun(id);
     const docs = runDocs(r.files.dir);
     const keys = [...r.index.keys('series'), ...r.derived.keys()];
@@ -236,7 +321,7 @@ export class DashboardData {
   }
 
   /** Series of one run, downsampled to `width` pixel columns over [from, to] (default: all). */
-  async series(q: URLSearchParams): Promise<Record<string, unknown>> {
+  async series(q: URLSearchParams): Promise<SeriesAnswer> {
     const id = q.get('id') ?? '';
     const r = await this.openRun(id);
     const axis = (q.get('axis') ?? 'step') as Axis;
@@ -246,7 +331,7 @@ export class DashboardData {
     if (keys.length > 256) throw new HttpError(400, 'at most 256 series at once');
     const sum = new Set((q.get('sum') ?? '').split(',').filter(Boolean));
     // keyed by names from the request: no prototype for `__proto__` to reach
-    const out = Object.create(null) as Record<string, unknown>;
+    const out = Object.create(null) as Record<string, XY>;
     for (const key of keys) {
       const { x, y } = this.xy(r, key, axis, sum.has(key));
       const from = num(q.get('from'), x.length ? x[0] : 0);
@@ -256,7 +341,7 @@ export class DashboardData {
     return { id, axis, width, series: out };
   }
 
-  async timeline(q: URLSearchParams): Promise<Record<string, unknown>> {
+  async timeline(q: URLSearchParams): Promise<TimelineAnswer> {
     const r = await this.openRun(q.get('id') ?? '');
     const m = r.index.manifest;
     const width = Math.min(MAX_WIDTH, Math.max(10, Math.round(num(q.get('width'), 1200))));
@@ -275,12 +360,12 @@ export class DashboardData {
     return r.breakdown;
   }
 
-  async breakdown(q: URLSearchParams): Promise<Record<string, unknown>> {
+  async breakdown(q: URLSearchParams): Promise<BreakdownAnswer> {
     const r = await this.openRun(q.get('id') ?? '');
     return { ...this.breakdownOf(r) };
   }
 
-  async samples(q: URLSearchParams): Promise<Record<string, unknown>> {
+  async samples(q: URLSearchParams): Promise<SamplesAnswer> {
     const r = await this.openRun(q.get('id') ?? '');
     const step = q.get('step');
     const prompt = q.get('prompt');
@@ -294,7 +379,7 @@ export class DashboardData {
   }
 
   /** Several runs' series on the step axis, each named by what its config overrides. */
-  async compare(q: URLSearchParams): Promise<Record<string, unknown>> {
+  async compare(q: URLSearchParams): Promise<CompareAnswer> {
     const ids = (q.get('ids') ?? '').split(',').filter(Boolean);
     if (ids.length === 0 || ids.length > 32) throw new HttpError(400, 'ids: 1 to 32 run ids');
     const axis = (q.get('axis') ?? 'step') as Axis;
@@ -308,9 +393,9 @@ export class DashboardData {
     for (const r of runs) for (const k of [...r.index.keys('series'), ...r.derived.keys()]) keys.add(k);
     const wanted = (q.get('keys') ?? '').split(',').filter(Boolean);
     const sum = new Set((q.get('sum') ?? '').split(',').filter(Boolean));
-    const series = Object.create(null) as Record<string, Record<string, unknown>>;
+    const series = Object.create(null) as Record<string, Record<string, XY>>;
     for (const key of wanted) {
-      series[key] = Object.create(null) as Record<string, unknown>;
+      series[key] = Object.create(null) as Record<string, XY>;
       for (let i = 0; i < runs.length; i++) {
         const { x, y } = this.xy(runs[i], key, axis, sum.has(key));
         if (x.length) series[key][ids[i]] = downsample(x, y, width, x[0], x[x.length - 1]);
@@ -334,7 +419,7 @@ export class DashboardData {
   }
 
   /** Writes a run's notes (NOTES.md in its local folder; never uploaded). */
-  writeNotes(id: string, text: string): { bytes: number } {
+  writeNotes(id: string, text: string): NotesAnswer {
     const files = runFiles(this.resultsDir, id);
     if (!files) throw new HttpError(404, `no run ${JSON.stringify(id)}`);
     if (text.length > 1_000_000) throw new HttpError(413, 'notes: at most 1 MB');
