@@ -37,6 +37,12 @@ const libFolders = fs
   .filter((e) => e.isDirectory())
   .map((e) => `lib/${e.name}`);
 
+/**
+ * The imports allowed past a face, each for a reason: the dashboard index row measures the peak RSS of a
+ * process that loads the index module alone.
+ */
+const PAST_THE_FACE = ['bench/dashboard-child.ts → lib/dashboard/trace-index.ts'];
+
 describe('the house', () => {
   it('reads the imports it checks (the graph is not empty)', () => {
     // A reader that found nothing would pass every test below.
@@ -70,7 +76,9 @@ describe('the house', () => {
   });
 
   it("enters every lib folder through its face from lib, bin and bench (bench may use test's helpers)", () => {
-    const past = pastTheFace(EDGES).filter((e) => e.to.startsWith('lib/'));
+    const past = pastTheFace(EDGES).filter(
+      (e) => e.to.startsWith('lib/') && !PAST_THE_FACE.includes(`${e.from} → ${e.to}`),
+    );
     expect(past.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
   });
 

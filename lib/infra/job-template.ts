@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { jobTemplateSchema, type JobTemplate } from '../config';
-import { templateProblems } from '../job-options';
+import { templateNameProblems, templateProblems } from '../job-options';
 import { templateParameterName } from '../layout';
 
 export interface TrainingJobTemplateProps {
@@ -22,9 +22,13 @@ export class TrainingJobTemplate extends Construct {
   constructor(scope: Construct, id: string, props: TrainingJobTemplateProps) {
     super(scope, id);
     const parsed = jobTemplateSchema.safeParse(props.template);
+    // A bad name is said whatever else is wrong; the option checks need values the schema accepted.
     const problems = parsed.success
       ? templateProblems(props.templateName, parsed.data)
-      : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+      : [
+          ...templateNameProblems(props.templateName),
+          ...parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+        ];
     if (problems.length > 0) {
       throw new Error(`Job template ${props.templateName} is invalid:\n  ${problems.join('\n  ')}`);
     }

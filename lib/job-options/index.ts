@@ -29,4 +29,4 @@ export {
 export { checkRequestLimits, LIMITS } from './limits';
 export * from './instance-types';
 export * from './prices';
-export { templateProblems } from './template-check';
+export { templateNameProblems, templateProblems } from './template-check';

@@ -7,10 +7,7 @@ import { resolveJobOptions } from './options';
  * every problem, empty when the template is good.
  */
 export function templateProblems(name: string, values: JobTemplate): string[] {
-  const problems: string[] = [];
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
-    problems.push(`name "${name}" must be lowercase letters, digits and "-"`);
-  }
+  const problems = templateNameProblems(name);
   const checked = resolveJobOptions({
     flags: {},
     launcher: undefined,
@@ -20,4 +17,11 @@ export function templateProblems(name: string, values: JobTemplate): string[] {
   });
   problems.push(...checked.problems.map((p) => `${p.where}: ${p.message}`));
   return problems;
+}
+
+/** A name `--template NAME` can select, and an SSM parameter name can hold. */
+export function templateNameProblems(name: string): string[] {
+  return /^[a-z0-9][a-z0-9-]{0,62}$/.test(name)
+    ? []
+    : [`name "${name}" must be lowercase letters, digits and "-"`];
 }

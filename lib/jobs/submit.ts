@@ -47,6 +47,9 @@ export async function submitPlanned(
       'A dry-run plan or session cannot submit: plan again with dryRun: false',
       'DryRun',
     );
+  // Ctrl-C before the submit began: not even the session connects.
+  if (signal?.aborted)
+    throw new RuntimeFailure('Interrupted: no job was created and nothing was written.', 'Interrupted');
   const { aws } = await session.connect();
   if (!aws) throw new RuntimeFailure('A submit needs a session with AWS clients', 'NoAwsClients');
   const submitted = await submitJob(trainingSubmission(plan), aws, { listener, signal });

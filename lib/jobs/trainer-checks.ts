@@ -80,7 +80,7 @@ export function checkTrainerScript(
   if (!script || script.startsWith('/') || staged.files.some((f) => f.path === script)) return undefined;
   const message = `the trainer command "${command.value}" runs ${script}, which is not in the shipped source (${staged.root})`;
   const hint =
-    'Name a trainer the repository has: launcher.trainer (see the README for the profiles) or launcher.trainer_command.';
+    'Name a trainer the repository has: launcher.trainer (docs/submitting.md lists the profiles) or launcher.trainer_command.';
   if (command.source.kind === 'config') return file.problem(['launcher', 'trainer_command'], message, hint);
   return {
     where:

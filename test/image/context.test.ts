@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import * as os from 'node:os';
 import {
   assembleContext,
+  bundleEntrypoint,
   cachedCredentials,
   contentTag,
   decodeBuildkitTrace,
@@ -143,5 +144,24 @@ describe('registry credentials', () => {
     expect((await source(false)).password).toBe('t2');
     expect((await source(true)).password).toBe('t3');
     expect(issued).toEqual([false, true, true]);
+  });
+});
+
+describe('the bundled entrypoint', () => {
+  it("holds the job's program only: no AWS SDK, zod or Docker client reached through a folder's face", async () => {
+    const js = (await bundleEntrypoint()).toString();
+    // esbuild names each bundled module's file in a comment (the bundle is not minified).
+    const packages = new Set([...js.matchAll(/\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1]));
+    expect(packages).toContain('yaml'); // the comments are there to read
+    for (const heavy of [
+      '@aws-sdk/client-sagemaker',
+      '@aws-sdk/client-s3',
+      '@smithy/core',
+      'zod',
+      'dockerode',
+      'ssh2',
+    ])
+      expect(packages).not.toContain(heavy);
+    expect(js.length).toBeLessThan(1024 * 1024);
   });
 });
