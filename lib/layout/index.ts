@@ -237,6 +237,7 @@ export const SETTINGS_ENV = {
   securityGroups: 'RLVR_SECURITY_GROUPS',
   kmsKeyId: 'RLVR_KMS_KEY',
   jobNamePrefix: 'RLVR_JOB_NAME_PREFIX',
+  fileSystemId: 'RLVR_FILE_SYSTEM_ID',
 } as const;
 /** How help texts and messages name the settings variables together. */
 export const SETTINGS_ENV_PATTERN = 'RLVR_*';
@@ -284,8 +285,27 @@ export const CHANNELS = {
   code: 'code',
   model: 'model',
   curricula: 'curricula',
+  /** The shared file system of a multi-host job (SHARED_FILE_SYSTEM). */
+  shared: 'shared',
 } as const;
 export const RESERVED_CHANNEL_NAMES: readonly string[] = Object.values(CHANNELS);
+
+/**
+ * The file system the hosts of a multi-host job share (the stack's EFS, or a Docker volume in a local
+ * rehearsal), mounted as the `shared` channel read-write on every host. The channel mounts the file
+ * system's root: a FileSystemDataSource takes no access point, and its directory must exist before the
+ * job starts, which only the root is sure to. Every job keeps to `<jobsFolder>/<job name>/` in it: the
+ * trainer's run root (`run/`, every host writes its exports there) and the shared-folder variable of its
+ * profile (`shared/`); the head copies the run root into the streamed run folder and removes the job's
+ * folder when the job ends.
+ */
+export const SHARED_FILE_SYSTEM = {
+  channel: CHANNELS.shared,
+  directoryPath: '/',
+  jobsFolder: 'rlvr-jobs',
+  runRoot: 'run',
+  sharedFolder: 'shared',
+} as const;
 
 export function channelPath(channel: string): string {
   return `${CONTAINER.dataDir}/${channel}`;

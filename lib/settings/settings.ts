@@ -32,6 +32,11 @@ export const settingsSchema = z.strictObject({
     .max(5)
     .optional(),
   kmsKeyId: z.string().min(1).optional(),
+  /** The file system multi-host jobs share (the stack's EFS, `-c rlvr:sharedFileSystem=efs`). */
+  fileSystemId: z
+    .string()
+    .regex(/^fs-[0-9a-f]{8,}$/, 'a file system id like fs-0123456789abcdef0')
+    .optional(),
   jobNamePrefix: z.string().default(DEFAULT_JOB_NAME_PREFIX),
 });
 export type Settings = z.infer<typeof settingsSchema>;
@@ -50,6 +55,7 @@ export interface SettingFlags {
   readonly subnets?: string;
   readonly securityGroups?: string;
   readonly kmsKey?: string;
+  readonly fileSystemId?: string;
 }
 
 interface SettingSpec {
@@ -68,6 +74,7 @@ const SPECS: Record<SettingName, SettingSpec> = {
   securityGroups: { flag: 'security-groups', env: [SETTINGS_ENV.securityGroups], list: true },
   kmsKeyId: { flag: 'kms-key', env: [SETTINGS_ENV.kmsKeyId] },
   jobNamePrefix: { flag: 'job-name-prefix', env: [SETTINGS_ENV.jobNamePrefix] },
+  fileSystemId: { flag: 'file-system-id', env: [SETTINGS_ENV.fileSystemId] },
 };
 
 const FLAG_KEYS: Partial<Record<SettingName, keyof SettingFlags>> = {
@@ -79,6 +86,7 @@ const FLAG_KEYS: Partial<Record<SettingName, keyof SettingFlags>> = {
   subnets: 'subnets',
   securityGroups: 'securityGroups',
   kmsKeyId: 'kmsKey',
+  fileSystemId: 'fileSystemId',
 };
 
 /** Settings without which nothing can be submitted. */
