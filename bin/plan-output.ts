@@ -1,9 +1,9 @@
 /** The plan of a submit, as text (the dry-run) and as JSON (`--json`). */
 import { formatDuration, formatKeyPath } from '../lib/config';
 import { formatProblem } from '../lib/errors';
-import { s3Uri, type SubmitPlan } from '../lib/jobs';
+import { s3Uri, sharedFileSystemIsolationNote, sharedFileSystemPath, type SubmitPlan } from '../lib/jobs';
 import { describeSource, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
-import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../lib/layout';
+import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../lib/layout';
 import type { SettingName } from '../lib/settings';
 import { formatBytes } from './output';
 
@@ -29,6 +29,15 @@ export function planJson(plan: SubmitPlan) {
     image: plan.image,
     estimate: plan.estimate ?? null,
     cluster: plan.cluster,
+    sharedFileSystem: plan.sharedFileSystem
+      ? {
+          ...plan.sharedFileSystem,
+          mountPath: sharedFileSystemPath(plan.sharedFileSystem),
+          jobFolder: `${SHARED_FILE_SYSTEM.jobsFolder}/${plan.jobName}/`,
+          line: sharedFileSystemLine(plan),
+          isolationNote: sharedFileSystemIsolationNote(plan.sharedFileSystem),
+        }
+      : null,
     retries: {
       maxRetryAttempts: plan.options.maxRetries.value ?? null,
       source: describeSource(plan.options.maxRetries.source),
@@ -88,6 +97,7 @@ const SETTINGS_SHOWN: readonly SettingName[] = [
   'subnets',
   'securityGroups',
   'kmsKeyId',
+  'fileSystemId',
 ];
 
 function isPlaceholder(plan: SubmitPlan, name: string): boolean {
@@ -192,14 +202,12 @@ function runSection(plan: SubmitPlan): string {
   if (plan.evalConfig)
     out += row('eval wait', formatDuration(o.evalWaitSeconds.value), src(o.evalWaitSeconds.source));
   out += row('volume', `${o.volumeGb.value} GB`, src(o.volumeGb.source));
-  out += row(
-    'network',
-    o.networkIsolation.value ? 'isolated' : 'not isolated',
-    src(o.networkIsolation.source),
-  );
+  out += networkRows(plan);
   out += row('command', o.trainerCommand.value, src(o.trainerCommand.source));
   const ray = o.instanceCount.value > 1 ? "one cluster of every host's train GPUs" : 'head on the train GPUs';
   out += row('ray', o.useRay.value ? ray : 'off', src(o.useRay.source));
+  const shared = sharedFileSystemLine(plan);
+  if (shared) out += `  ${shared}\n`;
   out += row(
     'image',
     isPlaceholder(plan, 'image') ? '<UNRESOLVED image>' : plan.image.uri,
@@ -208,6 +216,39 @@ function runSection(plan: SubmitPlan): string {
   const has = imageHas(plan.image.labels);
   if (has) out += row('', has);
   return out + row('cost', costText(plan), `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
+}
+
+/**
+ * The isolation row: a job mounting the shared file system runs as shared_fs_network_isolation says
+ * (AWS documents a file-system channel with isolation neither way, so the plan always says which).
+ */
+function networkRows(plan: SubmitPlan): string {
+  const o = plan.options;
+  const shared = plan.sharedFileSystem;
+  if (!shared || !o.networkIsolation.value) {
+    const general = row(
+      'network',
+      o.networkIsolation.value ? 'isolated' : 'not isolated',
+      describeSource(o.networkIsolation.source),
+    );
+    return shared ? general + row('', sharedFileSystemIsolationNote(shared)) : general;
+  }
+  const isolation = o.sharedFsNetworkIsolation;
+  const value = isolation.value
+    ? 'isolated'
+    : 'off: shared_fs_network_isolation false (a job mounting the shared file system)';
+  return (
+    row('network', value, describeSource(isolation.source)) + row('', sharedFileSystemIsolationNote(shared))
+  );
+}
+
+/** `shared file system: fs-… mounted rw at /opt/ml/input/data/shared on every host (2 hosts); … ← cite`. */
+export function sharedFileSystemLine(plan: SubmitPlan): string | undefined {
+  const s = plan.sharedFileSystem;
+  if (!s) return undefined;
+  const id = isPlaceholder(plan, 'fileSystemId') ? '<UNRESOLVED fileSystemId>' : s.fileSystemId;
+  const cite = plan.trainer.profile.runtime.sharedFolder?.cite ?? s.why;
+  return `shared file system: ${id} mounted rw at ${sharedFileSystemPath(s)} on every host (${plan.cluster.hosts} hosts); $${s.env} and the trainer's run root in ${SHARED_FILE_SYSTEM.jobsFolder}/${plan.jobName}/ ← ${cite}`;
 }
 
 /** What our build recorded the image has: `torch 2.9.0 · vLLM 0.11.2 · Ray 2.51.2 · Python 3.11 · CUDA 12.8 · EFA …`. */

@@ -13,6 +13,7 @@ export interface SettingsFlagValues {
   subnets?: string;
   securityGroups?: string;
   kmsKey?: string;
+  fileSystemId?: string;
 }
 
 export function addSettingsOptions(command: Command): Command {
@@ -34,6 +35,10 @@ export function addSettingsOptions(command: Command): Command {
       `comma-separated security group ids (else ${SETTINGS_ENV.securityGroups})`,
     )
     .option('--kms-key <id>', `KMS key for volumes and output (else ${SETTINGS_ENV.kmsKeyId})`)
+    .option(
+      '--file-system-id <id>',
+      `the file system multi-host jobs share (else ${SETTINGS_ENV.fileSystemId} or the deployed settings)`,
+    )
     .option('--debug', 'show stack traces');
 }
 
@@ -47,6 +52,7 @@ export function settingsOf(flags: SettingsFlagValues): SettingFlags {
     subnets: flags.subnets,
     securityGroups: flags.securityGroups,
     kmsKey: flags.kmsKey,
+    fileSystemId: flags.fileSystemId,
   };
 }
 

@@ -92,6 +92,14 @@ export function addSubmitOptions(command: Command): Command {
     .option('--model-input-mode <mode>', 'FastFile or File')
     .option('--network-isolation', 'run with network isolation (default)')
     .option('--no-network-isolation', 'allow the container network access')
+    .option(
+      '--shared-fs-network-isolation',
+      'a job mounting the shared file system runs with network isolation (default)',
+    )
+    .option(
+      '--no-shared-fs-network-isolation',
+      'a job mounting the shared file system runs without network isolation (others keep theirs)',
+    )
     .option('--ray', 'start a Ray head on the train GPUs before the trainer (default)')
     .option('--no-ray', 'do not start Ray')
     .option('--tag <key=value>', 'extra job tag (repeatable)', collect)

@@ -52,6 +52,11 @@ export const jobOptionsShape = {
   cluster_join_timeout: duration,
   model_input_mode: z.enum(['FastFile', 'File']),
   network_isolation: z.boolean(),
+  /**
+   * Network isolation of a job that mounts the shared file system: AWS does not document whether a
+   * file-system channel works with EnableNetworkIsolation, so it can be turned off for those jobs alone.
+   */
+  shared_fs_network_isolation: z.boolean(),
   use_ray: z.boolean(),
   trainer_command: z.string().min(1),
   metric_definitions: z.array(metricDefinition).max(40),

@@ -44,6 +44,8 @@ export interface JobOptions {
   readonly clusterJoinTimeoutSeconds: number;
   readonly modelInputMode: 'FastFile' | 'File';
   readonly networkIsolation: boolean;
+  /** Network isolation of a job that mounts the shared file system (the others keep networkIsolation). */
+  readonly sharedFsNetworkIsolation: boolean;
   readonly useRay: boolean;
   readonly trainerCommand: string;
   readonly metricDefinitions: readonly { readonly Name: string; readonly Regex: string }[];
@@ -70,6 +72,7 @@ export const OPTION_FLAGS: Readonly<Record<JobOptionName, string>> = {
   cluster_join_timeout: '--cluster-join-timeout',
   model_input_mode: '--model-input-mode',
   network_isolation: '--no-network-isolation',
+  shared_fs_network_isolation: '--no-shared-fs-network-isolation',
   use_ray: '--no-ray',
   trainer_command: '--trainer-command',
   metric_definitions: '(config only)',
@@ -195,6 +198,7 @@ function readPlainOptions(layers: OptionLayers, get: OptionReader): PlainOptions
       'FastFile or File',
     ),
     networkIsolation: get('network_isolation', bool, 'true or false'),
+    sharedFsNetworkIsolation: get('shared_fs_network_isolation', bool, 'true or false'),
     useRay: get('use_ray', bool, 'true or false'),
     // Without a trainer profile (a template checked on its own) nothing names the command: that is fine.
     trainerCommand: pick(layers, 'trainer_command')
@@ -484,6 +488,7 @@ export function resolveJobOptions(layers: OptionLayers): {
       clusterJoinTimeoutSeconds: plain.clusterJoinTimeoutSeconds,
       modelInputMode: plain.modelInputMode,
       networkIsolation: plain.networkIsolation,
+      sharedFsNetworkIsolation: plain.sharedFsNetworkIsolation,
       useRay: plain.useRay,
       trainerCommand: plain.trainerCommand,
       metricDefinitions: plain.metricDefinitions,

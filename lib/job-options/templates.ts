@@ -25,6 +25,7 @@ export const BUILT_IN_DEFAULTS = {
   cluster_join_timeout: 10 * 60,
   model_input_mode: 'FastFile' as const,
   network_isolation: true,
+  shared_fs_network_isolation: true,
   use_ray: true,
   metric_definitions: DEFAULT_METRIC_DEFINITIONS,
   tags: {} as Record<string, string>,

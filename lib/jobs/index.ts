@@ -16,6 +16,13 @@ export {
 } from './plan';
 export { submit, submitPlanned, type SubmitResult } from './submit';
 export { buildCreateTrainingJobRequest, type RequestInput } from './request';
+export {
+  LOCAL_VOLUME,
+  SHARED_FILE_SYSTEM_HOW,
+  sharedFileSystemIsolationNote,
+  sharedFileSystemPath,
+  type SharedFileSystemPlan,
+} from './shared-file-system';
 export { planInputs, resolveConfigForJob, datasetFolder, parseS3Uri, s3Uri, type InputPlan } from './inputs';
 export {
   parseSweepFlag,

@@ -23,7 +23,7 @@ import { CLI_ENV, JOB_FILES, jobNameCandidate, PATCH_FILES, type S3Layout } from
 import type { ResolvedSettings, SettingFlags } from '../settings';
 import type { GitState, PackedSource } from '../source';
 import type { ProgressOf } from '../progress';
-import { evalBenchmarks, type TrainerSelection, type YamlMap } from '../trainers';
+import { evalBenchmarks, type JobContract, type TrainerSelection, type YamlMap } from '../trainers';
 import { cached, prepareArtifacts, type Artifacts, type PlanCache } from './artifacts';
 import { resolveConfigForJob, type InputPlan } from './inputs';
 import {
@@ -51,6 +51,7 @@ import { defaultCacheDir } from '../curriculum';
 import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
 import { buildCreateTrainingJobRequest, type RequestInput } from './request';
+import type { SharedFileSystemPlan } from './shared-file-system';
 import {
   loadJobConfigs,
   resolveJob,
@@ -190,6 +191,11 @@ export interface SubmitPlan {
       }
     | undefined;
   readonly cluster: ClusterPlan;
+  /**
+   * The file system every host mounts read-write (a multi-host job of a trainer whose hosts share a
+   * folder); a local run names LOCAL_VOLUME, which its runner mounts on every host container.
+   */
+  readonly sharedFileSystem?: SharedFileSystemPlan;
   readonly warnings: readonly Problem[];
   readonly jobLogPath: string;
   readonly configDisplayPath: string;
@@ -287,6 +293,17 @@ function planRequest(parts: PlanParts) {
     hasEvalConfig: evalConfig !== undefined,
     codeEval: Boolean(evalConfig && evalTasks(evalConfig.value).some((t) => CODE_BENCHMARK_PATTERN.test(t))),
     tags,
+    // A local run mounts a Docker volume itself; only a SageMaker job's request carries the channel.
+    ...(job.sharedFileSystem && !input.local
+      ? {
+          sharedFileSystem: {
+            channel: job.sharedFileSystem.channel,
+            fileSystemId: job.sharedFileSystem.fileSystemId,
+            directoryPath: job.sharedFileSystem.directoryPath,
+            networkIsolation: job.sharedFileSystem.networkIsolation.value,
+          },
+        }
+      : {}),
   };
   const request = buildCreateTrainingJobRequest({ ...requestInput, jobName });
   const limitProblems = checkRequestLimits(request);
@@ -633,7 +650,9 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   const aws = await session.connect(); // after the configs: a broken config is reported first
   const template = await resolveTemplate(configs, input.template, aws);
   const placeholders = new Placeholders();
-  const job = resolveJob(configs, input.options, template, aws.settings, placeholders);
+  const job = resolveJob(configs, input.options, template, aws.settings, placeholders, {
+    local: input.local,
+  });
   const artifacts = await prepareArtifacts({
     ...input,
     configs,
@@ -659,10 +678,22 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   )}`;
   const acknowledged =
     preflight.acknowledged.length > 0 ? { missingOrderIds: preflight.acknowledged } : undefined;
-  const contract = {
+  const shared = job.sharedFileSystem;
+  const contract: JobContract = {
     ...job.runtime.contract,
     importRoots: artifacts.importRoots.roots.map((r) => r.path),
     ...(acknowledged ? { acknowledged } : {}),
+    // The isolation a job mounting the shared file system runs with, and why (run.json keeps it).
+    ...(shared
+      ? {
+          networkIsolation: {
+            value: shared.networkIsolation.value,
+            reason: shared.networkIsolation.value
+              ? `on: ${shared.networkIsolation.source}`
+              : `off: ${shared.networkIsolation.source} (a job mounting the shared file system)`,
+          },
+        }
+      : {}),
   };
   const contractJson = `${JSON.stringify(contract, null, 2)}\n`;
   const { packed, git } = artifacts;
@@ -701,6 +732,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
       placeholders.names.includes('region'),
     ),
     cluster,
+    ...(shared ? { sharedFileSystem: shared } : {}),
     jobLogPath: jobLog.path(planned.configRepoRoot)!,
     warnings: planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings, cluster),
     submittedAt,

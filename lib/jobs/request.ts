@@ -1,6 +1,7 @@
 import type { Channel, CreateTrainingJobRequest, Tag } from '@aws-sdk/client-sagemaker';
 import {
   assembleRequest,
+  fileSystemChannel,
   OFFLINE_ENVIRONMENT,
   s3Channel,
   sanitizeTagValue,
@@ -27,6 +28,16 @@ export interface RequestInput {
   readonly codeEval: boolean;
   /** Launcher tags: config path, git commit, user, template, submit id… (values sanitised here). */
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * The file system every host mounts (a multi-host job of a trainer whose hosts share a folder), and
+   * the job's network isolation with it (shared_fs_network_isolation); absent for every other job.
+   */
+  readonly sharedFileSystem?: {
+    readonly channel: string;
+    readonly fileSystemId: string;
+    readonly directoryPath: string;
+    readonly networkIsolation: boolean;
+  };
 }
 
 /** From (config, settings, flags) to the exact CreateTrainingJob input. Pure. */
@@ -42,6 +53,8 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     ...inputs.datasets.map((d) => s3Channel(d.channel, s3Uri(d.location), 'File')),
     ...inputs.orderFiles.map((o) => s3Channel(o.channel, s3Uri(o.location), 'File')),
   ];
+  const shared = input.sharedFileSystem;
+  if (shared) channels.push(fileSystemChannel(shared.channel, shared.fileSystemId, shared.directoryPath));
 
   const environment: Record<string, string> = {
     [JOB_ENV.runName]: input.runName,
@@ -82,6 +95,6 @@ export function buildCreateTrainingJobRequest(input: RequestInput): CreateTraini
     environment,
     tags,
     metricDefinitions: options.metricDefinitions.map((m) => ({ Name: m.Name, Regex: m.Regex })),
-    options,
+    options: shared ? { ...options, networkIsolation: shared.networkIsolation } : options,
   });
 }

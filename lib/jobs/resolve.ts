@@ -23,6 +23,7 @@ import {
 } from '../job-options';
 import type { Placeholders, SubmitConnection } from '../submission';
 import { trainerSourceOf } from './trainer-source';
+import { planSharedFileSystem, type SharedFileSystemPlan } from './shared-file-system';
 import {
   checkRoleGpus,
   expectsCheckpoints,
@@ -133,6 +134,8 @@ export interface ResolvedJob {
   readonly layout: S3Layout;
   readonly inputs: InputPlan;
   readonly runtime: TrainerRuntimePlan;
+  /** The file system the hosts share, for a multi-host job of a trainer whose hosts share a folder. */
+  readonly sharedFileSystem?: SharedFileSystemPlan;
   readonly warnings: readonly Problem[];
 }
 
@@ -146,6 +149,7 @@ export function resolveJob(
   template: ResolvedTemplate | undefined,
   settings: ResolvedSettings,
   placeholders: Placeholders,
+  context: { readonly local?: boolean } = {},
 ): ResolvedJob {
   const { config, evalConfig, trainer } = configs;
   const resolved = resolveJobOptions({
@@ -180,13 +184,21 @@ export function resolveJob(
     inputs: planned.inputs,
     expectCheckpoints: expectsCheckpoints(trainer.profile, config.value),
   });
-  if (runtime.problems.length > 0)
-    throw new ProblemsError('The job cannot run as configured', runtime.problems);
+  const shared = planSharedFileSystem({
+    profile: trainer.profile,
+    options,
+    settings,
+    placeholders,
+    local: context.local,
+  });
+  const problems = [...runtime.problems, ...shared.problems];
+  if (problems.length > 0) throw new ProblemsError('The job cannot run as configured', problems);
   return {
     options,
     layout,
     inputs: planned.inputs,
     runtime,
-    warnings: [...planned.warnings, ...gpuCheck.warnings, ...runtime.warnings],
+    ...(shared.plan ? { sharedFileSystem: shared.plan } : {}),
+    warnings: [...planned.warnings, ...gpuCheck.warnings, ...runtime.warnings, ...shared.warnings],
   };
 }

@@ -11,7 +11,6 @@ import type { StagedSource } from '../source';
 import {
   buildJobContract,
   commandScript,
-  RANK0_EXPORT_CITE,
   valueAtDotted,
   WEIGHTS_ONLY_RESUME_NOTE,
   type JobContract,
@@ -176,9 +175,6 @@ export function planTrainerRuntime(input: {
     }
   }
 
-  const multiNode = multiNodeProblem(profile, options);
-  if (multiNode) problems.push(multiNode);
-
   if (evalConfig && !contract.eval) {
     problems.push(
       evalConfig.file.problem(
@@ -208,28 +204,6 @@ export function planTrainerRuntime(input: {
     );
   }
   return { contract, notes, problems, warnings };
-}
-
-/**
- * A trainer with a shared folder cannot run on more than one host here: the stack provides no folder all
- * hosts share, and (for one that exports checkpoints) its export is written by rank 0 of the model group,
- * which Ray may place on a worker, where the head's checks and eval watcher never see it.
- */
-function multiNodeProblem(profile: TrainerProfile, options: ResolvedJobOptions): Problem | undefined {
-  const hosts = options.instanceCount;
-  const shared = profile.runtime.sharedFolder;
-  if (hosts.value <= 1 || !shared) return undefined;
-  // Their torchtitan trainers (the shared folder is theirs: S/titan_actor.py) export from rank 0.
-  const rank0 =
-    profile.checkpoints.writes && shared.cite.startsWith('S/')
-      ? `; and its checkpoint export is written by rank 0 of the model group only (${RANK0_EXPORT_CITE}), which Ray may place on any host, so a checkpoint could land on a worker's disk where the head's checks and eval watcher never see it`
-      : '';
-  return problemAt(
-    hosts.source,
-    'instance_count',
-    `${hosts.value} instances: ${profile.id} writes its torchtitan job configs into $${shared.env}, which Ray actors on the other hosts read (${shared.cite}), and this stack provides no folder all hosts share${rank0}`,
-    'Run on one instance (instance_count: 1); multi-node runs need a shared file system (EFS or FSx), which the infrastructure does not create yet.',
-  );
 }
 
 /** Whether the job must end with a checkpoint: the trainer writes one at the end, or at an interval set > 0. */

@@ -11,6 +11,7 @@ export {
 } from './session';
 export {
   assembleRequest,
+  fileSystemChannel,
   OFFLINE_ENVIRONMENT,
   s3Channel,
   sanitizeTagValue,

@@ -41,6 +41,26 @@ export function s3Channel(
 }
 
 /**
+ * A channel mounting an EFS file system on every host, read-write (`FileSystemAccessMode: 'rw'`): the
+ * hosts of a multi-host job share what is written there. It needs the job's VpcConfig (the file
+ * system's mount targets are in the VPC) and runs in File mode, as SageMaker requires of file systems.
+ */
+export function fileSystemChannel(name: string, fileSystemId: string, directoryPath: string): Channel {
+  return {
+    ChannelName: name,
+    InputMode: 'File',
+    DataSource: {
+      FileSystemDataSource: {
+        FileSystemId: fileSystemId,
+        FileSystemType: 'EFS',
+        DirectoryPath: directoryPath,
+        FileSystemAccessMode: 'rw',
+      },
+    },
+  };
+}
+
+/**
  * Jobs cannot reach the Hub: they fail at once rather than hang on a download, and read what the image
  * cached (lm_eval's datasets and metrics); the usage reports of vLLM and Ray are not attempted.
  */

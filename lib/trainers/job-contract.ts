@@ -39,6 +39,12 @@ export interface JobContract {
     /** The result keys every checkpoint must have before the watcher is stopped. */
     readonly resultKeys: readonly string[];
   };
+  /**
+   * A job mounting the shared file system: whether it runs with network isolation and why (AWS does
+   * not document a file-system channel with isolation, so shared_fs_network_isolation may turn it off
+   * for such a job alone). Kept in run.json with the job's other inputs.
+   */
+  readonly networkIsolation?: { readonly value: boolean; readonly reason: string };
   /** What the submit let through on the user's word (`--allow-missing-order-ids`), kept in run.json. */
   readonly acknowledged?: {
     readonly missingOrderIds?: readonly {

@@ -56,6 +56,26 @@ describe('job options', () => {
     expect(describeSource(options!.volumeGb.source)).toBe('default');
   });
 
+  it('shared_fs_network_isolation: true by default, from a flag or the launcher section', () => {
+    const byDefault = resolve({}, CONFIG, '').options!.sharedFsNetworkIsolation;
+    expect(byDefault).toEqual({ value: true, source: { kind: 'default' } });
+    expect(
+      resolve({ shared_fs_network_isolation: false }, CONFIG, '').options!.sharedFsNetworkIsolation,
+    ).toEqual({
+      value: false,
+      source: { kind: 'flag', flag: '--no-shared-fs-network-isolation' },
+    });
+    const fromConfig = resolve({}, `${CONFIG}  shared_fs_network_isolation: false\n`, '').options!;
+    expect(fromConfig.sharedFsNetworkIsolation.value).toBe(false);
+    expect(describeSource(fromConfig.sharedFsNetworkIsolation.source)).toMatch(/^config cfg\.yaml:\d+:\d+$/);
+    // It leaves network_isolation as it is.
+    expect(fromConfig.networkIsolation.value).toBe(true);
+    const bad = resolve({}, `${CONFIG}  shared_fs_network_isolation: 'no'\n`, '');
+    expect(messages(bad.problems)).toMatch(
+      /launcher\.shared_fs_network_isolation: "no" is not true or false/,
+    );
+  });
+
   it('reports overlapping train and eval GPUs where they were set', () => {
     const { problems } = resolve({});
     expect(messages(problems)).toMatch(

@@ -4,8 +4,10 @@ import { type SubmitInput, type SubmitPlan } from '../../lib/jobs';
 import { hourlyPrice } from '../../lib/job-options';
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { runCli } from '../helpers/cli';
+import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { gsm8kWith, lineOf, makeTrainerRepo, planInSession } from '../helpers/fixtures';
 
+const model = loadBotocoreModel('sagemaker');
 const IMAGE = `123456789012.dkr.ecr.us-west-2.amazonaws.com/rlvr-experiments@sha256:${'a'.repeat(64)}`;
 const NO_AWS_ENV = { HOME: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
 const SETTINGS = {
@@ -13,6 +15,9 @@ const SETTINGS = {
   roleArn: 'arn:aws:iam::123456789012:role/rlvr-sagemaker-execution',
   region: 'us-west-2',
 };
+const FS = 'fs-0123456789abcdef0';
+const VPC = { subnets: 'subnet-0a1b2c3d', securityGroups: 'sg-0a1b2c3d' };
+const VPC_FLAGS = ['--subnets', VPC.subnets, '--security-groups', VPC.securityGroups];
 
 /**
  * A trainer of the repository's own (rlvr-trainers.yaml, no built-in base): it has no shared folder, so
@@ -35,7 +40,11 @@ const withTrainer = (extra = ''): [string, string] => [
   `launcher:\n  trainer: multihost\n${extra}`,
 ];
 
-async function plan(configPath: string, options: SubmitInput['options'] = {}): Promise<SubmitPlan> {
+async function plan(
+  configPath: string,
+  options: SubmitInput['options'] = {},
+  extra: Partial<SubmitInput> = {},
+): Promise<SubmitPlan> {
   return planInSession({
     configPath,
     options,
@@ -44,6 +53,7 @@ async function plan(configPath: string, options: SubmitInput['options'] = {}): P
     dryRun: true,
     cwd: path.dirname(configPath),
     env: NO_AWS_ENV,
+    ...extra,
   });
 }
 
@@ -136,7 +146,7 @@ describe('the plan of a multi-node job', () => {
     await expect(plan(plain, { use_ray: false })).resolves.toBeDefined();
   });
 
-  it('a trainer with a shared folder is refused on 2 hosts, with the rank-0 export as the second reason', async () => {
+  it('a trainer with a shared folder is refused on 2 hosts without a shared file system, naming how to get one', async () => {
     const { configPath } = repo([['max_runtime: 24h', 'max_runtime: 24h\n  instance_count: 2']], false);
     const err = await problemsOf(plan(configPath));
     expect(err.problems).toHaveLength(1);
@@ -146,8 +156,13 @@ describe('the plan of a multi-node job', () => {
       /grpo-sft writes its torchtitan job configs into \$RLVR_TITAN_CONFIG_DIR, which Ray actors on the other hosts read \(S\/titan_actor\.py:613-619\)/,
     );
     expect(problem.message).toMatch(
-      /its checkpoint export is written by rank 0 of the model group only \(S\/model\.py:465, in export_to_hf\), which Ray may place on any host, so a checkpoint could land on a worker's disk where the head's checks and eval watcher never see it/,
+      /rank 0 of the model group, on any host, writes its export \(S\/model\.py:465/,
     );
+    expect(problem.message).toMatch(/no shared file system is set \(fileSystemId\)/);
+    expect(problem.hint).toContain(
+      '-c rlvr:vpc=true -c rlvr:s3PrefixListId=<the S3 prefix list of the region> -c rlvr:sharedFileSystem=efs',
+    );
+    expect(problem.hint).toMatch(/--file-system-id fs-… \(or RLVR_FILE_SYSTEM_ID\)/);
   });
 
   it('a trainer that exports no checkpoint is refused for the shared folder only', async () => {
@@ -165,6 +180,36 @@ describe('the plan of a multi-node job', () => {
     expect(multi?.message).not.toMatch(/rank 0/);
   });
 
+  it('`submit --dry-run --instance-count 2` of a trainer with a shared folder exits 2 naming the deploy flags', async () => {
+    const { root } = repo([], false);
+    const settingFlags = [
+      '--bucket',
+      SETTINGS.bucket,
+      '--role-arn',
+      SETTINGS.roleArn,
+      '--region',
+      'us-west-2',
+    ];
+    const args = ['submit', 'configs/gsm8k.yaml', '--dry-run', '--instance-count', '2', '--image', IMAGE];
+    const { code, stderr } = await runCli([...args, ...settingFlags], { cwd: root });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--instance-count: 2 instances: grpo-sft writes its torchtitan job configs/);
+    expect(stderr).toContain('-c rlvr:sharedFileSystem=efs');
+    // With a file system but no VPC to reach it: refused too, saying so.
+    const noVpc = await runCli([...args, ...settingFlags, '--file-system-id', FS], { cwd: root });
+    expect(noVpc.code).toBe(2);
+    expect(noVpc.stderr).toMatch(
+      /mount targets are reached only from a VPC, and the settings name no subnets/,
+    );
+    const ok = await runCli([...args, ...settingFlags, '--file-system-id', FS, ...VPC_FLAGS], {
+      cwd: root,
+    });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(
+      `shared file system: ${FS} mounted rw at /opt/ml/input/data/shared on every host (2 hosts); $RLVR_TITAN_CONFIG_DIR and the trainer's run root in rlvr-jobs/`,
+    );
+  });
+
   it('`submit --dry-run --no-ray --instance-count 2` exits 2 naming the flag', async () => {
     const { root } = repo([withTrainer()]);
     const { code, stderr } = await runCli(
@@ -173,5 +218,115 @@ describe('the plan of a multi-node job', () => {
     );
     expect(code).toBe(2);
     expect(stderr).toMatch(/--instance-count: 2 instances without Ray \(use_ray: false, --no-ray\)/);
+  });
+});
+
+describe('the shared file system of a multi-host job', () => {
+  const twoHosts = (): string =>
+    repo([['max_runtime: 24h', 'max_runtime: 24h\n  instance_count: 2']], false).configPath;
+  const withFs = { settings: { ...SETTINGS, ...VPC, fileSystemId: FS } };
+
+  it('is mounted rw on every host as the `shared` channel, in the VPC, isolated by default (said in the plan)', async () => {
+    const p = await plan(twoHosts(), {}, withFs);
+    expect(p.sharedFileSystem).toEqual({
+      channel: 'shared',
+      fileSystemId: FS,
+      directoryPath: '/',
+      env: 'RLVR_TITAN_CONFIG_DIR',
+      why: expect.stringMatching(/^grpo-sft writes its torchtitan job configs into \$RLVR_TITAN_CONFIG_DIR/),
+      networkIsolation: { value: true, source: 'shared_fs_network_isolation true (default)' },
+    });
+    const shared = p.request.InputDataConfig!.find((c) => c.ChannelName === 'shared');
+    expect(shared).toEqual({
+      ChannelName: 'shared',
+      InputMode: 'File',
+      DataSource: {
+        FileSystemDataSource: {
+          FileSystemId: FS,
+          FileSystemType: 'EFS',
+          DirectoryPath: '/',
+          FileSystemAccessMode: 'rw',
+        },
+      },
+    });
+    expect(p.request.VpcConfig).toEqual({ Subnets: [VPC.subnets], SecurityGroupIds: [VPC.securityGroups] });
+    expect(p.request.EnableNetworkIsolation).toBe(true);
+    expect(validateAgainstModel(model, 'CreateTrainingJob', p.request)).toEqual([]);
+    const text = renderPlan(p);
+    expect(text).toContain(
+      `  shared file system: ${FS} mounted rw at /opt/ml/input/data/shared on every host (2 hosts); $RLVR_TITAN_CONFIG_DIR and the trainer's run root in rlvr-jobs/${p.jobName}/ ← S/titan_actor.py:613-619\n`,
+    );
+    expect(text).toMatch(/network +isolated +← default\n/);
+    expect(text).toContain(
+      'network isolation with a file-system channel is not documented by AWS either way (that it works, or that it does not); this job runs isolated ← shared_fs_network_isolation true (default)',
+    );
+    expect(JSON.parse(p.contractJson).networkIsolation).toEqual({
+      value: true,
+      reason: 'on: shared_fs_network_isolation true (default)',
+    });
+    expect(planJson(p).sharedFileSystem).toMatchObject({ channel: 'shared', fileSystemId: FS });
+    expect(p.warnings.some((w) => /shared_fs_network_isolation/.test(w.message))).toBe(false);
+  });
+
+  it('shared_fs_network_isolation false turns isolation off for that job only, in the plan, its warnings and contract.json', async () => {
+    const p = await plan(twoHosts(), { shared_fs_network_isolation: false }, withFs);
+    expect(p.request.EnableNetworkIsolation).toBe(false);
+    expect(p.sharedFileSystem?.networkIsolation).toEqual({
+      value: false,
+      source: 'shared_fs_network_isolation false (flag --no-shared-fs-network-isolation)',
+    });
+    const text = renderPlan(p);
+    expect(text).toMatch(
+      /network +off: shared_fs_network_isolation false \(a job mounting the shared file system\) +← flag --no-shared-fs-network-isolation\n/,
+    );
+    expect(text).toContain('is not documented by AWS either way');
+    expect(p.warnings.map((w) => [w.where, w.message])).toContainEqual([
+      '--no-shared-fs-network-isolation',
+      expect.stringMatching(/^network isolation is off for this job: shared_fs_network_isolation false/),
+    ]);
+    expect(JSON.parse(p.contractJson).networkIsolation).toEqual({
+      value: false,
+      reason:
+        'off: shared_fs_network_isolation false (flag --no-shared-fs-network-isolation) (a job mounting the shared file system)',
+    });
+    // A job without the channel keeps network_isolation.
+    const { configPath: one } = repo([], false);
+    const single = await plan(one, { shared_fs_network_isolation: false }, withFs);
+    expect(single.sharedFileSystem).toBeUndefined();
+    expect(single.request.EnableNetworkIsolation).toBe(true);
+    expect(single.request.InputDataConfig!.some((c) => c.ChannelName === 'shared')).toBe(false);
+    expect(JSON.parse(single.contractJson).networkIsolation).toBeUndefined();
+    // From the config's launcher section too.
+    const { configPath: fromConfig } = repo(
+      [['max_runtime: 24h', 'max_runtime: 24h\n  instance_count: 2\n  shared_fs_network_isolation: false']],
+      false,
+    );
+    const configured = await plan(fromConfig, {}, withFs);
+    expect(configured.request.EnableNetworkIsolation).toBe(false);
+    expect(configured.sharedFileSystem?.networkIsolation.source).toMatch(
+      /^shared_fs_network_isolation false \(config .*gsm8k\.yaml:\d+:\d+\)$/,
+    );
+  });
+
+  it('a local run (--local --instances 2) mounts a local volume: no file system id, no VPC', async () => {
+    const p = await plan(twoHosts(), {}, { local: true });
+    expect(p.sharedFileSystem).toMatchObject({ channel: 'shared', fileSystemId: 'local volume' });
+    expect(p.request.InputDataConfig!.some((c) => c.ChannelName === 'shared')).toBe(false);
+    expect(renderPlan(p)).toContain(
+      'shared file system: local volume mounted rw at /opt/ml/input/data/shared',
+    );
+  });
+
+  it('a dry-run without AWS or settings shows the file system as a placeholder, like its other settings', async () => {
+    const p = await plan(twoHosts(), {}, { settings: {} });
+    expect(p.placeholders).toContain('fileSystemId');
+    expect(p.sharedFileSystem?.fileSystemId).toBe('fs-00000000000000000');
+    const text = renderPlan(p);
+    expect(text).toMatch(/fileSystemId +<UNRESOLVED fileSystemId>/);
+    expect(text).toContain('shared file system: <UNRESOLVED fileSystemId> mounted rw');
+    // No VPC either: said as a warning, as a submit would stop there.
+    expect(p.warnings.some((w) => /settings name no subnets; a submit would stop here/.test(w.message))).toBe(
+      true,
+    );
   });
 });

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { newPlanCache, buildCreateTrainingJobRequest, type SubmitPlan } from '../../lib/jobs';
 import { checkRequestLimits } from '../../lib/job-options';
+import { fileSystemChannel } from '../../lib/submission';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { EVAL_DIR, exampleConfigs, planInSession, REPO_ROOT } from '../helpers/fixtures';
 
@@ -90,6 +91,32 @@ describe('the CreateTrainingJob request', () => {
     expect(warm.request.Environment?.RLVR_EVAL_WAIT_S).toBe('1800');
     const quick = await dryRun(exampleConfigs()[0], { options: { eval_wait: '5m' } });
     expect(quick.request.Environment?.RLVR_EVAL_WAIT_S).toBe('300');
+  });
+
+  it('also passes with the shared file system channel (EFS, rw, the root) and VpcConfig', async () => {
+    const plan = await dryRun(exampleConfigs()[0], {
+      settings: { ...settings, subnets: 'subnet-0aa', securityGroups: 'sg-0cc' },
+    });
+    const request = buildCreateTrainingJobRequest({
+      ...plan.requestInput,
+      jobName: plan.jobName,
+      sharedFileSystem: {
+        channel: 'shared',
+        fileSystemId: 'fs-0123456789abcdef0',
+        directoryPath: '/',
+        networkIsolation: true,
+      },
+    });
+    expect(request.InputDataConfig!.at(-1)).toEqual(fileSystemChannel('shared', 'fs-0123456789abcdef0', '/'));
+    expect(request.InputDataConfig!.at(-1)?.DataSource?.FileSystemDataSource).toEqual({
+      FileSystemId: 'fs-0123456789abcdef0',
+      FileSystemType: 'EFS',
+      DirectoryPath: '/',
+      FileSystemAccessMode: 'rw',
+    });
+    expect(request.VpcConfig).toEqual({ Subnets: ['subnet-0aa'], SecurityGroupIds: ['sg-0cc'] });
+    expect(validateAgainstModel(model, 'CreateTrainingJob', request)).toEqual([]);
+    expect(checkRequestLimits(request)).toEqual([]);
   });
 
   it('streams checkpoints to checkpoints/<job>/, ships config and code as channels, and maps the model', async () => {
