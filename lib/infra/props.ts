@@ -53,6 +53,11 @@ export interface RlvrInfraProps {
   readonly s3PrefixListId?: string;
   /** Availability zones for the VPC. @default 2 */
   readonly vpcMaxAzs: number;
+  /**
+   * A file system the hosts of a multi-host job share: `efs` (an encrypted EFS file system in the VPC's
+   * subnets, reachable only from the job security group; requires `vpc`) or `none`. @default `none`
+   */
+  readonly sharedFileSystem: 'none' | 'efs';
   /** GitHub repository (`owner/name`) whose workflow may push images; unset = no CI role. */
   readonly githubRepository?: string;
   /** Branch the CI role trusts. @default `main` */
@@ -119,6 +124,7 @@ const schema = z.strictObject({
     .regex(/^pl-[0-9a-f]{8,17}$/, 'a prefix-list id like pl-68a54001')
     .optional(),
   vpcMaxAzs: count(1, 6).default(2),
+  sharedFileSystem: z.enum(['none', 'efs']).default('none'),
   githubRepository: z
     .string()
     .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name')
@@ -160,6 +166,11 @@ export function parseInfraProps(context: Record<string, unknown>): RlvrInfraProp
       path: ['s3PrefixListId'],
       message:
         'required with rlvr:vpc=true: the id of the managed prefix list com.amazonaws.<region>.s3 (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.s3)',
+    })
+    .refine((p) => p.sharedFileSystem !== 'efs' || p.vpc, {
+      path: ['sharedFileSystem'],
+      message:
+        'efs needs the job VPC (SageMaker mounts it through the job network): add -c rlvr:vpc=true -c rlvr:s3PrefixListId=pl-… (the id of com.amazonaws.<region>.s3)',
     })
     .safeParse(values);
   const problems = [

@@ -1,6 +1,7 @@
 import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as ecr from 'aws-cdk-lib/aws-ecr';
+import type * as efs from 'aws-cdk-lib/aws-efs';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -10,6 +11,7 @@ import type { Construct } from 'constructs';
 import { BUILT_IN_TEMPLATES } from '../job-options';
 import { S3Layout, SETTINGS_PARAMETER_NAME } from '../layout';
 import { addCheckpointExpiry } from './checkpoint-expiry';
+import { sharedFileSystem } from './file-system';
 import { TrainingJobTemplate } from './job-template';
 import { jobNetwork, type JobNetwork } from './network';
 import { jobNotifications } from './notifications';
@@ -19,15 +21,16 @@ import { accessLogBucket, dataKey, experimentBucket, imageRepository } from './s
 
 /**
  * Everything a job needs: the bucket and its prefixes, the image repository, the execution role, the
- * submitter policy (and role), the CI image-build role, optional VPC, job notifications, job
- * templates, and the launcher settings parameter.
+ * submitter policy (and role), the CI image-build role, optional VPC (and in it, optionally, the file
+ * system multi-host jobs share), job notifications, job templates, and the launcher settings parameter.
  *
  * IAM statements are written out with explicit actions: CDK's grant methods add wildcard actions
  * (`s3:GetObject*`, `s3:List*`, `kms:ReEncrypt*`), which this stack must not have.
  *
  * Each part is built by a function in its own module, in the stack's scope (so logical IDs are the
  * constructs' ids): storage.ts (key, buckets, repository), checkpoint-expiry.ts, network.ts,
- * roles.ts, notifications.ts. The order of the calls below is the order of the template's resources.
+ * file-system.ts, roles.ts, notifications.ts. The order of the calls below is the order of the
+ * template's resources.
  */
 export class RlvrInfraStack extends Stack {
   readonly bucket: s3.Bucket;
@@ -37,6 +40,7 @@ export class RlvrInfraStack extends Stack {
   readonly key?: kms.Key;
   readonly vpc?: ec2.Vpc;
   readonly jobSecurityGroup?: ec2.SecurityGroup;
+  readonly fileSystem?: efs.FileSystem;
   readonly settingsParameter: ssm.StringParameter;
 
   constructor(scope: Construct, id: string, props: RlvrInfraProps & StackProps) {
@@ -73,6 +77,11 @@ export class RlvrInfraStack extends Stack {
       : undefined;
     this.vpc = network?.vpc;
     this.jobSecurityGroup = network?.jobSecurityGroup;
+    // parseInfraProps refuses efs without the VPC.
+    this.fileSystem =
+      props.sharedFileSystem === 'efs' && network
+        ? sharedFileSystem(this, network, this.key).fileSystem
+        : undefined;
 
     const resources: JobResources = {
       bucket: this.bucket,
@@ -80,6 +89,7 @@ export class RlvrInfraStack extends Stack {
       repository: this.repository,
       key: this.key,
       network,
+      fileSystem: this.fileSystem,
     };
     this.executionRole = executionRole(this, resources);
     const submitter = submitterAccess(this, resources, this.executionRole, props);
@@ -115,6 +125,7 @@ export class RlvrInfraStack extends Stack {
             }
           : {}),
         ...(this.key ? { kmsKeyId: this.key.keyArn } : {}),
+        ...(this.fileSystem ? { fileSystemId: this.fileSystem.fileSystemId } : {}),
       }),
     });
   }
@@ -132,5 +143,6 @@ export class RlvrInfraStack extends Stack {
     new CfnOutput(this, 'NotificationTopicArn', { value: topic.topicArn });
     if (submitterRole) new CfnOutput(this, 'SubmitterRoleArn', { value: submitterRole.roleArn });
     if (ciRole) new CfnOutput(this, 'ImageBuildRoleArn', { value: ciRole.roleArn });
+    if (this.fileSystem) new CfnOutput(this, 'FileSystemId', { value: this.fileSystem.fileSystemId });
   }
 }

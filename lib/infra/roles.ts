@@ -1,5 +1,6 @@
 import { Aws, Duration } from 'aws-cdk-lib';
 import type * as ecr from 'aws-cdk-lib/aws-ecr';
+import type * as efs from 'aws-cdk-lib/aws-efs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -8,6 +9,7 @@ import {
   keyPattern,
   type S3Layout,
   SETTINGS_PARAMETER_NAME,
+  SHARED_FILE_SYSTEM,
   TEMPLATE_PARAMETER_PREFIX,
   TRAINING_LOG_GROUP,
 } from '../layout';
@@ -34,6 +36,8 @@ export interface JobResources {
   readonly repository: ecr.IRepository;
   readonly key: kms.IKey | undefined;
   readonly network: JobNetwork | undefined;
+  /** The file system multi-host jobs share (file-system.ts); only with the network. */
+  readonly fileSystem?: efs.IFileSystem;
 }
 
 /** Objects under `prefix` of the bucket. */
@@ -214,9 +218,14 @@ type Conditions = Record<string, Record<string, unknown>>;
  * - sagemaker:MaxRuntimeInSeconds (Numeric): StoppingCondition.MaxRuntimeInSeconds, at most the ceiling.
  * - sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds (ArrayOfString): with the VPC on, every job runs
  *   in the stack's subnets and security group (Null makes a job without any VPC config fail).
+ * - sagemaker:FileSystemId, sagemaker:FileSystemType, sagemaker:FileSystemAccessMode,
+ *   sagemaker:FileSystemDirectoryPath (String): a FileSystemDataSource channel's, absent when the request
+ *   has none. Without the stack's file system, Null: no job mounts any file system. With it,
+ *   StringEqualsIfExists: a job that mounts one mounts the stack's EFS, its root, read-write (the way
+ *   jobs use it, SHARED_FILE_SYSTEM).
  */
 export function createTrainingJobConditions(
-  { key, network }: Pick<JobResources, 'key' | 'network'>,
+  { key, network, fileSystem }: Pick<JobResources, 'key' | 'network' | 'fileSystem'>,
   policy: JobPolicy,
 ): Conditions {
   const conditions: Conditions = {
@@ -246,7 +255,59 @@ export function createTrainingJobConditions(
       'sagemaker:VpcSecurityGroupIds': 'false',
     });
   }
+  if (fileSystem) conditions.StringEqualsIfExists = stackFileSystemMount(fileSystem);
+  else conditions.Null['sagemaker:FileSystemId'] = 'true';
   return conditions;
+}
+
+/** The file-system keys of a request that mounts the stack's file system as jobs do: its root, read-write. */
+function stackFileSystemMount(fileSystem: efs.IFileSystem): Record<string, string> {
+  return {
+    'sagemaker:FileSystemId': fileSystem.fileSystemId,
+    'sagemaker:FileSystemType': 'EFS',
+    'sagemaker:FileSystemAccessMode': 'rw',
+    'sagemaker:FileSystemDirectoryPath': SHARED_FILE_SYSTEM.directoryPath,
+  };
+}
+
+/**
+ * The conditions of the second CreateTrainingJob statement, when the stack has the shared file system and
+ * requires network isolation (without isolation required, the first statement admits these jobs already):
+ * the first statement's, except that network isolation is off and the request must mount the stack's
+ * file system (StringEquals, and Null false: the keys must be there). A job may turn isolation off only to
+ * mount the shared file system: AWS does not document whether a file-system channel works with network
+ * isolation, so the launcher lets such jobs turn it off deliberately. Undefined when there is no such
+ * statement.
+ */
+export function sharedFileSystemJobConditions(
+  resources: Pick<JobResources, 'key' | 'network' | 'fileSystem'>,
+  policy: JobPolicy,
+): Conditions | undefined {
+  if (!resources.fileSystem || !policy.networkIsolation) return undefined;
+  const conditions = createTrainingJobConditions(resources, policy);
+  delete conditions.StringEqualsIfExists;
+  conditions.Bool = { ...conditions.Bool, 'sagemaker:NetworkIsolation': 'false' };
+  conditions.StringEquals = stackFileSystemMount(resources.fileSystem);
+  conditions.Null['sagemaker:FileSystemId'] = 'false';
+  return conditions;
+}
+
+/** CreateSharedFileSystemJobs, when the stack has one (sharedFileSystemJobConditions). */
+function sharedFileSystemJobStatements(
+  resources: JobResources,
+  jobArn: string,
+  policy: JobPolicy,
+): iam.PolicyStatement[] {
+  const conditions = sharedFileSystemJobConditions(resources, policy);
+  if (!conditions) return [];
+  return [
+    new iam.PolicyStatement({
+      sid: 'CreateSharedFileSystemJobs',
+      actions: ['sagemaker:CreateTrainingJob'],
+      resources: [jobArn],
+      conditions,
+    }),
+  ];
 }
 
 /** The submitter's statements about jobs and images: create, stop and watch our jobs, push images. */
@@ -275,6 +336,7 @@ function submitterJobStatements(
       resources: [jobArn],
       conditions: createTrainingJobConditions(resources, policy),
     }),
+    ...sharedFileSystemJobStatements(resources, jobArn, policy),
     new iam.PolicyStatement({
       sid: 'ListTrainingJobs',
       actions: ['sagemaker:ListTrainingJobs'],

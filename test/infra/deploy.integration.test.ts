@@ -83,6 +83,7 @@ describeWithPeer('moto_server', motoAvailable())('the stack in moto CloudFormati
       const outputs = await deploy(context);
       expect(outputs.BucketName).toBe('rlvr-experiments-123456789012-us-west-2');
       expect(outputs.ExecutionRoleArn).toMatch(/^arn:aws:iam::123456789012:role\/RlvrInfra-ExecutionRole/);
+      if ('rlvr:sharedFileSystem' in context) expect(outputs.FileSystemId).toMatch(/^fs-[0-9a-f]{8,}$/);
       await seedInputs(outputs.BucketName);
 
       const repo = makeTrainerRepo();

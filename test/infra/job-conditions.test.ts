@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { bareEnv, runCli } from '../helpers/cli';
 import { REPO_ROOT } from '../helpers/fixtures';
-import { FULL_CONTEXT, synth, type Synthesized } from './synth';
+import { ACCOUNT, brokenConditions, createConditions, REGION } from './conditions';
+import { FULL_CONTEXT, synth } from './synth';
 
 /*
  * Issue 19, "the stack enforces what the launcher promises": the submitter policy's CreateTrainingJob
@@ -11,117 +12,10 @@ import { FULL_CONTEXT, synth, type Synthesized } from './synth';
  * every example config (`rlvr submit … --dry-run --json` with the stack's settings as flags).
  */
 
-type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-type Statement = {
-  Sid?: string;
-  Action: string | string[];
-  Condition?: Record<string, Record<string, unknown>>;
-};
-type Value = string | string[] | undefined;
-
-const REGION = 'us-west-2';
-const ACCOUNT = '123456789012';
 const EXAMPLES = fs
   .readdirSync(path.join(REPO_ROOT, 'configs', 'examples'))
   .filter((f) => f.endsWith('.yaml'));
 const IMAGE = `${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/rlvr-experiments@sha256:${'a'.repeat(64)}`;
-
-/** CloudFormation values as a deployment would make them: deterministic stand-ins per resource. */
-function resolver(template: Template): (v: unknown) => unknown {
-  const ids = Object.keys(template.Resources);
-  const n = (id: string) => String(ids.indexOf(id)).padStart(4, '0');
-  const fake: Record<string, (id: string) => string> = {
-    'AWS::KMS::Key': (id) => `arn:aws:kms:${REGION}:${ACCOUNT}:key/00000000-0000-0000-0000-00000000${n(id)}`,
-    'AWS::EC2::Subnet': (id) => `subnet-0000000000000${n(id)}`,
-    'AWS::EC2::SecurityGroup': (id) => `sg-0000000000000${n(id)}`,
-    'AWS::EC2::VPC': (id) => `vpc-0000000000000${n(id)}`,
-  };
-  const pseudo: Record<string, string> = {
-    'AWS::Region': REGION,
-    'AWS::AccountId': ACCOUNT,
-    'AWS::Partition': 'aws',
-  };
-  const of = (id: string) => {
-    if (pseudo[id]) return pseudo[id];
-    const make = fake[template.Resources[id]?.Type];
-    if (!make) throw new Error(`no stand-in for ${id}`);
-    return make(id);
-  };
-  const resolve = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(resolve);
-    if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (typeof o.Ref === 'string') return of(o.Ref);
-      if (o['Fn::GetAtt']) return of((o['Fn::GetAtt'] as string[])[0]);
-      if (o['Fn::Join']) {
-        const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
-        return parts.map(resolve).join(sep);
-      }
-      return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, resolve(x)]));
-    }
-    return v;
-  };
-  return resolve;
-}
-
-/** The submitter policy's CreateTrainingJob conditions, with CloudFormation values resolved. */
-function createConditions(s: Synthesized): Record<string, Record<string, unknown>> {
-  const template = s.json as Template;
-  const policy = Object.entries(template.Resources).find(([id]) => id.startsWith('SubmitterPolicy'))![1];
-  const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
-  const create = statements.find((st) => [st.Action].flat().includes('sagemaker:CreateTrainingJob'))!;
-  return resolver(template)(create.Condition ?? {}) as Record<string, Record<string, unknown>>;
-}
-
-/** The condition keys AWS defines for CreateTrainingJob, as a request sets them. */
-function requestContext(r: CreateTrainingJobRequest): Record<string, Value> {
-  const bool = (b: boolean | undefined) => (b === undefined ? undefined : String(b));
-  return {
-    'sagemaker:NetworkIsolation': bool(r.EnableNetworkIsolation),
-    'sagemaker:InterContainerTrafficEncryption': bool(r.EnableInterContainerTrafficEncryption),
-    'sagemaker:VolumeKmsKey': r.ResourceConfig?.VolumeKmsKeyId,
-    'sagemaker:OutputKmsKey': r.OutputDataConfig?.KmsKeyId,
-    'sagemaker:InstanceTypes': [
-      ...(r.ResourceConfig?.InstanceType ? [r.ResourceConfig.InstanceType] : []),
-      ...(r.ResourceConfig?.InstanceGroups ?? []).map((g) => g.InstanceType!),
-    ],
-    'sagemaker:MaxRuntimeInSeconds': r.StoppingCondition?.MaxRuntimeInSeconds?.toString(),
-    'sagemaker:VpcSubnets': r.VpcConfig?.Subnets,
-    'sagemaker:VpcSecurityGroupIds': r.VpcConfig?.SecurityGroupIds,
-  };
-}
-
-/** IAM's evaluation for the operators the stack uses; an unknown operator or key fails loudly. */
-const OPERATORS: Record<string, (actual: Value, allowed: string[]) => boolean> = {
-  Bool: (a, v) => typeof a === 'string' && v.includes(a.toLowerCase()),
-  ArnEquals: (a, v) => typeof a === 'string' && v.includes(a),
-  // IfExists: a key the request does not carry passes.
-  ArnEqualsIfExists: (a, v) => a === undefined || (typeof a === 'string' && v.includes(a)),
-  StringEquals: (a, v) => typeof a === 'string' && v.includes(a),
-  NumericLessThanEquals: (a, v) => typeof a === 'string' && v.some((x) => Number(a) <= Number(x)),
-  // ForAllValues: every value in the request is allowed (an absent or empty key passes).
-  'ForAllValues:StringEquals': (a, v) => [a ?? []].flat().every((x) => v.includes(x)),
-  Null: (a, v) => v.includes(String(a === undefined || (Array.isArray(a) && a.length === 0))),
-};
-
-/** The conditions a request breaks, as "Operator key" (empty: allowed). */
-export function brokenConditions(
-  conditions: Record<string, Record<string, unknown>>,
-  request: CreateTrainingJobRequest,
-): string[] {
-  const context = requestContext(request);
-  const broken: string[] = [];
-  for (const [operator, keys] of Object.entries(conditions)) {
-    const test = OPERATORS[operator];
-    if (!test) throw new Error(`no evaluator for ${operator}`);
-    for (const [key, expected] of Object.entries(keys)) {
-      if (!(key in context)) throw new Error(`no request value for ${key}`);
-      if (!test(context[key], [expected as string | string[]].flat().map(String)))
-        broken.push(`${operator} ${key}`);
-    }
-  }
-  return broken;
-}
 
 /** The launcher's dry-run request for a config, with settings that match the synthesized stack. */
 async function dryRunRequest(
@@ -215,6 +109,25 @@ describe.each([
       'NumericLessThanEquals sagemaker:MaxRuntimeInSeconds',
     ],
     ['no runtime at all', (r) => delete r.StoppingCondition, 'Null sagemaker:MaxRuntimeInSeconds'],
+    [
+      "a file-system channel that is not the stack's",
+      (r) =>
+        r.InputDataConfig!.push({
+          ChannelName: 'shared',
+          DataSource: {
+            FileSystemDataSource: {
+              FileSystemId: 'fs-0123456789abcdef0',
+              FileSystemType: 'EFS',
+              FileSystemAccessMode: 'rw',
+              DirectoryPath: '/',
+            },
+          },
+        }),
+      // Without the shared file system no job may mount one; with it, only the stack's.
+      'rlvr:sharedFileSystem' in context
+        ? 'StringEqualsIfExists sagemaker:FileSystemId'
+        : 'Null sagemaker:FileSystemId',
+    ],
   ];
   it.each(mutations)('denies a request with %s', (_what, mutate, broken) => {
     const request = structuredClone(requests.get(EXAMPLES[0])!);

@@ -66,7 +66,7 @@ describe('what the stack enforces on jobs', () => {
     for (const s of statements) expect(asArray(s.Action).every((a) => !a.includes('*'))).toBe(true);
   });
 
-  it('lets jobs out only to themselves, the interface endpoints and S3 (not 0.0.0.0/0)', () => {
+  it('lets jobs out only to themselves, the interface endpoints, S3 and the shared file system (not 0.0.0.0/0)', () => {
     const resources = resourcesOf(full);
     const [groupId, group] = Object.entries(resources).find(([id]) => id.startsWith('JobSecurityGroup'))!;
     const inline = (group.Properties.SecurityGroupEgress as Record<string, unknown>[]) ?? [];
@@ -82,9 +82,10 @@ describe('what the stack enforces on jobs', () => {
         ? `prefix list ${e.DestinationPrefixListId}`
         : json(e.DestinationSecurityGroupId).includes(groupId)
           ? 'itself'
-          : `group ${json(e.DestinationSecurityGroupId).match(/EndpointSecurityGroup/)?.[0]}`;
+          : `group ${json(e.DestinationSecurityGroupId).match(/EndpointSecurityGroup|FileSystemSecurityGroup/)?.[0]}`;
     expect(egress.map((e) => `${to(e)} ${e.IpProtocol} ${e.FromPort ?? ''}`).sort()).toEqual([
       'group EndpointSecurityGroup tcp 443',
+      'group FileSystemSecurityGroup tcp 2049',
       'itself -1 ',
       'prefix list pl-68a54001 tcp 443',
     ]);

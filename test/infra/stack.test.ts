@@ -9,7 +9,7 @@ import { leastPrivilegePolicy, NETWORK_INTERFACE_ACTIONS, parseInfraProps } from
 import { BUILT_IN_TEMPLATES } from '../../lib/job-options';
 import { SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import { expiryFunctionCode } from '../../lib/infra/checkpoint-expiry';
-import { FULL_CONTEXT, findingsAndAcknowledgements, synth, type Synthesized } from './synth';
+import { FULL_CONTEXT, nagMismatches, synth, type Synthesized } from './synth';
 import { itWithPeer } from '../helpers/moto';
 
 type Statement = {
@@ -56,19 +56,10 @@ describe.each([
   });
 
   it('has no unacknowledged cdk-nag finding (AwsSolutions, NIST 800-53 R5), and every acknowledgement names a real finding', () => {
-    const { findings, acks } = findingsAndAcknowledgements(context);
+    const { findings, acks, unacknowledged, unfounded } = nagMismatches(context);
     expect(findings.length).toBeGreaterThan(0);
-    const split = (entry: string) => [
-      entry.slice(0, entry.lastIndexOf(' ')),
-      entry.slice(entry.lastIndexOf(' ') + 1),
-    ];
-    const covers = (ack: string, finding: string) => {
-      const [ackPath, ackRule] = split(ack);
-      const [path, rule] = split(finding);
-      return rule === ackRule && (path === ackPath || path.startsWith(`${ackPath}/`));
-    };
-    expect(findings.filter((f) => !acks.some((a) => covers(a.key, f)))).toEqual([]);
-    expect(acks.filter((a) => !findings.some((f) => covers(a.key, f))).map((a) => a.key)).toEqual([]);
+    expect(unacknowledged).toEqual([]);
+    expect(unfounded).toEqual([]);
     for (const a of acks) expect(a.reason.length).toBeGreaterThan(30);
 
     // Every Resource "*" is acknowledged on its policy with a reason that names each action allowed there.
@@ -162,10 +153,17 @@ describe.each([
   });
 
   it('scopes training-job actions to the job-name prefix', () => {
-    const create = policyStatements(synthesized.json).find((s) =>
+    const creates = policyStatements(synthesized.json).filter((s) =>
       asArray(s.statement.Action).includes('sagemaker:CreateTrainingJob'),
-    )!;
-    expect(JSON.stringify(create.statement.Resource)).toMatch(/:training-job\/annotations-adhoc-\*"/);
+    );
+    // The second statement: jobs that mount the shared file system (with isolation off).
+    expect(creates.map((c) => c.statement.Sid)).toEqual(
+      'rlvr:sharedFileSystem' in context
+        ? ['CreateOurTrainingJobs', 'CreateSharedFileSystemJobs']
+        : ['CreateOurTrainingJobs'],
+    );
+    for (const create of creates)
+      expect(JSON.stringify(create.statement.Resource)).toMatch(/:training-job\/annotations-adhoc-\*"/);
   });
 
   it('secures the buckets: public access blocked, TLS enforced, encryption, versioning, lifecycle', () => {
@@ -243,8 +241,9 @@ describe.each([
       );
     }
     const settings = JSON.stringify(byName[SETTINGS_PARAMETER_NAME]);
-    for (const key of ['bucket', 'prefix', 'roleArn', 'repositoryUri', 'region', 'kmsKeyId'])
-      expect(settings).toContain(`\\"${key}\\"`);
+    const keys = ['bucket', 'prefix', 'roleArn', 'repositoryUri', 'region', 'kmsKeyId'];
+    if ('rlvr:sharedFileSystem' in context) keys.push('fileSystemId');
+    for (const key of keys) expect(settings).toContain(`\\"${key}\\"`);
   });
 
   it('notifies on training jobs of our prefix reaching an end state, through an encrypted topic', () => {

@@ -10,6 +10,7 @@ export const FULL_CONTEXT = {
   'rlvr:vpc': true,
   // us-west-2's com.amazonaws.us-west-2.s3 managed prefix list.
   'rlvr:s3PrefixListId': 'pl-68a54001',
+  'rlvr:sharedFileSystem': 'efs',
   'rlvr:interContainerTrafficEncryption': true,
   'rlvr:checkpointExpiryDays': 14,
   'rlvr:githubRepository': 'acme/grpo-trainer',
@@ -71,4 +72,32 @@ export function findingsAndAcknowledgements(context: Record<string, unknown>): {
   } finally {
     spy.mockRestore();
   }
+}
+
+/**
+ * cdk-nag's findings (acknowledgements off) that no acknowledgement covers, and acknowledgements that
+ * cover no finding, for a context; an acknowledgement on a construct covers the findings of its children.
+ */
+export function nagMismatches(context: Record<string, unknown>): {
+  findings: string[];
+  acks: { key: string; reason: string }[];
+  unacknowledged: string[];
+  unfounded: string[];
+} {
+  const { findings, acks } = findingsAndAcknowledgements(context);
+  const split = (entry: string) => [
+    entry.slice(0, entry.lastIndexOf(' ')),
+    entry.slice(entry.lastIndexOf(' ') + 1),
+  ];
+  const covers = (ack: string, finding: string) => {
+    const [ackPath, ackRule] = split(ack);
+    const [path, rule] = split(finding);
+    return rule === ackRule && (path === ackPath || path.startsWith(`${ackPath}/`));
+  };
+  return {
+    findings,
+    acks,
+    unacknowledged: findings.filter((f) => !acks.some((a) => covers(a.key, f))),
+    unfounded: acks.filter((a) => !findings.some((f) => covers(a.key, f))).map((a) => a.key),
+  };
 }
