@@ -2,7 +2,8 @@
 import { formatDuration, formatKeyPath } from '../lib/config';
 import { formatProblem } from '../lib/errors';
 import { s3Uri, sharedFileSystemIsolationNote, sharedFileSystemPath, type SubmitPlan } from '../lib/jobs';
-import { describeSource, formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
+import { EFA_LABEL } from '../lib/image';
+import { describeSource, formatUsd, hasEfa, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../lib/layout';
 import type { SettingName } from '../lib/settings';
 import { formatBytes } from './output';
@@ -196,6 +197,7 @@ function runSection(plan: SubmitPlan): string {
   const keepAlive = o.keepAliveSeconds.value > 0 ? formatDuration(o.keepAliveSeconds.value) : 'off';
   out += row('warm pool', keepAlive, src(o.keepAliveSeconds.source));
   if (o.instanceCount.value > 1) {
+    out += clusterRows(plan);
     const join = o.clusterJoinTimeoutSeconds;
     out += row('join timeout', `${formatDuration(join.value)} for every host to join Ray`, src(join.source));
   }
@@ -216,6 +218,26 @@ function runSection(plan: SubmitPlan): string {
   const has = imageHas(plan.image.labels);
   if (has) out += row('', has);
   return out + row('cost', costText(plan), `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
+}
+
+/**
+ * A multi-host job's hosts: the GPU split each host gets, and how the hosts talk (the entrypoint pins
+ * NCCL and Gloo to the interface SageMaker names, and sets FI_PROVIDER=efa where there are EFA devices).
+ */
+function clusterRows(plan: SubmitPlan): string {
+  const o = plan.options;
+  const train = o.trainGpus.value.length;
+  const evalGpus = o.evalGpus.value.length;
+  const perHost = `${train} train + ${evalGpus} eval GPU${evalGpus === 1 ? '' : 's'} on each (the eval watcher on the head only)`;
+  const type = o.instanceType.value;
+  const efa = plan.image.labels?.[EFA_LABEL];
+  const link = hasEfa(type)
+    ? `EFA between hosts: FI_PROVIDER=efa, NCCL through aws-ofi-nccl (${efa === undefined ? 'the image was not read' : efa === 'none' ? 'the image has no EFA stack: TCP instead' : `the image has ${efa}`})`
+    : `TCP sockets between hosts (${type} has no EFA)`;
+  return (
+    row('cluster', `${plan.cluster.hosts} hosts × (${perHost})`) +
+    row('', `${link}; NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME = the interface SageMaker names`)
+  );
 }
 
 /**

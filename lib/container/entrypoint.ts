@@ -28,6 +28,7 @@ import {
 import { formCluster, rayCommand, runWorker, StoppedWhileJoining, type RayCommand } from './cluster-run';
 import { runEvalBatch } from './eval-batch';
 import { RunMonitor } from './monitor';
+import { SharedRunMirror } from './shared-run';
 import { shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
 import {
   describeContainer,
@@ -174,6 +175,15 @@ async function runHead(
       writeRunInfo(job, attempts);
     },
   });
+  const mirror = job.shared
+    ? new SharedRunMirror({
+        shared: job.shared,
+        runDir: job.runDir,
+        contract,
+        stableMs: options.stableMs ?? 10_000,
+        say,
+      })
+    : undefined;
   run.trainer = startTrainer(job, baseEnv, trainerConfig, rayAddress);
   if (evalPlan) run.watcher = startWatcher(job, baseEnv, evalPlan);
   if (stopping()) signalGroup(run.trainer, 'SIGTERM');
@@ -181,7 +191,10 @@ async function runHead(
   if (endpoint) followWorkers(job, endpoint, timing, run);
 
   // 3. Watch the run folder until the trainer ends; after SIGTERM, at most the grace period.
-  const poll = setInterval(() => monitor.look(), options.pollMs ?? 5000);
+  const poll = setInterval(() => {
+    mirror?.look();
+    monitor.look();
+  }, options.pollMs ?? 5000);
   const result = await waitWithGrace(run.trainer, stopping, graceMs, () =>
     say(`the trainer did not stop within ${graceMs / 1000} s of SIGTERM: killing it`),
   );
@@ -190,6 +203,7 @@ async function runHead(
   // From here workers leave as they hear how the trainer ended: their silence is no loss.
   endpoint?.stopWatching();
   endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));
+  const copied = await mirror?.final();
   const checkpoints = monitor.trainingEnded();
 
   // 4. The watcher finishes this attempt's checkpoints (bounded), Ray stops.
@@ -207,6 +221,12 @@ async function runHead(
         })
       : undefined;
   if (useRay) await ray('ray stop --force');
+  if (mirror && copied?.ok) {
+    mirror.removeJobFolder();
+    say(`the job's folder on the shared file system is copied into the run folder and removed`);
+  } else if (copied && !copied.ok) {
+    say(`the job's folder on the shared file system is kept (${job.shared!.root}): ${copied.why}`);
+  }
 
   // 5. The outcome.
   const code = finish(job, attempts, {

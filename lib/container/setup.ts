@@ -26,6 +26,7 @@ import type { JobContract } from '../trainers';
 import { clusterOf, type ClusterHosts } from './cluster';
 import { applyWeightsResume, findResumePoint } from './resume';
 import { checkpointDirs } from './run-folder';
+import { sharedJobFolder, type SharedJobFolder } from './shared-run';
 import { extractTarGz, readJsonFile, UnsafeEntryError } from '../util';
 
 export type Yaml = Record<string, unknown>;
@@ -73,6 +74,11 @@ export interface ContainerJob {
   readonly runInfo: Record<string, unknown>;
   readonly trainGpus: string;
   readonly evalGpus: string;
+  /**
+   * The job's folder on the file system all hosts share (the `shared` channel), when it has one: the
+   * trainer's run root and its profile's shared folder are there on every host (shared-run.ts).
+   */
+  readonly shared: SharedJobFolder | undefined;
 }
 
 export function describeContainer(options: {
@@ -97,6 +103,10 @@ export function describeContainer(options: {
   const instanceType = String(resource.current_instance_type ?? env[JOB_ENV.instanceType] ?? 'local');
   // The head's files are the job's (run.json, summary.json, the trainer's log); a worker's carry its name.
   const own = (name: string) => (!multi || cluster.isHead ? name : workerFileName(name, host));
+  const jobName = env.TRAINING_JOB_NAME ?? env[JOB_ENV.runName] ?? 'local';
+  const shared = channels.includes(CHANNELS.shared)
+    ? sharedJobFolder(path.join(dataDir, CHANNELS.shared), jobName)
+    : undefined;
   const trainGpus = (env[JOB_ENV.trainGpus] ?? '').trim();
   const evalGpus = (env[JOB_ENV.evalGpus] ?? '').trim();
   return {
@@ -119,8 +129,9 @@ export function describeContainer(options: {
     runInfoFile: path.join(runDir, own(RUN_FOLDER.runInfo)),
     trainGpus,
     evalGpus,
+    shared,
     runInfo: {
-      job: env.TRAINING_JOB_NAME ?? env[JOB_ENV.runName] ?? 'local',
+      job: jobName,
       run: env[JOB_ENV.runName],
       host,
       hostname: os.hostname(),
@@ -128,6 +139,7 @@ export function describeContainer(options: {
       instanceType,
       ...(cluster ? { role: cluster.isHead ? 'head' : 'worker' } : {}),
       channels,
+      ...(shared ? { sharedFolder: shared.root } : {}),
       image: env[JOB_ENV.image] ?? null,
       submitId: env[JOB_ENV.submitId] ?? null,
       sourceSha256: env[JOB_ENV.sourceSha256] ?? null,
@@ -211,6 +223,8 @@ export function readJobInputs(job: ContainerJob): {
   if (!contract) throw new JobFailure(`${contractFile} is missing: was this job started by rlvr submit?`);
   job.runInfo.trainer = contract.trainer;
   if (contract.acknowledged) job.runInfo.acknowledged = contract.acknowledged;
+  // A job mounting the shared file system records whether it ran isolated, and why.
+  if (contract.networkIsolation) job.runInfo.networkIsolation = contract.networkIsolation;
   return { config, contract, evalConfigPath };
 }
 
@@ -228,9 +242,12 @@ function copyTree(src: string, dest: string): void {
 /** Our files in the run folder: its folders, the source state (patches/), RESULTS.md. */
 export function writeOurFiles(job: ContainerJob, contract: JobContract): void {
   for (const d of [job.runDir, job.logsDir, job.modelDir]) fs.mkdirSync(d, { recursive: true });
+  if (job.shared) {
+    for (const d of [job.shared.runRoot, job.shared.folder]) fs.mkdirSync(d, { recursive: true });
+  }
   if (contract.runFolder.kind === 'launcher') {
     for (const d of [RUN_FOLDER.checkpoints, RUN_FOLDER.traces])
-      fs.mkdirSync(path.join(job.runDir, d), { recursive: true });
+      fs.mkdirSync(path.join(trainerRunRoot(job), d), { recursive: true });
   }
   const commitFile = path.join(job.configChannel, JOB_FILES.patchesDir, PATCH_FILES.commit);
   if (fs.existsSync(commitFile)) job.runInfo.gitCommit = fs.readFileSync(commitFile, 'utf8').trim() || null;
@@ -367,22 +384,41 @@ export function pythonPath(job: ContainerJob, contract: JobContract): string | u
   return all.length ? all.join(':') : undefined;
 }
 
-/** What every process gets: a trainer with its own run folder makes it under the streamed folder. */
+/**
+ * Where the trainer writes its run: the streamed run folder, or with a shared file system the job's run
+ * root on it, the same path on every host (the head copies it into the streamed folder).
+ */
+export function trainerRunRoot(job: ContainerJob): string {
+  return job.shared?.runRoot ?? job.runDir;
+}
+
+/** What every process gets: a trainer with its own run folder makes it under its run root. */
 export function processEnvironment(job: ContainerJob, contract: JobContract): NodeJS.ProcessEnv {
   const rf = contract.runFolder;
   const pythonpath = pythonPath(job, contract);
   if (pythonpath && contract.importRoots?.length)
     job.say(`PYTHONPATH=${pythonpath} (the shipped source's import roots first)`);
+  const root = trainerRunRoot(job);
+  // The profile's shared folder: on the shared file system when there is one; on one host a folder of
+  // its own (their default is under the working directory, the source, which a local run mounts read-only).
+  const folder = job.shared?.folder ?? path.join(job.tmpRoot, 'rlvr-shared-folder');
+  const sharedFolder = contract.sharedFolder ? { [contract.sharedFolder.env]: folder } : {};
+  if (contract.sharedFolder) fs.mkdirSync(folder, { recursive: true });
+  if (job.shared)
+    job.say(
+      `the shared file system: the trainer's run root is ${root}${contract.sharedFolder ? `, $${contract.sharedFolder.env}=${folder}` : ''}`,
+    );
   return {
     ...job.env,
     ...(pythonpath ? { PYTHONPATH: pythonpath } : {}),
     [RUNTIME_ENV.host]: job.host,
     PYTHONUNBUFFERED: '1',
+    ...sharedFolder,
     ...(rf.kind === 'own'
-      ? { [rf.rootEnv]: job.runDir }
+      ? { [rf.rootEnv]: root }
       : {
-          [RUNTIME_ENV.runDir]: job.runDir,
-          [RUNTIME_ENV.checkpointDir]: path.join(job.runDir, RUN_FOLDER.checkpoints),
+          [RUNTIME_ENV.runDir]: root,
+          [RUNTIME_ENV.checkpointDir]: path.join(root, RUN_FOLDER.checkpoints),
         }),
   };
 }

@@ -105,6 +105,14 @@ export interface Engine {
     name: string,
     options: { readonly internal: boolean; readonly labels?: Readonly<Record<string, string>> },
   ): Promise<{ readonly name: string; remove(): Promise<void> }>;
+  /**
+   * A named volume the containers of one job mount together (the file system a multi-host job's hosts
+   * share), and how to remove it once they have ended.
+   */
+  createVolume(
+    name: string,
+    options: { readonly labels?: Readonly<Record<string, string>> },
+  ): Promise<{ readonly name: string; remove(): Promise<void> }>;
 }
 
 /** `unix:///path`, `tcp://host:port` or undefined (DOCKER_HOST, else /var/run/docker.sock). */
@@ -275,6 +283,24 @@ class DockerodeEngine implements Engine {
         await network.remove().catch((err: { statusCode?: number }) => {
           if (err.statusCode !== 404) throw err;
         });
+      },
+    };
+  }
+
+  async createVolume(
+    name: string,
+    options: { readonly labels?: Readonly<Record<string, string>> },
+  ): Promise<{ readonly name: string; remove(): Promise<void> }> {
+    await this.docker.createVolume({ Name: name, Driver: 'local', Labels: { ...options.labels } });
+    return {
+      name,
+      remove: async () => {
+        await this.docker
+          .getVolume(name)
+          .remove()
+          .catch((err: { statusCode?: number }) => {
+            if (err.statusCode !== 404) throw err;
+          });
       },
     };
   }

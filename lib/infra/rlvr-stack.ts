@@ -45,6 +45,9 @@ export class RlvrInfraStack extends Stack {
 
   constructor(scope: Construct, id: string, props: RlvrInfraProps & StackProps) {
     super(scope, id, props);
+    // Mount targets named by their subnet, not their position: a change to the subnet list must not
+    // replace every mount target of the shared file system (set before any child is added).
+    this.node.setContext('@aws-cdk/aws-efs:mountTargetOrderInsensitiveLogicalId', true);
     // Keys in the bucket, spelled by the shared layout module (the bucket name does not matter here).
     const keys = new S3Layout('unused', props.rootPrefix);
     this.key = props.customerManagedKey ? dataKey(this) : undefined;

@@ -38,6 +38,8 @@ export interface LocalJob {
   readonly stem: string;
   readonly instanceCount: number;
   readonly networkIsolation: boolean;
+  /** Every host mounts one volume as the `shared` channel (the stack's file system on SageMaker). */
+  readonly sharedFileSystem?: boolean;
   readonly environment: Readonly<Record<string, string>>;
   /** The config channel's files, as a SageMaker job gets them under `jobs/<job>/`. */
   readonly configFiles: readonly { readonly file: string; readonly body: string }[];
@@ -54,7 +56,9 @@ export function localJobOfPlan(plan: SubmitPlan): LocalJob {
   return {
     stem: path.basename(plan.config.path).replace(/\.ya?ml$/i, ''),
     instanceCount: plan.options.instanceCount.value,
-    networkIsolation: plan.options.networkIsolation.value,
+    // A job with the shared file system may have turned isolation off for itself (shared_fs_network_isolation).
+    networkIsolation: plan.sharedFileSystem?.networkIsolation.value ?? plan.options.networkIsolation.value,
+    sharedFileSystem: plan.sharedFileSystem !== undefined,
     environment: plan.request.Environment ?? {},
     configFiles: jobUploads(plan),
     sourceRoot: plan.source.root,
@@ -223,8 +227,21 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
     hosts.map((h) => [h, fs.mkdtempSync(path.join(os.tmpdir(), `rlvr-local-ml-${h}-`))]),
   );
   let network: Awaited<ReturnType<Engine['createNetwork']>> | undefined;
+  let volume: Awaited<ReturnType<Engine['createVolume']>> | undefined;
   try {
     const binds = await job.binds(options.aws);
+    if (job.sharedFileSystem) {
+      // A volume of its own, not a folder of the run: the hosts see the head's writes only through it.
+      volume = await engine.createVolume(`rlvr-shared-${randomBytes(6).toString('hex')}`, {
+        labels: { 'rlvr.local-run': name },
+      });
+      binds.push({
+        host: volume.name,
+        container: channelPath(CHANNELS.shared),
+        readOnly: false,
+        what: 'shared file system',
+      });
+    }
     fs.mkdirSync(runDir, { recursive: true });
     for (const [host, mlRoot] of mlRoots) {
       writeConfigChannel(job, mlRoot);
@@ -298,6 +315,12 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       emit({
         type: 'warning',
         message: `the run's network ${network!.name} could not be removed (${err.message}): docker network rm ${network!.name}`,
+      }),
+    );
+    await volume?.remove().catch((err: Error) =>
+      emit({
+        type: 'warning',
+        message: `the run's shared volume ${volume!.name} could not be removed (${err.message}): docker volume rm ${volume!.name}`,
       }),
     );
     for (const mlRoot of mlRoots.values()) fs.rmSync(mlRoot, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bareEnv, runCli } from '../helpers/cli';
@@ -6,16 +7,26 @@ import { tempDir } from '../helpers/fixtures';
 /**
  * The team's 32B configs, dry-run on the hosts they need (multinode: trainer 8 + reference 2 + rollout 6
  * = 16 GPUs on 2 hosts; maxmfu: 24 GPUs on 3), with the shared file system their trainer needs there.
- * Their repository is a clone in /tmp/their-rlvr; without it these tests are skipped.
+ * Their repository is read from a clone (THEIR_RLVR_REPO, else /tmp/their-rlvr) or the machine's mirror
+ * of it; with neither these tests are skipped: their files are never part of this repository.
  */
-const THEIRS = '/tmp/their-rlvr';
-const itWithTheirs = fs.existsSync(path.join(THEIRS, 'configs')) ? it : it.skip;
+const MIRROR = '/work/.mirror/halflearned+rlvr-experiments/repo';
+function theirRepository(): string | undefined {
+  const clone = process.env.THEIR_RLVR_REPO ?? '/tmp/their-rlvr';
+  if (fs.existsSync(path.join(clone, 'configs'))) return clone;
+  if (!fs.existsSync(MIRROR)) return undefined;
+  const dir = path.join(tempDir('their-clone-'), 'repo');
+  execFileSync('git', ['clone', '-q', MIRROR, dir]);
+  return dir;
+}
+const THEIRS = theirRepository();
+const itWithTheirs = THEIRS ? it : it.skip;
 const FS = 'fs-0123456789abcdef0';
 
 /** A copy of their repository whose 32B configs carry the keys train_grpo_sft reads (its profile's hint). */
 function theirCopy(): string {
   const root = path.join(tempDir('their-32b-'), 'repo');
-  fs.cpSync(THEIRS, root, { recursive: true, filter: (src) => !src.includes('__pycache__') });
+  fs.cpSync(THEIRS!, root, { recursive: true, filter: (src) => !src.includes('__pycache__') });
   for (const name of ['multinode', 'maxmfu']) {
     const file = path.join(root, 'configs', `qwen3-32B-deepscaler-${name}.yaml`);
     const text = fs.readFileSync(file, 'utf8');
@@ -60,6 +71,13 @@ describe('their 32B configs on several hosts, with the shared file system', () =
       );
       expect(stdout).toMatch(new RegExp(`\\n {18}= ${gpus} GPUs \\(${gpus} train, 0 eval\\)\\n`));
       expect(stdout).toMatch(/train GPUs +0,1,2,3,4,5,6,7 /);
+      // The GPU split per host and how the hosts talk (p4de has EFA).
+      expect(stdout).toMatch(
+        new RegExp(
+          `\\n  cluster +${hosts} hosts × \\(8 train \\+ 0 eval GPUs on each \\(the eval watcher on the head only\\)\\)\\n`,
+        ),
+      );
+      expect(stdout).toMatch(/EFA between hosts: FI_PROVIDER=efa, NCCL through aws-ofi-nccl/);
       expect(stdout).toMatch(
         new RegExp(
           `\\n  shared file system: ${FS} mounted rw at /opt/ml/input/data/shared on every host \\(${hosts} hosts\\); \\$RLVR_TITAN_CONFIG_DIR and the trainer's run root in rlvr-jobs/annotations-adhoc-\\d{8}-\\d{6}/ ← S/titan_actor\\.py:613-619\\n`,

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RUN_FOLDER } from '../../lib/layout';
 import { runCli } from '../helpers/cli';
 import {
   dockerAvailable,
@@ -26,16 +27,6 @@ function theirConfig(launcher = ''): string {
     .replace(/^ {2}eval_config: .*\n/m, launcher ? '' : '  eval_config: eval/lm_eval_watch.yaml\n')
     .replace('launcher:\n', `launcher:\n${launcher}`);
 }
-
-/**
- * Their GRPO trainer, declared (`rlvr-trainers.yaml`) to need no folder shared across hosts — true of
- * the replica, which writes no torchtitan configs for other hosts to read — so it may run on two (a
- * stack without a shared file system refuses their built-in profiles there).
- */
-const MULTI_HOST_PROFILE = `trainers:
-  - id: grpo-sft
-    runtime: {shared_folder: false}
-`;
 
 /**
  * Their repository on day one (test/fixtures/their-repo: a src-layout package that every entrypoint
@@ -100,6 +91,8 @@ describeWithPeer('dockerd', dockerAvailable())("their repository's trainer (real
     // Its own run folder under the streamed folder, datasets where its loader looks, weights from channels.
     expect(env).toMatchObject({
       SM_MODEL_DIR: '/opt/ml/checkpoints',
+      // One host: the torchtitan configs in a folder of its own (their default, the source, is read-only).
+      RLVR_TITAN_CONFIG_DIR: '/tmp/rlvr-shared-folder',
       datasetsRead: ['/tmp/gsm8k_train_cache'],
       loadPaths: { trainer: '/opt/ml/input/data/model', rollout: '/opt/ml/input/data/model' },
     });
@@ -120,44 +113,80 @@ describeWithPeer('dockerd', dockerAvailable())("their repository's trainer (real
     });
   });
 
-  it('two hosts: the worker host imports the package for the actor Ray places there', async () => {
-    const root = repo({
-      'configs/qwen3-1.7B-gsm8k.yaml': theirConfig('  trainer: grpo-sft\n'),
-      'rlvr-trainers.yaml': MULTI_HOST_PROFILE,
-    });
-    const r = await runCli(
-      [
-        'submit',
-        path.join(root, 'configs', 'qwen3-1.7B-gsm8k.yaml'),
-        '--local',
-        '--instances',
-        '2',
-        '--docker-dir',
-        dockerDir,
-        '--json',
-      ],
-      {
-        env: emulator.cliEnv({ DOCKER_HOST: engine.host, XDG_CACHE_HOME: tempDir('rlvr-cache-') }),
-        cwd: resultsDir,
-      },
-    );
-    expect({ code: r.code, out: r.code ? r.stdout.slice(-3000) + r.stderr.slice(-3000) : '' }).toEqual({
-      code: 0,
-      out: '',
-    });
-    const runDir = JSON.parse(r.stdout).runDir as string;
-    const folder = readJson(path.join(runDir, 'run.json')).trainerRun.folder as string;
-    const env = readJson(path.join(runDir, folder, 'fixture-env.json'));
-    // Rank 0 on the head, rank 1 on the worker: both imported rlvr_experiments.titan_actor.
-    expect(env.ranks).toEqual([
-      expect.objectContaining({ rank: 0, host: 'algo-1', module: 'rlvr_experiments.titan_actor' }),
-      expect.objectContaining({ rank: 1, host: 'algo-2', module: 'rlvr_experiments.titan_actor' }),
-    ]);
-    expect(fs.readdirSync(path.join(runDir, folder, 'checkpoints')).sort()).toEqual([
-      `${folder}_final`,
-      `${folder}_step2`,
-      `${folder}_step4`,
-    ]);
-    expect(readJson(path.join(runDir, 'run-algo-2.json'))).toMatchObject({ status: 'Completed' });
-  });
+  it.each([2, 3])(
+    '%i hosts on one shared volume: the worker reads the config the head wrote, rank 0 exports from a worker, the head streams and evaluates it',
+    async (hosts) => {
+      const root = repo({
+        'configs/qwen3-1.7B-gsm8k.yaml': theirConfig(),
+        // One stand-in actor takes the head's first place, so the trainer's rank 0 lands on a worker.
+        'fixture-mode.json': JSON.stringify({ exportPauseMs: 200, placeHolders: 1 }),
+      });
+      const r = await runCli(
+        [
+          'submit',
+          path.join(root, 'configs', 'qwen3-1.7B-gsm8k.yaml'),
+          '--local',
+          '--instances',
+          String(hosts),
+          '--docker-dir',
+          dockerDir,
+          '--json',
+        ],
+        {
+          env: emulator.cliEnv({ DOCKER_HOST: engine.host, XDG_CACHE_HOME: tempDir('rlvr-cache-') }),
+          cwd: resultsDir,
+        },
+      );
+      expect({ code: r.code, out: r.code ? r.stdout.slice(-3000) + r.stderr.slice(-3000) : '' }).toEqual({
+        code: 0,
+        out: '',
+      });
+      const runDir = JSON.parse(r.stdout).runDir as string;
+      const runInfo = readJson(path.join(runDir, 'run.json'));
+      const folder = runInfo.trainerRun.folder as string;
+      const jobFolder = `/opt/ml/input/data/shared/rlvr-jobs/${path.basename(runDir)}`;
+      expect(runInfo.sharedFolder).toBe(jobFolder);
+      // Whether it ran isolated, and why, is in its record (AWS documents a file-system channel neither way).
+      expect(runInfo.networkIsolation).toEqual({
+        value: true,
+        reason: expect.stringContaining('shared_fs_network_isolation true'),
+      });
+      const env = readJson(path.join(runDir, folder, 'fixture-env.json'));
+      // The trainer's run root and its torchtitan configs on the shared file system, the same on every host.
+      expect(env).toMatchObject({
+        SM_MODEL_DIR: `${jobFolder}/run`,
+        RLVR_TITAN_CONFIG_DIR: `${jobFolder}/shared`,
+      });
+      expect(env.titanConfig.startsWith(`${jobFolder}/shared/`)).toBe(true);
+      // Rank 0 on a worker host (whichever joined Ray first); every rank read the config the driver wrote on the head.
+      const rank0 = env.ranks[0];
+      expect(rank0).toMatchObject({ rank: 0, module: 'rlvr_experiments.titan_actor' });
+      expect(rank0.host).toMatch(hosts === 2 ? /^algo-2$/ : /^algo-[23]$/);
+      for (const rank of env.ranks) expect(rank.configRead).toBeGreaterThan(0);
+      const exports = readJson(path.join(runDir, folder, 'fixture-exports.json')) as { host: string }[];
+      expect(exports.map((e) => e.host)).toEqual([rank0.host, rank0.host, rank0.host]);
+      // Every export reached the streamed folder once, whole, under its one name.
+      const names = [`${folder}_final`, `${folder}_step2`, `${folder}_step4`];
+      expect(fs.readdirSync(path.join(runDir, folder, 'checkpoints')).sort()).toEqual(names);
+      for (const n of names) {
+        expect(fs.readdirSync(path.join(runDir, folder, 'checkpoints', n)).sort()).toEqual([
+          'config.json',
+          'model.safetensors',
+          'tokenizer.json',
+        ]);
+      }
+      expect(fs.readdirSync(runDir).filter((f) => f.startsWith('.rlvr-shared-copy-'))).toEqual([]);
+      // The head's eval watcher saw the checkpoints a worker wrote.
+      expect(readJson(path.join(runDir, 'summary.json')).eval).toMatchObject({
+        evaluated: [`${folder}_step2`, `${folder}_step4`, `${folder}_final`],
+        missing: [],
+      });
+      for (let i = 2; i <= hosts; i++)
+        expect(readJson(path.join(runDir, `run-algo-${i}.json`))).toMatchObject({ status: 'Completed' });
+      const log = fs.readFileSync(path.join(runDir, RUN_FOLDER.localRunLog), 'utf8');
+      expect(log).toContain(
+        "the job's folder on the shared file system is copied into the run folder and removed",
+      );
+    },
+  );
 });
