@@ -228,7 +228,10 @@ function clusterRows(plan: SubmitPlan): string {
   const o = plan.options;
   const train = o.trainGpus.value.length;
   const evalGpus = o.evalGpus.value.length;
-  const perHost = `${train} train + ${evalGpus} eval GPU${evalGpus === 1 ? '' : 's'} on each (the eval watcher on the head only)`;
+  const perHost =
+    evalGpus > 0
+      ? `${train} train + ${evalGpus} eval GPU${evalGpus === 1 ? '' : 's'} on each; the eval watcher on the head only`
+      : `${train} train GPU${train === 1 ? '' : 's'} on each`;
   const type = o.instanceType.value;
   const efa = plan.image.labels?.[EFA_LABEL];
   const link = hasEfa(type)

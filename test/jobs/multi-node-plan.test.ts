@@ -82,6 +82,10 @@ describe('the plan of a multi-node job', () => {
     expect(text).toMatch(/instance +2 × ml\.p4de\.24xlarge +← template p4de-train-eval, count: config /);
     expect(text).toMatch(/\n {18}= 16 GPUs \(12 train, 4 eval\)\n/);
     expect(text).toMatch(/ray +one cluster of every host's train GPUs/);
+    // The split each host gets, and how the hosts talk (p4de has EFA devices).
+    expect(text).toMatch(
+      /\n {2}cluster +2 hosts × \(6 train \+ 2 eval GPUs on each; the eval watcher on the head only\)\n {18}EFA between hosts: FI_PROVIDER=efa, NCCL through aws-ofi-nccl \(/,
+    );
 
     const price = hourlyPrice('ml.p4de.24xlarge', 'us-west-2')!.perHour;
     expect(p.estimate).toMatchObject({ instances: 2, perInstanceHour: price });
@@ -117,6 +121,19 @@ describe('the plan of a multi-node job', () => {
     expect(p.cluster).toMatchObject({ hosts: 3, totalGpus: 24, trainGpus: 24, evalGpus: 0, idleEvalGpus: 0 });
     expect(p.warnings.some((w) => /head only/.test(w.message))).toBe(false);
     expect(renderPlan(p)).toMatch(/= 24 GPUs \(24 train, 0 eval\)/);
+    // g5.12xlarge has no EFA: the hosts talk over TCP sockets, and the plan says so.
+    const onG6e = renderPlan(
+      await plan(
+        repo([
+          withTrainer('  instance_count: 2\n  instance_type: ml.g5.12xlarge\n'),
+          [/^ {2}eval_config: .*\n/m, ''],
+        ]).configPath,
+        { train_gpus: '0-3', eval_gpus: '' },
+      ),
+    );
+    expect(onG6e).toMatch(
+      /cluster +2 hosts × \(4 train GPUs on each\)\n {18}TCP sockets between hosts \(ml\.g5\.12xlarge has no EFA\)/,
+    );
   });
 
   it('refuses more than one host without Ray, at the instance count', async () => {
