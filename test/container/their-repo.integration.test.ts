@@ -189,4 +189,65 @@ describeWithPeer('dockerd', dockerAvailable())("their repository's trainer (real
       );
     },
   );
+
+  it('2 hosts, a restart: the checkpoint a worker exported before the failure resumes the job on every host', async () => {
+    const root = repo({
+      'configs/qwen3-1.7B-gsm8k.yaml': theirConfig(),
+      'fixture-mode.json': JSON.stringify({ exportPauseMs: 200, placeHolders: 1, failAtStep: 3 }),
+    });
+    const submit = (extra: string[]) =>
+      runCli(
+        [
+          'submit',
+          path.join(root, 'configs', 'qwen3-1.7B-gsm8k.yaml'),
+          '--local',
+          '--instances',
+          '2',
+          '--docker-dir',
+          dockerDir,
+          '--json',
+          ...extra,
+        ],
+        {
+          env: emulator.cliEnv({ DOCKER_HOST: engine.host, XDG_CACHE_HOME: tempDir('rlvr-cache-') }),
+          cwd: resultsDir,
+        },
+      );
+    const first = await submit([]);
+    expect(first.code).toBe(1);
+    const runDir = JSON.parse(first.stdout).runDir as string;
+    const firstFolder = readJson(path.join(runDir, 'run.json')).trainerRun.folder as string;
+    // The step the worker exported before the failure reached the run folder whole.
+    expect(fs.readdirSync(path.join(runDir, firstFolder, 'checkpoints'))).toEqual([`${firstFolder}_step2`]);
+
+    fs.writeFileSync(
+      path.join(root, 'fixture-mode.json'),
+      JSON.stringify({ exportPauseMs: 200, placeHolders: 1 }),
+    );
+    const again = await submit(['--restart', runDir]);
+    expect({
+      code: again.code,
+      out: again.code ? again.stdout.slice(-3000) + again.stderr.slice(-3000) : '',
+    }).toEqual({
+      code: 0,
+      out: '',
+    });
+    const head = readJson(path.join(runDir, 'run.json'));
+    expect(head.attempts).toHaveLength(2);
+    expect(head.attempts[1]).toMatchObject({
+      status: 'Completed',
+      resume: { from: `${firstFolder}_step2`, step: 2 },
+    });
+    const folder = head.trainerRun.folder as string;
+    expect(folder).not.toBe(firstFolder);
+    const env = readJson(path.join(runDir, folder, 'fixture-env.json'));
+    // Every host's ranks load the restored checkpoint from the streamed folder (SageMaker restores it on each host).
+    expect(env.resumeStep).toBe(2);
+    expect(env.loadPaths.trainer).toBe(`/opt/ml/checkpoints/${firstFolder}/checkpoints/${firstFolder}_step2`);
+    expect(env.ranks[0].host).toBe('algo-2');
+    expect(fs.readdirSync(path.join(runDir, folder, 'checkpoints')).sort()).toEqual([
+      `${folder}_final`,
+      `${folder}_step4`,
+    ]);
+  });
 });
