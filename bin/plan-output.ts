@@ -1,7 +1,13 @@
 /** The plan of a submit, as text (the dry-run) and as JSON (`--json`). */
 import { formatDuration, formatKeyPath } from '../lib/config';
 import { formatProblem } from '../lib/errors';
-import { s3Uri, sharedFileSystemIsolationNote, sharedFileSystemPath, type SubmitPlan } from '../lib/jobs';
+import {
+  LOCAL_VOLUME,
+  s3Uri,
+  sharedFileSystemIsolationNote,
+  sharedFileSystemPath,
+  type SubmitPlan,
+} from '../lib/jobs';
 import { EFA_LABEL } from '../lib/image';
 import { describeSource, formatUsd, hasEfa, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../lib/layout';
@@ -273,7 +279,9 @@ export function sharedFileSystemLine(plan: SubmitPlan): string | undefined {
   if (!s) return undefined;
   const id = isPlaceholder(plan, 'fileSystemId') ? '<UNRESOLVED fileSystemId>' : s.fileSystemId;
   const cite = plan.trainer.profile.runtime.sharedFolder?.cite ?? s.why;
-  return `shared file system: ${id} mounted rw at ${sharedFileSystemPath(s)} on every host (${plan.cluster.hosts} hosts); $${s.env} and the trainer's run root in ${SHARED_FILE_SYSTEM.jobsFolder}/${plan.jobName}/ ← ${cite}`;
+  // A local run's folder is named after the run (its results folder), not the job name planned.
+  const folder = s.fileSystemId === LOCAL_VOLUME ? '<the local run>' : plan.jobName;
+  return `shared file system: ${id} mounted rw at ${sharedFileSystemPath(s)} on every host (${plan.cluster.hosts} hosts); $${s.env} and the trainer's run root in ${SHARED_FILE_SYSTEM.jobsFolder}/${folder}/ ← ${cite}`;
 }
 
 /** What our build recorded the image has: `torch 2.9.0 · vLLM 0.11.2 · Ray 2.51.2 · Python 3.11 · CUDA 12.8 · EFA …`. */

@@ -28,7 +28,7 @@ import {
 import { formCluster, rayCommand, runWorker, StoppedWhileJoining, type RayCommand } from './cluster-run';
 import { runEvalBatch } from './eval-batch';
 import { RunMonitor } from './monitor';
-import { SharedRunMirror } from './shared-run';
+import { SharedRunMirror, takeOverLeftovers } from './shared-run';
 import { shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
 import {
   describeContainer,
@@ -203,7 +203,8 @@ async function runHead(
   // From here workers leave as they hear how the trainer ended: their silence is no loss.
   endpoint?.stopWatching();
   endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));
-  const copied = await mirror?.final();
+  // After a SIGTERM the copy gets what is left of the grace period, as the eval watcher does.
+  const copied = await mirror?.final(stopping() ? run.stopRequestedAt! + graceMs : undefined);
   const checkpoints = monitor.trainingEnded();
 
   // 4. The watcher finishes this attempt's checkpoints (bounded), Ray stops.
@@ -221,12 +222,6 @@ async function runHead(
         })
       : undefined;
   if (useRay) await ray('ray stop --force');
-  if (mirror && copied?.ok) {
-    mirror.removeJobFolder();
-    say(`the job's folder on the shared file system is copied into the run folder and removed`);
-  } else if (copied && !copied.ok) {
-    say(`the job's folder on the shared file system is kept (${job.shared!.root}): ${copied.why}`);
-  }
 
   // 5. The outcome.
   const code = finish(job, attempts, {
@@ -240,6 +235,15 @@ async function runHead(
     ownFolder: contract.runFolder.kind === 'own',
     evalOutcome,
   });
+  // Once the summary is written: the job's folder on the shared file system, now in the run folder.
+  if (mirror && copied) {
+    const removed = copied.ok ? await mirror.removeJobFolder() : copied;
+    say(
+      removed.ok
+        ? "the job's folder on the shared file system is copied into the run folder and removed"
+        : `the job's folder on the shared file system is kept (${job.shared!.root}): ${removed.why}`,
+    );
+  }
   return code;
 }
 
@@ -341,6 +345,14 @@ async function prepareJob(job: ContainerJob, options: EntrypointOptions) {
   await prepareCode(job);
   const { config, contract, evalConfigPath } = readJobInputs(job);
   writeOurFiles(job, contract);
+  if (job.shared && job.primary)
+    await takeOverLeftovers({
+      shared: job.shared,
+      runDir: job.runDir,
+      contract,
+      stableMs: 0,
+      say: job.say,
+    });
   const attempts = planRestart(job, contract, config);
   const trainerConfig = writeTrainerConfig(job, contract, config);
   writeRunInfo(job, attempts);

@@ -2,21 +2,24 @@
  * A multi-host job with the shared file system: every host's trainer processes write under one folder of
  * it (the run root: an export lands there whichever host's rank writes it; the profile's shared folder
  * beside it), and the head alone copies that folder into the streamed run folder, from which SageMaker
- * uploads it to the job's checkpoint prefix once. So a file reaches S3 from one host only and under one
- * name, the head's checks and eval watcher see every checkpoint, and a restart finds them where a
- * one-host job's would be.
+ * uploads it to the job's checkpoint prefix. So a file reaches S3 from one host only and under one name,
+ * the head's checks and eval watcher see every checkpoint, and a restart finds them where a one-host
+ * job's would be.
  *
  * What is copied, and when:
  * - a checkpoint folder (under the contract's checkpoint folders) once it is complete by the one rule
- *   (lib/checkpoints: weights whole, writer finished), as a whole, its `config.json` last — their
- *   export writes the config after the weights, and the rule reads it so;
- * - any other file as it grows: the bytes appended since the last look (traces, logs, the trainer's
- *   run.json), or the whole file again when it was rewritten rather than appended to.
- * A checkpoint that never became whole is not copied: it would not load.
+ *   (lib/checkpoints: weights whole, writer finished), its `config.json` last — their export writes the
+ *   config after the weights, and the rule reads it so — and any file added to it later;
+ * - any other file as it grows: the bytes appended since the last look (traces, logs), or the whole file
+ *   again when it was rewritten rather than appended to;
+ * - a file or checkpoint removed on the shared side (a trainer's own rotation) is removed from the copy,
+ *   so the head's disk holds what the trainer keeps, not everything it ever wrote.
+ * A checkpoint that never became whole is not copied: it would not load. Copies go straight to their
+ * place, as the trainer's own writes do on one host; the completeness rule never takes a checkpoint
+ * whose config is not there yet.
  *
- * Copies are asynchronous (the head's cluster endpoint must keep answering the workers while a large
- * checkpoint is copied) and go through a staging folder beside the run folder, renamed in, so SageMaker
- * never uploads a half-copied file.
+ * Everything that touches the shared file system is asynchronous: the head's cluster endpoint must keep
+ * answering the workers while a large checkpoint is copied.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -36,15 +39,19 @@ export interface SharedJobFolder {
   readonly folder: string;
 }
 
-/** A job's name as a folder: SageMaker's (letters, digits, hyphens) or a local run's (`<stem>_<time>`). */
-const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/**
+ * A job's name as one folder: SageMaker's names are letters, digits and hyphens; a local run's is the
+ * config's stem and a time, which may hold anything a file name does.
+ */
+function folderName(jobName: string): string {
+  const safe = jobName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200);
+  return /^[A-Za-z0-9]/.test(safe) ? safe : `job${safe}`;
+}
 
 /** The job's folder on the mounted shared channel, or undefined when the job has no shared channel. */
 export function sharedJobFolder(channelDir: string, jobName: string): SharedJobFolder | undefined {
   if (!fs.existsSync(channelDir)) return undefined;
-  if (!JOB_NAME.test(jobName) || jobName.length > 255)
-    throw new Error(`the job name ${JSON.stringify(jobName)} cannot name a folder on the shared file system`);
-  const root = path.join(channelDir, SHARED_FILE_SYSTEM.jobsFolder, jobName);
+  const root = path.join(channelDir, SHARED_FILE_SYSTEM.jobsFolder, folderName(jobName));
   return {
     root,
     runRoot: path.join(root, SHARED_FILE_SYSTEM.runRoot),
@@ -54,21 +61,33 @@ export function sharedJobFolder(channelDir: string, jobName: string): SharedJobF
 
 /** Files smaller than this are copied whole whenever they change: a rewrite is likelier than an append. */
 const WHOLE_BELOW = 1 << 20;
+/**
+ * Files their trainers open once and append to (the tracer's and sample loggers' JSONL, logs): only these
+ * are copied by their new bytes; any other file that changed is copied whole, since a rewrite in place
+ * cannot be told from an append by looking at its end.
+ */
+const APPENDED = /\.(jsonl|log|txt)$/;
 /** How many bytes before the copied end are compared to tell an append from a rewrite. */
-const BOUNDARY = 4096;
+const BOUNDARY = 64 * 1024;
 
-interface Copied {
+interface Seen {
   size: number;
   mtimeMs: number;
+  ino: number;
 }
+
+export type MirrorOutcome = { readonly ok: true } | { readonly ok: false; readonly why: string };
 
 /** The head's copy of the shared run root into the streamed run folder. */
 export class SharedRunMirror {
   private readonly tracker: CheckpointTracker;
-  private readonly copied = new Map<string, Copied>();
+  /** Plain files this mirror wrote, by path relative to the run root, as their source was then. */
+  private readonly files = new Map<string, Seen>();
+  /** Complete checkpoints found (by folder), and the files of each this mirror wrote (name → size). */
+  private readonly checkpoints = new Map<string, Map<string, number> | undefined>();
   private running: Promise<void> | undefined;
-  private failed: string | undefined;
-  private staging: string | undefined;
+  /** What went wrong in the last pass, per path: cleared when a later pass gets it right. */
+  private readonly failures = new Map<string, string>();
 
   constructor(
     private readonly o: {
@@ -86,141 +105,193 @@ export class SharedRunMirror {
   look(): void {
     if (this.running) return;
     this.running = this.pass(false)
-      .catch((err: Error) => this.note(err))
+      .catch((err: Error) => this.fail('the run root', err))
       .finally(() => (this.running = undefined));
   }
 
-  /** The trainer has exited: the last look copies what is left (waiting for a look in progress). */
-  async final(): Promise<{ ok: true } | { ok: false; why: string }> {
-    await this.running;
-    try {
+  /**
+   * The trainer has exited: the last look copies what is left (after a look in progress). `deadline`
+   * (epoch ms): after a SIGTERM the job has SageMaker's grace period only, and its summary comes first.
+   */
+  async final(deadline?: number): Promise<MirrorOutcome> {
+    const work = (async () => {
+      await this.running;
       await this.pass(true);
-    } catch (err) {
-      this.note(err as Error);
+      return this.outcome();
+    })();
+    if (deadline === undefined) return work;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<MirrorOutcome>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ ok: false, why: 'the job was stopped before every file was copied' }),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
     }
-    this.removeStaging();
-    return this.failed ? { ok: false, why: this.failed } : { ok: true };
   }
 
   /** The job's folder on the shared file system goes once everything in it is in the run folder. */
-  removeJobFolder(): void {
-    fs.rmSync(this.o.shared.root, { recursive: true, force: true });
+  async removeJobFolder(): Promise<MirrorOutcome> {
+    try {
+      await fs.promises.rm(this.o.shared.root, { recursive: true, force: true, maxRetries: 3 });
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, why: (err as Error).message };
+    }
   }
 
-  private note(err: Error): void {
-    this.failed = err.message;
-    this.o.say(`copying the shared run folder: ${err.message}`);
+  private outcome(): MirrorOutcome {
+    if (this.failures.size === 0) return { ok: true };
+    const [first] = this.failures.entries();
+    return { ok: false, why: `${this.failures.size} not copied, e.g. ${first[0]}: ${first[1]}` };
+  }
+
+  private fail(rel: string, err: Error): void {
+    if (!this.failures.has(rel)) this.o.say(`copying the shared run folder: ${rel}: ${err.message}`);
+    this.failures.set(rel, err.message);
   }
 
   private async pass(ended: boolean): Promise<void> {
-    const checkpointParents = checkpointDirs(this.o.shared.runRoot, this.o.contract);
-    for (const c of this.tracker.scan(ended)) {
-      await this.copyCheckpoint(c.path);
-    }
-    for (const rel of listFiles(this.o.shared.runRoot)) {
+    const parents = checkpointDirs(this.o.shared.runRoot, this.o.contract);
+    for (const c of this.tracker.scan(ended))
+      if (!this.checkpoints.has(c.path)) this.checkpoints.set(c.path, undefined);
+    const inCheckpointFolder = (src: string) =>
+      parents.some((p) => src.startsWith(p + path.sep) && src.slice(p.length + 1).includes(path.sep));
+    for (const folder of this.checkpoints.keys()) await this.syncCheckpoint(folder);
+    const present = new Set<string>();
+    for (const rel of await listFiles(this.o.shared.runRoot)) {
       const src = path.join(this.o.shared.runRoot, rel);
-      if (
-        checkpointParents.some(
-          (p) => src.startsWith(p + path.sep) && src.slice(p.length + 1).includes(path.sep),
-        )
-      )
-        continue; // inside a checkpoint folder: copied whole once complete
-      await this.copyFile(rel);
+      if (inCheckpointFolder(src)) continue; // copied as a folder once complete
+      present.add(rel);
+      try {
+        await this.syncFile(rel, ended);
+        this.failures.delete(rel);
+      } catch (err) {
+        if (isGone(err)) continue; // removed while we looked: the next pass sees it gone
+        this.fail(rel, err as Error);
+      }
+    }
+    for (const rel of [...this.files.keys()].filter((r) => !present.has(r))) {
+      this.files.delete(rel);
+      this.failures.delete(rel);
+      await fs.promises.rm(path.join(this.o.runDir, rel), { force: true });
     }
   }
 
-  private async copyCheckpoint(folder: string): Promise<void> {
+  /** A complete checkpoint: its files not yet copied (config.json last), or its copy removed with it. */
+  private async syncCheckpoint(folder: string): Promise<void> {
     const rel = path.relative(this.o.shared.runRoot, folder);
-    const files = listFiles(folder).sort(
+    const dest = path.join(this.o.runDir, rel);
+    let names: string[];
+    try {
+      names = await listFiles(folder, true);
+    } catch (err) {
+      if (!isGone(err)) return this.fail(rel, err as Error);
+      // The trainer removed it (its rotation): so goes the copy this mirror made.
+      if (this.checkpoints.get(folder)) await fs.promises.rm(dest, { recursive: true, force: true });
+      this.checkpoints.delete(folder);
+      this.failures.delete(rel);
+      return;
+    }
+    const written = this.checkpoints.get(folder) ?? new Map<string, number>();
+    const order = names.sort(
       (a, b) => Number(a === 'config.json') - Number(b === 'config.json') || a.localeCompare(b),
     );
     let bytes = 0;
-    for (const f of files) {
-      const dest = path.join(this.o.runDir, rel, f);
-      const size = fs.statSync(path.join(folder, f)).size;
-      if (fileSize(dest) !== size) await this.copyWhole(path.join(folder, f), dest);
-      bytes += size;
+    let copied = 0;
+    try {
+      for (const name of order) {
+        const size = (await statFresh(path.join(folder, name))).size;
+        bytes += size;
+        if (written.get(name) === size) continue;
+        await fs.promises.mkdir(path.dirname(path.join(dest, name)), { recursive: true });
+        await fs.promises.copyFile(path.join(folder, name), path.join(dest, name));
+        written.set(name, size);
+        copied++;
+      }
+      this.failures.delete(rel);
+    } catch (err) {
+      this.fail(rel, err as Error);
     }
-    this.o.say(
-      `checkpoint ${path.basename(folder)} copied from the shared file system (${files.length} files, ${bytes} bytes)`,
-    );
+    const first = !this.checkpoints.get(folder);
+    this.checkpoints.set(folder, written);
+    if (copied > 0 && first)
+      this.o.say(
+        `checkpoint ${path.basename(folder)} copied from the shared file system (${copied} files, ${bytes} bytes)`,
+      );
   }
 
-  private async copyFile(rel: string): Promise<void> {
+  /** A plain file: the appended bytes, or the whole file when it was rewritten or is small. */
+  private async syncFile(rel: string, ended: boolean): Promise<void> {
     const src = path.join(this.o.shared.runRoot, rel);
     const dest = path.join(this.o.runDir, rel);
-    let st: fs.Stats;
-    try {
-      st = await fs.promises.stat(src);
-    } catch {
-      return; // removed while we looked
-    }
-    const last = this.copied.get(rel);
-    if (last && last.size === st.size && last.mtimeMs === st.mtimeMs) return;
-    const have = fileSize(dest);
-    const appended = have !== undefined && have > 0 && (await sameBoundary(src, dest, have));
-    if (appended && have === st.size && !last) {
-      // already there (a restart's restored copy)
-    } else if (appended && have < st.size && st.size >= WHOLE_BELOW) {
-      await appendFrom(src, dest, have, st.size);
+    // Opened, so NFS revalidates what another host wrote (a stat alone may answer from its cache).
+    const st = await statFresh(src);
+    const last = this.files.get(rel);
+    const unchanged = last && last.size === st.size && last.mtimeMs === st.mtimeMs && last.ino === st.ino;
+    if (!ended && unchanged) return;
+    const have = await sizeOf(dest);
+    const sameEnd = have !== undefined && have > 0 && (await sameBoundary(src, dest, have));
+    // Appended to since the last copy: the same kind of file, the same file (not one renamed over it).
+    const appended = APPENDED.test(rel) && (!last || last.ino === st.ino) && sameEnd;
+    if (sameEnd && have === st.size && (unchanged || !last)) {
+      // the same bytes are there already (a restart's restored copy, or nothing new)
+    } else if (appended && have! < st.size && st.size >= WHOLE_BELOW) {
+      await appendFrom(src, dest, have!, st.size);
     } else {
-      await this.copyWhole(src, dest);
-    }
-    this.copied.set(rel, { size: st.size, mtimeMs: st.mtimeMs });
-  }
-
-  /** Copies through the staging folder and renames in (a copy when they are on other file systems). */
-  private async copyWhole(src: string, dest: string): Promise<void> {
-    await fs.promises.mkdir(path.dirname(dest), { recursive: true });
-    const staging = this.stagingDir();
-    const tmp = path.join(staging, `${process.pid}-${Math.random().toString(36).slice(2)}`);
-    await fs.promises.copyFile(src, tmp);
-    try {
-      await fs.promises.rename(tmp, dest);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      await fs.promises.rm(tmp, { force: true });
+      await fs.promises.mkdir(path.dirname(dest), { recursive: true });
       await fs.promises.copyFile(src, dest);
     }
-  }
-
-  /** Beside the run folder, never in it: SageMaker uploads whatever appears in the run folder. */
-  private stagingDir(): string {
-    this.staging ??= fs.mkdtempSync(path.join(path.dirname(this.o.runDir), '.rlvr-shared-copy-'));
-    return this.staging;
-  }
-
-  private removeStaging(): void {
-    if (this.staging) fs.rmSync(this.staging, { recursive: true, force: true });
-    this.staging = undefined;
+    this.files.set(rel, { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
   }
 }
 
-function fileSize(file: string): number | undefined {
+function isGone(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+async function statFresh(file: string): Promise<fs.Stats> {
+  const h = await fs.promises.open(file, 'r');
   try {
-    return fs.statSync(file).size;
+    return await h.stat();
+  } finally {
+    await h.close();
+  }
+}
+
+async function sizeOf(file: string): Promise<number | undefined> {
+  try {
+    return (await fs.promises.stat(file)).size;
   } catch {
     return undefined;
   }
 }
 
-/** Files under `dir`, relative to it (symbolic links are not followed or copied). */
-export function listFiles(dir: string): string[] {
+/**
+ * Files under `dir`, relative to it (symbolic links are not followed or copied). A folder that is gone
+ * lists nothing, unless `strict` (then its ENOENT is the caller's).
+ */
+export async function listFiles(dir: string, strict = false): Promise<string[]> {
   const out: string[] = [];
-  const walk = (d: string, rel: string) => {
+  const walk = async (d: string, rel: string, top: boolean) => {
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
+      entries = await fs.promises.readdir(d, { withFileTypes: true });
+    } catch (err) {
+      if (top && strict) throw err;
       return;
     }
     for (const e of entries) {
       const r = rel ? path.join(rel, e.name) : e.name;
-      if (e.isDirectory()) walk(path.join(d, e.name), r);
+      if (e.isDirectory()) await walk(path.join(d, e.name), r, false);
       else if (e.isFile()) out.push(r);
     }
   };
-  walk(dir, '');
+  await walk(dir, '', true);
   return out.sort();
 }
 
@@ -231,17 +302,40 @@ async function sameBoundary(src: string, dest: string, have: number): Promise<bo
     const h = await fs.promises.open(file, 'r');
     try {
       const buf = Buffer.alloc(n);
-      await h.read(buf, 0, n, have - n);
-      return buf;
+      const { bytesRead } = await h.read(buf, 0, n, have - n);
+      return buf.subarray(0, bytesRead);
     } finally {
       await h.close();
     }
   };
-  return (await read(src)).equals(await read(dest));
+  const [a, b] = await Promise.all([read(src), read(dest)]);
+  return a.length === n && a.equals(b);
 }
 
 async function appendFrom(src: string, dest: string, from: number, to: number): Promise<void> {
-  const input = fs.createReadStream(src, { start: from, end: to - 1 });
-  const output = fs.createWriteStream(dest, { flags: 'a' });
-  await pipeline(input, output);
+  await pipeline(
+    fs.createReadStream(src, { start: from, end: to - 1 }),
+    fs.createWriteStream(dest, { flags: 'a' }),
+  );
+}
+
+/**
+ * A restart (SageMaker keeps the job's name, so its folder) on a shared file system an earlier attempt
+ * left files on — its head crashed or was stopped before its last copy: what is complete goes into the
+ * run folder first, where the restart looks for its checkpoint, and the folder is cleared for this
+ * attempt (kept when something could not be copied; this attempt's copy then takes it along).
+ */
+export async function takeOverLeftovers(o: ConstructorParameters<typeof SharedRunMirror>[0]): Promise<void> {
+  const left = await listFiles(o.shared.root);
+  if (left.length === 0) return;
+  o.say(
+    `the shared file system holds ${left.length} files of an earlier attempt: copying what is complete into the run folder`,
+  );
+  const result = await new SharedRunMirror({ ...o, stableMs: 0 }).final();
+  if (!result.ok) {
+    o.say(`the earlier attempt's files are kept on the shared file system: ${result.why}`);
+    return;
+  }
+  await fs.promises.rm(o.shared.root, { recursive: true, force: true, maxRetries: 3 });
+  for (const d of [o.shared.runRoot, o.shared.folder]) await fs.promises.mkdir(d, { recursive: true });
 }

@@ -1,6 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SharedRunMirror, sharedJobFolder, type SharedJobFolder } from '../../lib/container/shared-run';
+import {
+  SharedRunMirror,
+  sharedJobFolder,
+  takeOverLeftovers,
+  type SharedJobFolder,
+} from '../../lib/container/shared-run';
 import { SHARED_FILE_SYSTEM } from '../../lib/layout';
 import { safetensorsWith, tempDir } from '../helpers/fixtures';
 
@@ -74,17 +79,23 @@ describe('the job folder on the shared file system', () => {
     expect(sharedJobFolder(path.join(channel, 'absent'), 'annotations-adhoc-1')).toBeUndefined();
   });
 
-  it('refuses a job name that is not one (it would leave the jobs folder)', () => {
+  it("makes any job name one folder inside the jobs folder (a local run's name may hold anything)", () => {
     const channel = tempDir('rlvr-shared-');
-    expect(() => sharedJobFolder(channel, '../etc')).toThrow(/cannot name a folder/);
-    expect(() => sharedJobFolder(channel, 'a/b')).toThrow(/cannot name a folder/);
-    expect(() => sharedJobFolder(channel, '.hidden')).toThrow(/cannot name a folder/);
-    // a local run's name is one
-    expect(sharedJobFolder(channel, 'qwen3-1.7B-gsm8k_20261127-150640')).toBeDefined();
+    const jobs = path.join(channel, 'rlvr-jobs');
+    for (const name of ['../etc', 'a/b', '.hidden', '..', 'my config_20261127-150640']) {
+      const root = sharedJobFolder(channel, name)!.root;
+      expect(path.dirname(root)).toBe(jobs);
+      expect(path.basename(root)).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+    }
+    expect(path.basename(sharedJobFolder(channel, 'qwen3-1.7B-gsm8k_20261127-150640')!.root)).toBe(
+      'qwen3-1.7B-gsm8k_20261127-150640',
+    );
   });
 });
 
 describe("the head's copy of the shared run root", () => {
+  afterEach(() => jest.restoreAllMocks());
+
   it('copies the trainer files as they appear, the same paths in the run folder', async () => {
     const { shared, runDir, mirror } = setup();
     await lookAndWait(mirror);
@@ -106,21 +117,34 @@ describe("the head's copy of the shared run root", () => {
     const copy = path.join(runDir, RUN, 'traces', 'trace.jsonl');
     const inode = fs.statSync(copy).ino;
     fs.appendFileSync(trace, line(6000) + line(6001));
+    const copied = jest.spyOn(fs.promises, 'copyFile');
     await lookAndWait(mirror);
     expect(fs.readFileSync(copy).equals(fs.readFileSync(trace))).toBe(true);
-    // appended in place: the same file, not a new one renamed over it
+    // appended in place: the same file, no whole copy
     expect(fs.statSync(copy).ino).toBe(inode);
+    expect(copied).not.toHaveBeenCalled();
   });
 
   it('a large file rewritten (not appended) is copied whole, never spliced', async () => {
     const { shared, runDir, mirror } = setup();
-    const f = path.join(shared.runRoot, RUN, 'traces', 'samples.jsonl');
+    // Rewritten in place with the same bytes where the copy ends: only its kind tells it from an append.
+    const f = path.join(shared.runRoot, RUN, 'traces', 'summary.json');
     fs.writeFileSync(f, Buffer.alloc(2 << 20, 'a'));
     await lookAndWait(mirror);
-    fs.writeFileSync(f, Buffer.alloc(3 << 20, 'b'));
+    fs.writeFileSync(f, Buffer.concat([Buffer.alloc(1 << 20, 'b'), Buffer.alloc(2 << 20, 'a')]));
+    await lookAndWait(mirror);
+    expect(fs.readFileSync(path.join(runDir, RUN, 'traces', 'summary.json')).equals(fs.readFileSync(f))).toBe(
+      true,
+    );
+    // A JSONL file replaced by another (renamed over it) is a new file: copied whole too.
+    const j = path.join(shared.runRoot, RUN, 'traces', 'samples.jsonl');
+    fs.writeFileSync(j, Buffer.alloc(2 << 20, 'a'));
+    await lookAndWait(mirror);
+    fs.writeFileSync(`${j}.tmp`, Buffer.concat([Buffer.alloc(1 << 20, 'b'), Buffer.alloc(2 << 20, 'a')]));
+    fs.renameSync(`${j}.tmp`, j);
     await lookAndWait(mirror);
     expect(
-      fs.readFileSync(path.join(runDir, RUN, 'traces', 'samples.jsonl')).equals(fs.readFileSync(f)),
+      fs.readFileSync(path.join(runDir, RUN, 'traces', 'samples.jsonl')).equals(fs.readFileSync(j)),
     ).toBe(true);
   });
 
@@ -131,12 +155,16 @@ describe("the head's copy of the shared run root", () => {
     const copied = path.join(runDir, RUN, 'checkpoints', `${RUN}_step2`);
     expect(fs.existsSync(copied)).toBe(false);
     exportCheckpoint(shared, `${RUN}_step2`, true);
+    const order: string[] = [];
+    const copyFile = fs.promises.copyFile.bind(fs.promises);
+    jest.spyOn(fs.promises, 'copyFile').mockImplementation(async (src, dest, mode) => {
+      order.push(path.basename(String(dest)));
+      return copyFile(src, dest, mode);
+    });
     await lookAndWait(mirror);
     expect(tree(copied)).toEqual(['config.json', 'model.safetensors']);
-    // the marker the completeness rule reads is written after the weights
-    expect(fs.statSync(path.join(copied, 'config.json')).mtimeMs).toBeGreaterThanOrEqual(
-      fs.statSync(path.join(copied, 'model.safetensors')).mtimeMs,
-    );
+    // the marker the completeness rule reads goes in after the weights
+    expect(order).toEqual(['model.safetensors', 'config.json']);
     expect(
       fs
         .readFileSync(path.join(copied, 'model.safetensors'))
@@ -144,6 +172,7 @@ describe("the head's copy of the shared run root", () => {
     ).toBe(true);
     await lookAndWait(mirror);
     await mirror.final();
+    expect(order).toEqual(['model.safetensors', 'config.json']);
     expect(said.filter((l) => l.startsWith(`checkpoint ${RUN}_step2 copied`))).toHaveLength(1);
   });
 
@@ -157,8 +186,8 @@ describe("the head's copy of the shared run root", () => {
     expect(fs.existsSync(path.join(runDir, RUN, 'checkpoints', `${RUN}_step4`))).toBe(false);
   });
 
-  it('never leaves a staging file in the run folder, and the job folder goes once all is copied', async () => {
-    const { ml, shared, runDir, mirror } = setup();
+  it('the last pass copies what is left; the job folder goes once all is copied', async () => {
+    const { shared, runDir, mirror } = setup();
     exportCheckpoint(shared, `${RUN}_final`, true);
     fs.writeFileSync(path.join(shared.runRoot, RUN, 'traces', 'trace.jsonl'), '{"step": 1}\n');
     expect(await mirror.final()).toEqual({ ok: true });
@@ -168,9 +197,58 @@ describe("the head's copy of the shared run root", () => {
       `${RUN}/run.json`,
       `${RUN}/traces/trace.jsonl`,
     ]);
-    expect(fs.readdirSync(ml).filter((f) => f.startsWith('.rlvr-shared-copy-'))).toEqual([]);
-    mirror.removeJobFolder();
+    expect(await mirror.removeJobFolder()).toEqual({ ok: true });
     expect(fs.existsSync(shared.root)).toBe(false);
+  });
+
+  it('what the trainer removes (its rotation) goes from the copy; files added to a checkpoint later follow it', async () => {
+    const { shared, runDir, mirror } = setup();
+    const step2 = exportCheckpoint(shared, `${RUN}_step2`, true);
+    const extra = path.join(shared.runRoot, RUN, 'traces', 'old.jsonl');
+    fs.writeFileSync(extra, '{}\n');
+    await lookAndWait(mirror);
+    expect(fs.existsSync(path.join(runDir, RUN, 'traces', 'old.jsonl'))).toBe(true);
+    fs.writeFileSync(path.join(step2, 'tokenizer.json'), '{}');
+    await lookAndWait(mirror);
+    const copy = path.join(runDir, RUN, 'checkpoints', `${RUN}_step2`);
+    expect(tree(copy)).toEqual(['config.json', 'model.safetensors', 'tokenizer.json']);
+    fs.rmSync(step2, { recursive: true });
+    fs.rmSync(extra);
+    await lookAndWait(mirror);
+    expect(fs.existsSync(copy)).toBe(false);
+    expect(fs.existsSync(path.join(runDir, RUN, 'traces', 'old.jsonl'))).toBe(false);
+    // a file it did not write stays (an earlier attempt's, restored from S3)
+    fs.writeFileSync(path.join(runDir, 'restored.json'), '{}');
+    await lookAndWait(mirror);
+    expect(fs.existsSync(path.join(runDir, 'restored.json'))).toBe(true);
+  });
+
+  it("a copy that failed is tried again on the next pass, and the outcome is the last pass's", async () => {
+    const { shared, runDir, mirror, said } = setup();
+    exportCheckpoint(shared, `${RUN}_step2`, true);
+    const copyFile = fs.promises.copyFile.bind(fs.promises);
+    const spy = jest.spyOn(fs.promises, 'copyFile').mockImplementation(async (src, dest, mode) => {
+      if (String(dest).endsWith('model.safetensors'))
+        throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      return copyFile(src, dest, mode);
+    });
+    await lookAndWait(mirror);
+    spy.mockRestore();
+    expect(said.some((l) => l.includes('ENOSPC'))).toBe(true);
+    const copy = path.join(runDir, RUN, 'checkpoints', `${RUN}_step2`);
+    expect(fs.existsSync(path.join(copy, 'config.json'))).toBe(false);
+    expect(await mirror.final()).toEqual({ ok: true });
+    expect(tree(copy)).toEqual(['config.json', 'model.safetensors']);
+  });
+
+  it('after SIGTERM the last pass is bounded by the deadline, and says not all was copied', async () => {
+    const { shared, mirror } = setup();
+    exportCheckpoint(shared, `${RUN}_step2`, true);
+    jest.spyOn(fs.promises, 'copyFile').mockImplementation(() => new Promise(() => undefined));
+    const started = Date.now();
+    const result = await mirror.final(Date.now() + 200);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(result).toEqual({ ok: false, why: 'the job was stopped before every file was copied' });
   });
 
   it('a restart: what the run folder already holds (restored from S3) is not copied again', async () => {
@@ -185,14 +263,31 @@ describe("the head's copy of the shared run root", () => {
     expect(fs.statSync(restored).ino).toBe(inode);
   });
 
-  it('a copy that fails is said, and final() reports it so the job folder is kept', async () => {
+  it("a restart on an earlier attempt's files: complete ones go to the run folder first, the folder is cleared", async () => {
+    const { shared, runDir, said } = setup();
+    exportCheckpoint(shared, `${RUN}_step2`, true);
+    exportCheckpoint(shared, `${RUN}_step4`, false);
+    fs.mkdirSync(shared.folder, { recursive: true });
+    fs.writeFileSync(path.join(shared.folder, 'tmpab12.trainer.toml'), '[model]\n');
+    await takeOverLeftovers({ shared, runDir, contract: CONTRACT, stableMs: 0, say: (l) => said.push(l) });
+    expect(tree(path.join(runDir, RUN, 'checkpoints'))).toEqual([
+      `${RUN}_step2/config.json`,
+      `${RUN}_step2/model.safetensors`,
+    ]);
+    expect(tree(shared.root)).toEqual([]);
+    expect(fs.existsSync(shared.runRoot) && fs.existsSync(shared.folder)).toBe(true);
+    expect(said[0]).toMatch(/holds \d+ files of an earlier attempt/);
+  });
+
+  it('a copy that keeps failing is said once, and final() reports it so the job folder is kept', async () => {
     const { shared, runDir, mirror, said } = setup();
     // the run folder's place taken by a file: nothing can be copied into it
     fs.rmSync(runDir, { recursive: true });
     fs.writeFileSync(runDir, 'not a folder');
     fs.writeFileSync(path.join(shared.runRoot, RUN, 'traces', 'trace.jsonl'), '{}\n');
+    await lookAndWait(mirror);
     const result = await mirror.final();
     expect(result.ok).toBe(false);
-    expect(said.some((l) => l.startsWith('copying the shared run folder:'))).toBe(true);
+    expect(said.filter((l) => l.includes('traces/trace.jsonl'))).toHaveLength(1);
   });
 });
