@@ -58,6 +58,14 @@ export interface RlvrInfraProps {
    * subnets, reachable only from the job security group; requires `vpc`) or `none`. @default `none`
    */
   readonly sharedFileSystem: 'none' | 'efs';
+  /**
+   * Whether a job that mounts the shared file system may run without network isolation (the launcher's
+   * `shared_fs_network_isolation: false`, for the case that SageMaker will not mount it isolated; AWS
+   * documents neither). `required` keeps every job isolated, as `networkIsolation` says; `optional`
+   * adds a second CreateTrainingJob statement for such jobs only. IAM sees no instance count, so with
+   * `optional` any job that mounts the file system may turn isolation off. @default `required`
+   */
+  readonly sharedFileSystemIsolation: 'required' | 'optional';
   /** GitHub repository (`owner/name`) whose workflow may push images; unset = no CI role. */
   readonly githubRepository?: string;
   /** Branch the CI role trusts. @default `main` */
@@ -125,6 +133,7 @@ const schema = z.strictObject({
     .optional(),
   vpcMaxAzs: count(1, 6).default(2),
   sharedFileSystem: z.enum(['none', 'efs']).default('none'),
+  sharedFileSystemIsolation: z.enum(['required', 'optional']).default('required'),
   githubRepository: z
     .string()
     .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name')
@@ -171,6 +180,10 @@ export function parseInfraProps(context: Record<string, unknown>): RlvrInfraProp
       path: ['sharedFileSystem'],
       message:
         'efs needs the job VPC (SageMaker mounts it through the job network): add -c rlvr:vpc=true -c rlvr:s3PrefixListId=pl-… (the id of com.amazonaws.<region>.s3)',
+    })
+    .refine((p) => p.sharedFileSystemIsolation === 'required' || p.sharedFileSystem === 'efs', {
+      path: ['sharedFileSystemIsolation'],
+      message: 'applies to the shared file system: add -c rlvr:sharedFileSystem=efs, or leave it out',
     })
     .safeParse(values);
   const problems = [

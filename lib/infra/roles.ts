@@ -197,7 +197,11 @@ export function executionRole(scope: Construct, resources: JobResources): iam.Ro
 /** What the stack requires of every job it lets the submitter create. */
 export type JobPolicy = Pick<
   RlvrInfraProps,
-  'networkIsolation' | 'interContainerTrafficEncryption' | 'instanceTypes' | 'maxRuntimeHours'
+  | 'networkIsolation'
+  | 'interContainerTrafficEncryption'
+  | 'instanceTypes'
+  | 'maxRuntimeHours'
+  | 'sharedFileSystemIsolation'
 >;
 
 type Conditions = Record<string, Record<string, unknown>>;
@@ -271,8 +275,9 @@ function stackFileSystemMount(fileSystem: efs.IFileSystem): Record<string, strin
 }
 
 /**
- * The conditions of the second CreateTrainingJob statement, when the stack has the shared file system and
- * requires network isolation (without isolation required, the first statement admits these jobs already):
+ * The conditions of the second CreateTrainingJob statement, when the stack has the shared file system,
+ * requires network isolation (without isolation required, the first statement admits these jobs already)
+ * and was deployed with `sharedFileSystemIsolation: optional`:
  * the first statement's, except that network isolation is off and the request must mount the stack's
  * file system (StringEquals, and Null false: the keys must be there). A job may turn isolation off only to
  * mount the shared file system: AWS does not document whether a file-system channel works with network
@@ -283,7 +288,8 @@ export function sharedFileSystemJobConditions(
   resources: Pick<JobResources, 'key' | 'network' | 'fileSystem'>,
   policy: JobPolicy,
 ): Conditions | undefined {
-  if (!resources.fileSystem || !policy.networkIsolation) return undefined;
+  if (!resources.fileSystem || !policy.networkIsolation || policy.sharedFileSystemIsolation !== 'optional')
+    return undefined;
   const conditions = createTrainingJobConditions(resources, policy);
   delete conditions.StringEqualsIfExists;
   conditions.Bool = { ...conditions.Bool, 'sagemaker:NetworkIsolation': 'false' };

@@ -116,7 +116,7 @@ export function planSharedFileSystem(input: {
         sharedOption.source,
         'shared_fs_network_isolation',
         `network isolation is off for this job: shared_fs_network_isolation false (a job mounting the shared file system ${fileSystemId}); its containers can reach the network`,
-        'Leave shared_fs_network_isolation at true unless the mount fails with network isolation on; jobs without the shared file system keep theirs.',
+        'Leave shared_fs_network_isolation at true unless the mount fails with network isolation on; jobs without the shared file system keep theirs. The stack must allow it (deployed with -c rlvr:sharedFileSystemIsolation=optional), else CreateTrainingJob is denied.',
       ),
     );
   }

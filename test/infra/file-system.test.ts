@@ -14,6 +14,8 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 
 const VPC_CONTEXT = { 'rlvr:vpc': true, 'rlvr:s3PrefixListId': 'pl-68a54001' };
 const EFS_CONTEXT = { ...VPC_CONTEXT, 'rlvr:sharedFileSystem': 'efs' };
+/** The stack that lets a job mounting the file system run without isolation. */
+const EFS_ISOLATION_OPTIONAL = { ...EFS_CONTEXT, 'rlvr:sharedFileSystemIsolation': 'optional' };
 const FILE_SYSTEM_KEYS = [
   'sagemaker:FileSystemId',
   'sagemaker:FileSystemType',
@@ -234,7 +236,7 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
   let statements: Record<string, Conditions>;
   let fsId: string;
   beforeAll(() => {
-    const s = synth(EFS_CONTEXT);
+    const s = synth(EFS_ISOLATION_OPTIONAL);
     statements = createStatements(s);
     fsId = resolver(s.json as never)({ Ref: idOf(s, 'AWS::EFS::FileSystem') }) as string;
   });
@@ -310,7 +312,9 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
   });
 
   it('keeps inter-container encryption required in both statements when the stack asks for it', () => {
-    const both = createStatements(synth({ ...EFS_CONTEXT, 'rlvr:interContainerTrafficEncryption': true }));
+    const both = createStatements(
+      synth({ ...EFS_ISOLATION_OPTIONAL, 'rlvr:interContainerTrafficEncryption': true }),
+    );
     expect(both.CreateOurTrainingJobs.Bool).toEqual({
       'sagemaker:NetworkIsolation': 'true',
       'sagemaker:InterContainerTrafficEncryption': 'true',
@@ -319,6 +323,25 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
       'sagemaker:NetworkIsolation': 'false',
       'sagemaker:InterContainerTrafficEncryption': 'true',
     });
+  });
+
+  it('by default (sharedFileSystemIsolation required) one statement: a job mounting it stays isolated', () => {
+    const s = synth(EFS_CONTEXT);
+    const strict = createStatements(s);
+    expect(Object.keys(strict)).toEqual(['CreateOurTrainingJobs']);
+    const id = resolver(s.json as never)({ Ref: idOf(s, 'AWS::EFS::FileSystem') }) as string;
+    const base = baseRequest(strict.CreateOurTrainingJobs);
+    expect(allowedBy(strict, withChannel(base, { FileSystemId: id }))).toEqual(['CreateOurTrainingJobs']);
+    expect(allowedBy(strict, withChannel(base, { FileSystemId: id }, false))).toEqual([]);
+  });
+
+  it('refuses sharedFileSystemIsolation without the file system, and a value off its list', () => {
+    expect(() => synth({ ...VPC_CONTEXT, 'rlvr:sharedFileSystemIsolation': 'optional' })).toThrow(
+      /rlvr:sharedFileSystemIsolation: applies to the shared file system/,
+    );
+    expect(() => synth({ ...EFS_CONTEXT, 'rlvr:sharedFileSystemIsolation': 'off' })).toThrow(
+      /rlvr:sharedFileSystemIsolation/,
+    );
   });
 
   it('with rlvr:networkIsolation=false, one statement (it admits jobs either way)', () => {
@@ -340,11 +363,10 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
       expect(Object.keys(without)).toEqual(['CreateOurTrainingJobs']);
       expect(without.CreateOurTrainingJobs.Null).toMatchObject({ 'sagemaker:FileSystemId': 'true' });
       expect(without.CreateOurTrainingJobs).not.toHaveProperty(['StringEqualsIfExists']);
-      const request = withChannel(
-        baseRequest(createStatements(synth(VPC_CONTEXT)).CreateOurTrainingJobs),
-        {},
-      );
-      if ('rlvr:vpc' in context) expect(allowedBy(without, request)).toEqual([]);
+      // A request this stack admits, but for a file-system channel: refused for the channel alone.
+      const base = baseRequest(without.CreateOurTrainingJobs);
+      expect(allowedBy(without, base)).toEqual(['CreateOurTrainingJobs']);
+      expect(allowedBy(without, withChannel(base, {}))).toEqual([]);
     },
   );
 });

@@ -156,6 +156,7 @@ describe('context for what the stack enforces', () => {
       interContainerTrafficEncryption: false,
       instanceTypes: ['ml.g5.2xlarge', 'ml.p4de.24xlarge', 'ml.p5.48xlarge'],
       maxRuntimeHours: 168,
+      sharedFileSystemIsolation: 'required',
     });
   });
 });

@@ -158,7 +158,7 @@ describe.each([
     );
     // The second statement: jobs that mount the shared file system (with isolation off).
     expect(creates.map((c) => c.statement.Sid)).toEqual(
-      'rlvr:sharedFileSystem' in context
+      (context as Record<string, unknown>)['rlvr:sharedFileSystemIsolation'] === 'optional'
         ? ['CreateOurTrainingJobs', 'CreateSharedFileSystemJobs']
         : ['CreateOurTrainingJobs'],
     );

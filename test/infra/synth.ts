@@ -11,6 +11,7 @@ export const FULL_CONTEXT = {
   // us-west-2's com.amazonaws.us-west-2.s3 managed prefix list.
   'rlvr:s3PrefixListId': 'pl-68a54001',
   'rlvr:sharedFileSystem': 'efs',
+  'rlvr:sharedFileSystemIsolation': 'optional',
   'rlvr:interContainerTrafficEncryption': true,
   'rlvr:checkpointExpiryDays': 14,
   'rlvr:githubRepository': 'acme/grpo-trainer',

@@ -1,7 +1,6 @@
 import * as path from 'node:path';
 import { newPlanCache, buildCreateTrainingJobRequest, type SubmitPlan } from '../../lib/jobs';
 import { checkRequestLimits } from '../../lib/job-options';
-import { fileSystemChannel } from '../../lib/submission';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { EVAL_DIR, exampleConfigs, planInSession, REPO_ROOT } from '../helpers/fixtures';
 
@@ -107,7 +106,7 @@ describe('the CreateTrainingJob request', () => {
         networkIsolation: true,
       },
     });
-    expect(request.InputDataConfig!.at(-1)).toEqual(fileSystemChannel('shared', 'fs-0123456789abcdef0', '/'));
+    expect(request.InputDataConfig!.at(-1)).toMatchObject({ ChannelName: 'shared', InputMode: 'File' });
     expect(request.InputDataConfig!.at(-1)?.DataSource?.FileSystemDataSource).toEqual({
       FileSystemId: 'fs-0123456789abcdef0',
       FileSystemType: 'EFS',
