@@ -5,6 +5,7 @@ import ignore from '@balena/dockerignore';
 import { UserError } from '../errors';
 import { packageRoot } from '../package-root';
 import { compareBytes, reproducibleTar, systemFolderReason, type TarEntry } from '../source';
+import { rlvrCacheDir } from '../util';
 import { planImageBuild, type ImageBuildPlan } from './build-plan';
 
 /** Where the trainer's dependency files go in the build context (the Dockerfile copies this folder). */
@@ -77,12 +78,48 @@ function readTree(root: string): ContextFile[] {
 }
 
 /**
+ * What the entrypoint's bundle is made of: every TypeScript file of lib/ (what main.ts can reach through
+ * the faces), the package, lock and TypeScript settings, and esbuild's version.
+ */
+function bundleInputsDigest(esbuildVersion: string): string {
+  const root = packageRoot();
+  const hash = createHash('sha256').update(`esbuild ${esbuildVersion}\0`);
+  for (const name of ['package.json', 'package-lock.json', 'tsconfig.json']) {
+    const file = path.join(root, name);
+    if (fs.existsSync(file)) hash.update(`${name}\0`).update(fs.readFileSync(file)).update('\0');
+  }
+  const walk = (dir: string, rel: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const r = `${rel}/${e.name}`;
+      if (e.isDirectory()) walk(path.join(dir, e.name), r);
+      else if (e.name.endsWith('.ts'))
+        hash
+          .update(`${r}\0`)
+          .update(fs.readFileSync(path.join(dir, e.name)))
+          .update('\0');
+    }
+  };
+  walk(path.join(root, 'lib'), 'lib');
+  return hash.digest('hex').slice(0, 32);
+}
+
+/**
  * Bundles the in-container entrypoint (lib/container) into one file with esbuild. The package declares
  * `"sideEffects": false`, so a folder's face (index.ts) brings into the bundle only what the entrypoint
  * uses: the job's program stays free of the AWS SDK, zod and the Docker client (tested).
+ *
+ * Every image command and submit needs the bundle (the image's tag hashes it), and esbuild takes about
+ * a third of a second to walk the faces: the bundle is kept in the cache under a digest of its inputs,
+ * so it is built once per change of the code (hashing them takes a few milliseconds).
  */
-export async function bundleEntrypoint(): Promise<Buffer> {
+export async function bundleEntrypoint(env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
   const esbuild = await import('esbuild');
+  const cached = path.join(rlvrCacheDir('entrypoint', env), `${bundleInputsDigest(esbuild.version)}.js`);
+  try {
+    return fs.readFileSync(cached);
+  } catch {
+    // not built for this code yet
+  }
   const result = await esbuild.build({
     entryPoints: [path.join(packageRoot(), 'lib', 'container', 'main.ts')],
     bundle: true,
@@ -96,7 +133,16 @@ export async function bundleEntrypoint(): Promise<Buffer> {
     // Paths in the bundle's comments are relative to this, so the bundle is the same on every machine.
     absWorkingDir: packageRoot(),
   });
-  return Buffer.from(result.outputFiles[0].contents);
+  const bundle = Buffer.from(result.outputFiles[0].contents);
+  try {
+    fs.mkdirSync(path.dirname(cached), { recursive: true });
+    const tmp = `${cached}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, bundle);
+    fs.renameSync(tmp, cached);
+  } catch {
+    // a cache that cannot be written costs the next command the build, nothing else
+  }
+  return bundle;
 }
 
 /**

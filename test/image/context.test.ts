@@ -164,4 +164,21 @@ describe('the bundled entrypoint', () => {
       expect(packages).not.toContain(heavy);
     expect(js.length).toBeLessThan(1024 * 1024);
   });
+
+  it('is built once per change of the code: a second call reads it from the cache', async () => {
+    const env = { ...process.env, XDG_CACHE_HOME: tempDir('rlvr-cache-') };
+    const first = await bundleEntrypoint(env);
+    const dir = path.join(env.XDG_CACHE_HOME, 'rlvr', 'entrypoint');
+    const files = fs.readdirSync(dir);
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^[0-9a-f]{32}\.js$/);
+    expect(fs.readFileSync(path.join(dir, files[0])).equals(first)).toBe(true);
+    // What the cache holds is what a second call returns: it did not build again.
+    fs.appendFileSync(path.join(dir, files[0]), '// from the cache\n');
+    expect((await bundleEntrypoint(env)).toString()).toMatch(/\/\/ from the cache\n$/);
+    // Another cache (a fresh machine) builds the same bytes: the cache changes nothing but the time.
+    expect((await bundleEntrypoint({ ...env, XDG_CACHE_HOME: tempDir('rlvr-cache-') })).equals(first)).toBe(
+      true,
+    );
+  });
 });
