@@ -7,20 +7,11 @@ import {
   type SharedJobFolder,
 } from '../../lib/container/shared-run';
 import { SHARED_FILE_SYSTEM } from '../../lib/layout';
+import { BUILT_IN_PROFILES } from '../../lib/trainers';
 import { safetensorsWith, tempDir } from '../helpers/fixtures';
 
-/** Their trainer's own run folder: `<stem>_<timestamp>/` with run.json, traces/ and checkpoints/. */
-const CONTRACT = {
-  runFolder: {
-    kind: 'own' as const,
-    rootEnv: 'SM_MODEL_DIR',
-    fallback: '/efs/rlvr-experiments/results',
-    marker: 'run.json',
-    checkpoints: 'checkpoints',
-    traces: 'traces',
-    cite: 'S/runtime.py:83-173',
-  },
-};
+/** Their trainer's own run folder (its profile's): `<stem>_<timestamp>/` with run.json, traces/ and checkpoints/. */
+const CONTRACT = { runFolder: BUILT_IN_PROFILES.find((p) => p.id === 'grpo-sft')!.runtime.runFolder };
 const RUN = 'gsm8k_20261127-120000';
 
 function setup() {
