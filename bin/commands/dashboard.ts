@@ -16,7 +16,7 @@ import {
 import { UserError } from '../../lib/errors';
 import { defaultedJobLogPath } from '../../lib/submission';
 import { LOCAL } from '../../lib/layout';
-import { writeFileAtomic } from '../../lib/util';
+import { existingRegularFile, NotARegularFileError, replaceRegularFile } from '../../lib/util';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
 interface DashboardFlags extends SettingsFlagValues {
@@ -147,6 +147,37 @@ export function registerDashboard(program: Command): void {
     );
 }
 
+/** `--out`'s path: absent or a regular file (a folder, FIFO, device or symlink is bad input). */
+function outTarget(out: string): string {
+  const abs = path.resolve(out);
+  try {
+    existingRegularFile(abs);
+  } catch (e) {
+    if (e instanceof NotARegularFileError) throw new UserError(`--out ${e.message}.`, 'BadFlag');
+    throw e;
+  }
+  return abs;
+}
+
+/** Writes the report without ever replacing anything but a regular file (see replaceRegularFile). */
+function writeReportFile(out: string, html: string): void {
+  const abs = outTarget(out);
+  try {
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR')
+      throw new UserError(`--out ${out}: ${path.dirname(abs)} is not a folder.`, 'BadFlag');
+    throw e;
+  }
+  try {
+    replaceRegularFile(abs, html);
+  } catch (e) {
+    if (e instanceof NotARegularFileError) throw new UserError(`--out ${e.message}.`, 'BadFlag');
+    throw e;
+  }
+}
+
 export function registerReport(program: Command): void {
   program
     .command('report')
@@ -160,6 +191,8 @@ export function registerReport(program: Command): void {
         if (!flags.out)
           throw new UserError('--out <file>: where to write the report, e.g. --out report.html.', 'BadFlag');
         const resultsDir = resultsFolder(flags.results);
+        // refused before the views are built: the same check runs again just before the write
+        outTarget(flags.out);
         const missing = ids.filter((id) => !runFiles(resultsDir, id)?.trace);
         if (missing.length) {
           const have = listRunIds(resultsDir).filter((id) => runFiles(resultsDir, id)?.trace);
@@ -175,9 +208,7 @@ export function registerReport(program: Command): void {
           progress: (id) => data.progress(id).catch(() => undefined),
         });
         const { html, requests } = await buildReport(data, ids, views);
-        const out = path.resolve(flags.out);
-        fs.mkdirSync(path.dirname(out), { recursive: true });
-        writeFileAtomic(out, html);
+        writeReportFile(flags.out, html);
         process.stdout.write(
           `wrote ${flags.out}: ${ids.length} run(s), ${requests} views, ${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB\n`,
         );

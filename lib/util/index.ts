@@ -9,6 +9,12 @@ export { isObject, readJsonFile, readTextFile } from './json-file';
 export { MAX_LINE, TAIL_BYTES, forEachLineBlock, tailBefore } from './line-blocks';
 export { mapLimited } from './pool';
 export {
+  NotARegularFileError,
+  existingRegularFile,
+  replaceRegularFile,
+  type NotRegularKind,
+} from './replace-file';
+export {
   NOFOLLOW,
   isRegularFile,
   openRegularFile,
