@@ -49,7 +49,19 @@ export function parseSweepFlag(flag: string): SweepAxis {
       'BadSweep',
     );
   }
-  return { key, values: values.map(parseValue) };
+  const parsed = values.map(parseValue);
+  // Values equal once parsed (1 and 1.0, 1e-5 and 0.00001) would submit identical jobs.
+  parsed.forEach((value, i) => {
+    const first = parsed.indexOf(value);
+    if (first < i) {
+      const same = values[first] === values[i] ? `"${values[i]}"` : `"${values[first]}" and "${values[i]}"`;
+      throw new UserError(
+        `--sweep ${flag}: the value ${sweepLiteral(value)} is given twice (${same}): the sweep would submit identical jobs. Give each value once.`,
+        'BadSweep',
+      );
+    }
+  });
+  return { key, values: parsed };
 }
 
 function nodeAt(file: YamlFile, path: KeyPath): Node | undefined {

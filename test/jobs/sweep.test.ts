@@ -58,6 +58,19 @@ describe('sweeps', () => {
     );
   });
 
+  it('refuses a value given twice, compared once parsed (1 and 1.0 are the same job)', () => {
+    expect(() => parseSweepFlag('optimizer.lr=1,1')).toThrow(/the value 1 is given twice/);
+    expect(() => parseSweepFlag('optimizer.lr=1,1.0')).toThrow(
+      /the value 1 is given twice \("1" and "1\.0"\)/,
+    );
+    expect(() => parseSweepFlag('optimizer.lr=1e-5,2e-5,0.00001')).toThrow(
+      /the value 1\.0e-5 is given twice/,
+    );
+    expect(() => parseSweepFlag('run.name=a,b,a')).toThrow(/the value "a" is given twice/);
+    expect(() => parseSweepFlag('optimizer.lr=1,1')).toThrow(expect.objectContaining({ code: 'BadSweep' }));
+    expect(parseSweepFlag('run.name=1,"1"').values).toHaveLength(2);
+  });
+
   it('writes literals the trainer reads back as the same value', () => {
     expect(sweepLiteral(1e-6)).toBe('1.0e-6');
     expect(sweepLiteral(64)).toBe('64');
