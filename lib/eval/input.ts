@@ -10,14 +10,15 @@ import {
   EVAL_STANDARD,
   loadEvalConfig,
   maxGenToksFor,
+  formatDuration,
   parseDuration,
-  parseGpuList,
   YamlFile,
   type EvalConfig,
 } from '../config';
 import { ProblemsError, type Problem, type SourceLocation } from '../errors';
+import { MAX_RETRIES, MAX_RUNTIME_SECONDS } from '../job-options';
 import type { EvalRequest } from './plan';
-import { parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
+import { MAX_FEWSHOT, parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
 import { applyDeviations, parseDeviations, type Deviation } from './standard';
 import type { Harness } from '../eval-records';
 
@@ -53,11 +54,20 @@ export const EVAL_DEFAULTS = {
 /**
  * Our suites: the team's eval watcher benchmarks (configs/eval/lm_eval_watch.yaml) without
  * hendrycks_math (which the standard warns about), and the code tasks.
+ *
+ * gsm8k_cot is 8-shot in the standard because the watcher beside every training job runs it 8-shot:
+ * `eval results` merges watcher and eval-job results per (task, shots), so any other count would put a
+ * batch evaluation in a column of its own, comparable with no checkpoint the watcher evaluated. The
+ * Qwen3 technical report's 4-shot setting (for comparing with its published numbers) is `qwen3-report`.
  */
 export const BUILT_IN_SUITES: Readonly<Record<string, readonly Benchmark[]>> = {
   standard: [
-    { task: 'gsm8k_cot', numFewshot: 4 },
+    { task: 'gsm8k_cot', numFewshot: 8 },
     { task: 'ifeval', numFewshot: 0 },
+    { task: 'minerva_math', numFewshot: 4 },
+  ],
+  'qwen3-report': [
+    { task: 'gsm8k_cot', numFewshot: 4 },
     { task: 'minerva_math', numFewshot: 4 },
   ],
   code: [
@@ -212,9 +222,28 @@ function fromEvalConfig(
   problems: Problem[],
 ): { refs: LabelledRef[]; benchmarks: Benchmark[]; harness?: Harness; display: string } {
   const display = path.relative(cwd, file) || file;
-  const loaded = loadEvalConfig(file, display);
+  let loaded: ReturnType<typeof loadEvalConfig>;
+  try {
+    loaded = loadEvalConfig(file, display);
+  } catch (err) {
+    if (!(err instanceof ProblemsError)) throw err;
+    // A checkpoint written as a bare path is the commonest slip: say the form an entry takes.
+    throw new ProblemsError(
+      err.message,
+      err.problems.map((p) =>
+        /^checkpoints\[\d+\]$/.test(p.where) && !p.hint ? { ...p, hint: CHECKPOINT_ENTRY_FORM } : p,
+      ),
+    );
+  }
   const config = loaded.value;
   const at = (p: (string | number)[]): SourceLocation => loaded.file.locate(p);
+  if (config.olmes?.tasks?.length && !config.benchmarks?.length)
+    problems.push({
+      location: at(['olmes', 'tasks']),
+      where: 'olmes.tasks',
+      message: `an OLMES watcher config (tasks ${config.olmes.tasks.join(', ')}): rlvr eval does not read OLMES task specs, whose shots and prompts OLMES fixes per spec`,
+      hint: `name the tasks and shots: --harness olmes --benchmarks gsm8k:8,minerva_math:4 (or a config with \`benchmarks:\`); this file is for the eval watcher beside a training job`,
+    });
   // Tensor parallel > 1 is refused by the eval config's own rules (RLVR203) when it loads.
   for (const v of standardValues(config)) {
     if (v.value === v.standard) continue;
@@ -244,10 +273,50 @@ function fromEvalConfig(
         where: `checkpoints[${i}]`,
         message: parsed.problem,
       });
-    else refs.push(parsed.value);
+    else
+      refs.push({
+        ...parsed.value,
+        source: { where: `checkpoints[${i}].path`, location: at(['checkpoints', i, 'path']) },
+      });
   });
-  const benchmarks = (config.benchmarks ?? []).map((b) => ({ task: b.task, numFewshot: b.num_fewshot ?? 0 }));
+  const benchmarks: Benchmark[] = [];
+  (config.benchmarks ?? []).forEach((b, i) => {
+    const numFewshot = b.num_fewshot ?? 0;
+    if (numFewshot > MAX_FEWSHOT)
+      problems.push({
+        location: at(['benchmarks', i, 'num_fewshot']),
+        where: `benchmarks[${i}].num_fewshot`,
+        message: `${numFewshot} shots; at most ${MAX_FEWSHOT} (the standard's 4096-token context holds no more)`,
+      });
+    else benchmarks.push({ task: b.task, numFewshot });
+  });
   return { refs, benchmarks, ...(config.harness ? { harness: config.harness } : {}), display };
+}
+
+/** How an eval config lists a checkpoint (their eval script reads `name` and `path`). */
+const CHECKPOINT_ENTRY_FORM =
+  'each entry is a mapping: - {name: step100, path: s3://<bucket>/<prefix>/step100/} (path: an s3:// folder, a folder here, org/Model or <job>:step100)';
+
+/** `--gpus 0-3,6`: what is wrong with a value, said (a reversed range, a word, a GPU twice). */
+function parseGpusFlag(text: string): { gpus: number[] } | { problem: string } {
+  const gpus: number[] = [];
+  const items = text.split(',').map((s) => s.trim());
+  for (const item of items) {
+    const range = /^(\d+)-(\d+)$/.exec(item);
+    if (range) {
+      const [from, to] = [Number(range[1]), Number(range[2])];
+      if (from > to) return { problem: `${item} is a reversed range: write ${to}-${from}` };
+      for (let g = from; g <= to; g++) gpus.push(g);
+    } else if (/^\d+$/.test(item)) gpus.push(Number(item));
+    else
+      return {
+        problem: `"${item}" is not a GPU number or range (GPU indices such as 0-7 or 0,2,3)`,
+      };
+  }
+  const twice = gpus.find((g, i) => gpus.indexOf(g) !== i);
+  if (twice !== undefined)
+    return { problem: `GPU ${twice} is given twice: each GPU runs one unit at a time` };
+  return { gpus };
 }
 
 function positiveInt(
@@ -270,7 +339,8 @@ function positiveInt(
 /** Flags (and the files they name) → what to evaluate and how; every problem at once (exit 2). */
 export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
   const problems: Problem[] = [];
-  const dev = parseDeviations(flags.deviate ?? []);
+  // Checked again below with this run's tasks (a max_gen_toks.<task> of a task it runs is taken).
+  const dev = parseDeviations(flags.deviate ?? [], 'any');
   if (!dev.ok) problems.push(flagProblem('--deviate', dev.problem));
   const deviations = dev.ok ? dev.value : [];
   const refs: LabelledRef[] = [];
@@ -323,6 +393,13 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
     byTask.set(b.task, seen ?? b);
   }
   benchmarks = [...byTask.values()];
+  if (dev.ok) {
+    const forTasks = parseDeviations(
+      flags.deviate ?? [],
+      benchmarks.map((b) => b.task),
+    );
+    if (!forTasks.ok) problems.push(flagProblem('--deviate', forTasks.problem));
+  }
   const refProblems = problems.some((p) => p.where === '--checkpoints' || p.where.startsWith('checkpoints'));
   if (refs.length === 0 && !refProblems && !configProblems)
     problems.push(
@@ -335,7 +412,12 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
       ),
     );
   const benchmarkProblems = problems.some(
-    (p) => p.where === '--benchmarks' || p.where === '--suite' || p.where.startsWith('suites'),
+    (p) =>
+      p.where === '--benchmarks' ||
+      p.where === '--suite' ||
+      p.where.startsWith('suites') ||
+      p.where.startsWith('benchmarks') ||
+      p.where === 'olmes.tasks',
   );
   if (benchmarks.length === 0 && !benchmarkProblems && !configProblems)
     problems.push(
@@ -350,21 +432,52 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
     problems.push(flagProblem('--harness', `${flagHarness}: lm_eval or olmes`));
   const instanceCount = positiveInt(flags.instanceCount, '--instance-count', problems, 8) ?? 1;
   const volumeGb = positiveInt(flags.volumeGb, '--volume-gb', problems) ?? EVAL_DEFAULTS.volumeGb;
-  const maxRetries =
-    flags.maxRetries === undefined
-      ? undefined
-      : flags.maxRetries === '0'
-        ? 0
-        : positiveInt(flags.maxRetries, '--max-retries', problems, 30);
-  const maxRuntimeSeconds = flags.maxRuntime === undefined ? undefined : parseDuration(flags.maxRuntime);
+  // SageMaker's limits, as submit applies them (its RetryStrategy takes 1–30; no retries is no flag).
+  let maxRetries: number | undefined;
+  if (flags.maxRetries !== undefined) {
+    const n = Number(flags.maxRetries);
+    if (!Number.isInteger(n) || n < MAX_RETRIES.min || n > MAX_RETRIES.max)
+      problems.push(
+        flagProblem(
+          '--max-retries',
+          `${flags.maxRetries}: a retry count from ${MAX_RETRIES.min} to ${MAX_RETRIES.max} (SageMaker's limit)`,
+          'leave --max-retries out for no retries',
+        ),
+      );
+    else maxRetries = n;
+  }
+  let maxRuntimeSeconds = flags.maxRuntime === undefined ? undefined : parseDuration(flags.maxRuntime);
   if (flags.maxRuntime !== undefined && !maxRuntimeSeconds)
     problems.push(flagProblem('--max-runtime', `${flags.maxRuntime} is not a duration`, 'e.g. 6h, 90m, 2d'));
+  else if (maxRuntimeSeconds !== undefined && maxRuntimeSeconds > MAX_RUNTIME_SECONDS) {
+    problems.push(
+      flagProblem(
+        '--max-runtime',
+        `${flags.maxRuntime} is longer than SageMaker's limit of 28 days (${formatDuration(MAX_RUNTIME_SECONDS)})`,
+      ),
+    );
+    maxRuntimeSeconds = undefined;
+  }
   let local: EvalRequest['local'];
   if (flags.local) {
-    const gpus = parseGpuList(flags.gpus ?? '');
-    if (!gpus || gpus.length === 0)
+    if (flags.gpus === undefined || flags.gpus.trim() === '')
       problems.push(flagProblem('--gpus', `--local needs the GPUs to use: e.g. --gpus 0-7`));
-    else local = { gpus };
+    else {
+      const parsed = parseGpusFlag(flags.gpus);
+      if ('problem' in parsed)
+        problems.push(flagProblem('--gpus', `--gpus ${flags.gpus}: ${parsed.problem}`));
+      else local = { gpus: parsed.gpus };
+    }
+    // SageMaker's options: a local run has no spot capacity to lose and no service to restart it.
+    if (flags.spot)
+      problems.push(flagProblem('--spot', "--spot means nothing with --local (managed spot is SageMaker's)"));
+    if (flags.maxRetries !== undefined)
+      problems.push(
+        flagProblem(
+          '--max-retries',
+          '--max-retries means nothing with --local (SageMaker restarts jobs, Docker does not)',
+        ),
+      );
   } else if (flags.gpus !== undefined) problems.push(flagProblem('--gpus', '--gpus is for --local runs'));
   if (problems.length > 0) throw new ProblemsError(`rlvr eval: ${problems.length} problem(s)`, problems);
   return {

@@ -43,7 +43,7 @@ import {
 import { estimateSeconds, packUnits, type EvalUnit, type Packing } from './pack';
 import type { Benchmark, LabelledRef } from './refs';
 import { resolveCheckpoints, type ResolvedCheckpoint } from './resolve';
-import type { EvalSettings } from '../config';
+import { formatDuration, type EvalSettings } from '../config';
 import { taskWarnings, unitCommand } from './standard';
 import { findDoneUnits, type DoneUnit } from './done';
 
@@ -326,7 +326,7 @@ export async function planEval(
   const resolved = await checkedCheckpoints(request, session, layout);
   const checkpoints = resolved.checkpoints;
   const warnings = [...resolved.warnings];
-  for (const b of request.benchmarks) warnings.push(...taskWarnings(b.task));
+  for (const b of request.benchmarks) warnings.push(...taskWarnings(b.task, request.harness));
   const jobNamePrefix = evalJobNamePrefix(settings.values.jobNamePrefix ?? 'rlvr');
   const { skipped, packing, idleWarning } = await unitsToRun(request, checkpoints, {
     aws,
@@ -336,6 +336,10 @@ export async function planEval(
     learned,
   });
   if (idleWarning) warnings.push(idleWarning);
+  if (request.maxRuntimeSeconds !== undefined && request.maxRuntimeSeconds < packing.wallS)
+    warnings.push(
+      `--max-runtime ${formatDuration(request.maxRuntimeSeconds)} is below the expected wall time ~${formatDuration(Math.ceil(packing.wallS))}: SageMaker would stop the job before its units end${request.spot ? ' (with --spot, a restart would be cut off the same way)' : ''}`,
+    );
   const { channels, containerPath } = planChannels(checkpoints, layout);
   if (!request.local && channels.length > 19)
     throw new UserError(

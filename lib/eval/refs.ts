@@ -12,6 +12,8 @@
  * `--benchmarks task:num_fewshot,…` (`gsm8k_cot:8,minerva_math:4,ifeval:0`).
  */
 
+import type { SourceLocation } from '../errors';
+
 export type CheckpointRef =
   | { readonly kind: 'job'; readonly job: string; readonly select: 'final' | 'all' | readonly string[] }
   | { readonly kind: 's3'; readonly uri: string }
@@ -24,6 +26,8 @@ export interface LabelledRef {
   readonly ref: CheckpointRef;
   /** As the user wrote it (for messages). */
   readonly given: string;
+  /** Where an eval config wrote it: problems found later (in S3) point there. */
+  readonly source?: { readonly where: string; readonly location: SourceLocation };
 }
 
 export interface Benchmark {
@@ -33,6 +37,9 @@ export interface Benchmark {
 
 export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+
+/** More shots than this do not fit the standard's 4096-token context with any task we run. */
+export const MAX_FEWSHOT = 64;
 
 const JOB_NAME = /^[A-Za-z0-9](-*[A-Za-z0-9]){0,62}$/;
 const STEP = /^(step\d+|final)$/;
@@ -101,6 +108,10 @@ export function parseBenchmarks(given: string): Parsed<Benchmark[]> {
     if (!m || !TASK.test(m[1]))
       return fail(`"${item}" is not task:num_fewshot (e.g. gsm8k_cot:8; ifeval:0 for zero-shot)`);
     const b = { task: m[1], numFewshot: Number(m[2]) };
+    if (b.numFewshot > MAX_FEWSHOT)
+      return fail(
+        `${item}: ${b.numFewshot} shots; at most ${MAX_FEWSHOT} (the standard's 4096-token context holds no more)`,
+      );
     const same = out.find((o) => o.task === b.task);
     if (same)
       return fail(

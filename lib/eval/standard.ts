@@ -14,6 +14,49 @@ import {
 import { CONTAINER } from '../layout';
 import type { Parsed } from './refs';
 
+/**
+ * The lm_eval tasks the launcher knows the harness has: those the image caches for its offline jobs by
+ * default (docker/Dockerfile's LM_EVAL_TASKS), and the subtasks of its MATH groups (`minerva_math_algebra`).
+ * An eval job has no network, so a task outside this list is usually a slip (`gsm8k_cott`).
+ */
+export const KNOWN_TASKS: readonly string[] = [
+  'gsm8k',
+  'gsm8k_cot',
+  'minerva_math',
+  'hendrycks_math',
+  'ifeval',
+  'mbpp',
+  'humaneval',
+];
+
+/** The known groups whose subtasks lm_eval names `<group>_<subject>` (`minerva_math_algebra`). */
+const TASK_GROUPS = ['minerva_math', 'hendrycks_math'];
+
+export function isKnownTask(task: string): boolean {
+  return KNOWN_TASKS.includes(task) || TASK_GROUPS.some((g) => task.startsWith(`${g}_`));
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** The known task nearest to a slip, when one is near enough to be what was meant. */
+export function nearestTask(task: string, among: readonly string[] = KNOWN_TASKS): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of among) {
+    const d = editDistance(task, name);
+    if (!best || d < best.d) best = { name, d };
+  }
+  return best && best.d <= Math.max(2, Math.floor(task.length / 4)) ? best.name : undefined;
+}
+
 /** The names `--deviate` takes, each with its setting. */
 const DEVIATIONS = {
   seed: 'seed',
@@ -34,7 +77,11 @@ export interface Deviation {
  * `--deviate` values: `seed=123`, `max_model_len=8192`, `max_gen_toks.ifeval=2048`, … Tensor parallel
  * stays 1 (TP > 1 gave wildly wrong scores in the team's runs): no flag changes it.
  */
-export function parseDeviations(given: readonly string[]): Parsed<Deviation[]> {
+export function parseDeviations(
+  given: readonly string[],
+  /** The run's tasks (a budget for one of them is taken), or 'any' before they are known. */
+  runTasks: readonly string[] | 'any' = [],
+): Parsed<Deviation[]> {
   const out: Deviation[] = [];
   const names = [...Object.keys(DEVIATIONS), 'max_gen_toks.<task>'].join(', ');
   for (const text of given) {
@@ -49,6 +96,19 @@ export function parseDeviations(given: readonly string[]): Parsed<Deviation[]> {
       };
     const known = name in DEVIATIONS || name.startsWith('max_gen_toks.');
     if (!known) return { ok: false, problem: `--deviate ${name}: not a setting of the standard (${names})` };
+    if (name.startsWith('max_gen_toks.') && runTasks !== 'any') {
+      // A budget for a task nothing runs changes nothing and is recorded as if it did: a slip.
+      const task = name.slice('max_gen_toks.'.length);
+      const budgets = Object.keys(EVAL_STANDARD.maxGenToks);
+      const tasks = [...new Set([...KNOWN_TASKS, ...budgets, ...runTasks])];
+      if (!isKnownTask(task) && !budgets.includes(task) && !runTasks.includes(task)) {
+        const near = nearestTask(task, tasks);
+        return {
+          ok: false,
+          problem: `--deviate ${name}: ${task} is neither a known task nor one of this run's${near ? ` (did you mean max_gen_toks.${near}?)` : ''}; max_gen_toks.<task> takes ${tasks.join(', ')}`,
+        };
+      }
+    }
     if (name === 'dtype') {
       if (!/^(bfloat16|float16|float32|auto)$/.test(raw))
         return { ok: false, problem: `--deviate dtype=${raw}: bfloat16, float16, float32 or auto` };
@@ -81,8 +141,14 @@ export function applyDeviations(deviations: readonly Deviation[]): EvalSettings 
   return settings;
 }
 
-/** Warnings the standard attaches to a task. */
-export function taskWarnings(task: string): string[] {
+/** Warnings the standard attaches to a task (an lm_eval task unknown to us: the nearest known one). */
+export function taskWarnings(task: string, harness: Harness = 'lm_eval'): string[] {
+  if (harness === 'lm_eval' && !isKnownTask(task)) {
+    const near = nearestTask(task);
+    return [
+      `${task}: not a task the launcher knows the image holds (${KNOWN_TASKS.join(', ')})${near ? `; did you mean ${near}?` : ''} With no network, a unit of a task the image lacks fails`,
+    ];
+  }
   if (task === 'hendrycks_math' || task.startsWith('hendrycks_math_'))
     return [
       `${task}: lm_eval's exact_match under-reports base models (their NOTES: 0.9% for Qwen3-1.7B-Base, 30% by a symbolic verifier); ` +
