@@ -165,7 +165,18 @@ export function resolveJob(
   });
   if (!resolved.options) throw new ProblemsError('The job cannot run as configured', resolved.problems);
   const options = resolved.options;
-  const gpuCheck = checkRoleGpus(config, options);
+  const gpuCheck = checkRoleGpus(
+    config,
+    options,
+    (hosts) =>
+      planSharedFileSystem({
+        profile: trainer.profile,
+        options: { ...options, instanceCount: { ...options.instanceCount, value: hosts } },
+        settings,
+        placeholders,
+        local: context.local,
+      }).problems,
+  );
   if (gpuCheck.problems.length > 0)
     throw new ProblemsError('The job cannot run as configured', gpuCheck.problems);
 

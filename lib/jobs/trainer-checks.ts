@@ -18,6 +18,10 @@ import {
   type YamlMap,
 } from '../trainers';
 import type { InputPlan } from './inputs';
+import { SHARED_FILE_SYSTEM_HOW } from './shared-file-system';
+
+/** launcher-schema's `instance_count` maximum. */
+const INSTANCE_COUNT_MAX = 64;
 import { RUNTIME_ENV } from '../layout';
 import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from '../job-options';
 
@@ -32,6 +36,11 @@ import { describeSource, problemAt, type ResolvedJobOptions, type Sourced } from
 export function checkRoleGpus(
   config: LoadedConfig<TrainingConfig>,
   options: ResolvedJobOptions,
+  /**
+   * What the same submit would refuse on `hosts` instances (a trainer whose hosts share a folder needs
+   * the shared file system): the hint suggests more instances only when they would be accepted.
+   */
+  refusedOnHosts: (hosts: number) => readonly Problem[] = () => [],
 ): { problems: Problem[]; warnings: Problem[] } {
   const needs = roleGpuNeeds(config.value);
   if (needs.some((n) => n.gpus === undefined)) return { problems: [], warnings: [] };
@@ -48,7 +57,7 @@ export function checkRoleGpus(
         config.file.problem(
           ['roles'],
           `the roles need ${total} GPUs (${detail}) but the job trains on ${available}: ${split}`,
-          `Run on ${hostsNeeded} instances (launcher.instance_count: ${hostsNeeded} or --instance-count ${hostsNeeded}), give training more GPUs, or lower the roles' parallel sizes.`,
+          moreGpusHint(total, hostsNeeded, refusedOnHosts),
         ),
       ],
       warnings: [],
@@ -67,6 +76,29 @@ export function checkRoleGpus(
     };
   }
   return { problems: [], warnings: [] };
+}
+
+/** What a multi-host refusal asks for, without its other way out (fewer instances: the GPUs are short). */
+function hostsHint(problem: Problem): string {
+  const hint = problem.hint?.replace(/^Run on one instance \(instance_count: 1\), or /, '');
+  if (!hint) return `give the job a shared file system: ${SHARED_FILE_SYSTEM_HOW}.`;
+  return hint.charAt(0).toLowerCase() + hint.slice(1);
+}
+
+/** How to give the roles `total` GPUs: more instances only if the submit would accept that many. */
+function moreGpusHint(
+  total: number,
+  hostsNeeded: number,
+  refusedOnHosts: (hosts: number) => readonly Problem[],
+): string {
+  const bigger = `an instance type with at least ${total} GPUs for training (launcher.instance_type or --instance-type, with train_gpus to match)`;
+  const refused = hostsNeeded > INSTANCE_COUNT_MAX ? [] : refusedOnHosts(hostsNeeded);
+  if (hostsNeeded <= INSTANCE_COUNT_MAX && refused.length === 0)
+    return `Run on ${hostsNeeded} instances (launcher.instance_count: ${hostsNeeded} or --instance-count ${hostsNeeded}), use ${bigger}, or lower the roles' parallel sizes.`;
+  const lower = `Use ${bigger}, or lower the roles' parallel sizes.`;
+  if (hostsNeeded > INSTANCE_COUNT_MAX)
+    return `${lower} More instances are not an option: ${hostsNeeded} would be needed, and a job runs on at most ${INSTANCE_COUNT_MAX}.`;
+  return `${lower} More instances are not an option as the job is set: on ${hostsNeeded} this submit would be refused (${refused.map((p) => p.message).join('; ')}). To run on ${hostsNeeded} instances, ${refused.map(hostsHint).join(' ')}`;
 }
 
 /** The trainer command's script must be in the source the job ships. */
