@@ -16,7 +16,12 @@ import {
 import { UserError } from '../../lib/errors';
 import { defaultedJobLogPath } from '../../lib/submission';
 import { LOCAL } from '../../lib/layout';
-import { existingRegularFile, NotARegularFileError, replaceRegularFile } from '../../lib/util';
+import {
+  existingRegularFile,
+  isLoopbackHost,
+  NotARegularFileError,
+  replaceRegularFile,
+} from '../../lib/util';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
 interface DashboardFlags extends SettingsFlagValues {
@@ -47,6 +52,26 @@ function resultsFolder(dir: string): string {
   return abs;
 }
 
+/** Why the server could not listen, as bad input when the address or port is the user's to change. */
+function listenError(e: unknown, host: string, port: number): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE')
+    return new UserError(
+      `--port ${port} is in use on ${host}: pick another port, or --port 0 (or no --port) for a free one.`,
+      'BadFlag',
+      { cause: e },
+    );
+  if (code === 'EACCES')
+    return new UserError(
+      `--port ${port}: not allowed for this user (ports below 1024 need privileges): pick one above 1023, or --port 0 for a free one.`,
+      'BadFlag',
+      { cause: e },
+    );
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new UserError(`--host ${host}: not an address of this machine.`, 'BadFlag', { cause: e });
+  return e;
+}
+
 /** SageMaker, when the settings and credentials allow; else the view is local only, and says why. */
 async function maybeContext(flags: DashboardFlags): Promise<{ context?: JobContext; why?: string }> {
   if (!flags.aws) return {};
@@ -73,8 +98,12 @@ export function registerDashboard(program: Command): void {
   addSettingsOptions(program.command('dashboard'))
     .description('serve a local dashboard: jobs, live training curves, sweeps side by side, evaluations')
     .option('--results <dir>', 'the results folder (downloaded and local runs)', LOCAL.resultsDir)
-    .option('--port <n>', 'port (default: a free one)')
-    .option('--host <address>', 'address to listen on; anything but loopback needs --token', '127.0.0.1')
+    .option('--port <n>', 'port (default, or 0: a free one)')
+    .option(
+      '--host <address>',
+      'address to listen on; anything but loopback (127.0.0.0/8, ::1) needs --token',
+      '127.0.0.1',
+    )
     .option('--token <secret>', 'required in every request (for --host other than loopback)')
     .option('--open', 'open the page in the browser')
     .option('--no-aws', 'local runs only: do not ask SageMaker for jobs or sync running traces')
@@ -83,13 +112,17 @@ export function registerDashboard(program: Command): void {
     .action(
       exits(async (flags: DashboardFlags) => {
         const resultsDir = resultsFolder(flags.results);
-        const port = flags.port === undefined ? 0 : positive('--port', flags.port, true);
+        // 0 (like no --port) asks the system for a free port
+        const port =
+          flags.port === undefined || /^\s*0+\s*$/.test(flags.port)
+            ? 0
+            : positive('--port', flags.port, true);
         if (port > 65535) throw new UserError(`--port ${flags.port}: at most 65535.`, 'BadFlag');
         const pollSeconds = positive('--poll', flags.poll);
         const stallMinutes = positive('--stall-minutes', flags.stallMinutes);
         if (flags.token !== undefined && flags.token.length < 16)
           throw new UserError('--token: at least 16 characters (e.g. `openssl rand -hex 16`).', 'BadFlag');
-        if (!['127.0.0.1', '::1', 'localhost'].includes(flags.host) && !flags.token)
+        if (!isLoopbackHost(flags.host) && !flags.token)
           throw new UserError(
             `--host ${flags.host} is reachable from other machines: give --token too.`,
             'BadFlag',
@@ -119,7 +152,11 @@ export function registerDashboard(program: Command): void {
           listedAt = Date.now();
           return latest;
         };
-        const server = await startServer({ data, host: flags.host, port, token: flags.token, jobs });
+        const server = await startServer({ data, host: flags.host, port, token: flags.token, jobs }).catch(
+          (e: unknown) => {
+            throw listenError(e, flags.host, port);
+          },
+        );
         live = startLive({
           resultsDir,
           context,

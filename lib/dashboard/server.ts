@@ -1,14 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from '../util';
 import { DashboardData, HttpError } from './data';
 import { pageHtml, webAssets, type WebAssets } from './web-bundle';
 
 /*
  * The dashboard's HTTP server. Safe by default: it binds 127.0.0.1 and answers only requests whose Host
- * is that address (or localhost) on its port, so a web page elsewhere cannot reach it through DNS
- * rebinding; on any other --host it requires --token, and every request must carry it (a Bearer header,
- * or `token=` in the query for the page's first load and its event stream), under any Host name.
+ * is a loopback name (127.0.0.1, the address it bound, localhost, [::1]) on its port, so a web page
+ * elsewhere cannot reach it through DNS rebinding. Any address in 127.0.0.0/8 or ::1 is loopback; on any
+ * other --host it requires --token, and every request must carry it (a Bearer header, or `token=` in
+ * the query: the page's first load, its script and style, and its event stream), under any Host name.
  * Routes are fixed: no URL is mapped to a path, run ids are folder names checked against the results
  * folder (runs.ts). The only write, a run's notes, takes same-origin requests only (Origin must be the
  * Host the request came to).
@@ -31,8 +33,6 @@ export interface DashboardServer {
   notify(event: 'run' | 'jobs', id?: string): void;
   close(): Promise<void>;
 }
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function send(res: http.ServerResponse, status: number, body: string | Buffer, type: string): void {
   res.writeHead(status, {
@@ -71,15 +71,16 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<strin
 
 export async function startServer(o: ServerOptions): Promise<DashboardServer> {
   const host = o.host ?? '127.0.0.1';
-  const loopback = LOOPBACK.has(host);
+  const loopback = isLoopbackHost(host);
   if (!loopback && !o.token)
     throw new Error(`--host ${host} is reachable from other machines: give --token too`);
   const assets: WebAssets = await webAssets();
   const clients = new Set<http.ServerResponse>();
   let port = 0;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
 
   const allowedHosts = (): Set<string> =>
-    new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+    new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${urlHost}:${port}`]);
 
   const api = async (url: URL, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const q = url.searchParams;
@@ -141,7 +142,9 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     if (url.pathname.startsWith('/api/')) return api(url, req, res);
     switch (url.pathname) {
       case '/':
-        return send(res, 200, pageHtml({ inline: undefined }), 'text/html; charset=utf-8');
+        // the script and style are asked for by the browser, which sends no Bearer header: their URLs
+        // carry the token the page was opened with, so a protected page is not left blank
+        return send(res, 200, pageHtml({ inline: undefined, token: o.token }), 'text/html; charset=utf-8');
       case '/app.js':
         return send(res, 200, assets.js, 'text/javascript; charset=utf-8');
       case '/app.css':
@@ -166,7 +169,6 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     server.listen(o.port ?? 0, host, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
   const heartbeat = setInterval(() => {
     for (const c of clients) c.write(': keep-alive\n\n');
   }, 15_000);

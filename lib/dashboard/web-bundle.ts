@@ -45,15 +45,26 @@ function jsonInHtml(data: unknown): string {
   return JSON.stringify(data).replace(/</g, '\\u003c');
 }
 
-/** The HTML shell: linked assets for the server; assets and data inline for a report. */
+/** An attribute value: the characters that could end it or start markup, as entities. */
+function attr(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * The HTML shell: linked assets for the server (their URLs carry `token`, when the server requires one:
+ * the browser fetches them without the page's Bearer header); assets and data inline for a report.
+ */
 export function pageHtml(o: {
   inline: { assets: WebAssets; data: unknown; title: string } | undefined;
+  token?: string;
 }): string {
+  const q = o.token ? attr(`?token=${encodeURIComponent(o.token)}`) : '';
+  // the empty icon: otherwise the browser asks for /favicon.ico, without the token
   const head = o.inline
     ? `<title>${o.inline.title.replace(/[<&>"]/g, '')}</title><style>${o.inline.assets.css}</style>`
-    : `<title>rlvr dashboard</title><link rel="stylesheet" href="/app.css">`;
+    : `<title>rlvr dashboard</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/app.css${q}">`;
   const body = o.inline
     ? `<script id="rlvr-data" type="application/json">${jsonInHtml(o.inline.data)}</script><script>${scriptSafe(o.inline.assets.js)}</script>`
-    : `<script src="/app.js"></script>`;
+    : `<script src="/app.js${q}"></script>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${head}</head><body><div id="app"></div>${body}</body></html>\n`;
 }

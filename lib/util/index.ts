@@ -6,6 +6,7 @@
 export { rlvrCacheDir } from './cache-dir';
 export { UnsafeEntryError, extractTarGz } from './extract-tar';
 export { isObject, readJsonFile, readTextFile } from './json-file';
+export { isLoopbackHost } from './loopback';
 export { MAX_LINE, TAIL_BYTES, forEachLineBlock, tailBefore } from './line-blocks';
 export { mapLimited } from './pool';
 export {
