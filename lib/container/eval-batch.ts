@@ -14,6 +14,7 @@ import {
   EVAL_PLAN_FILE,
   harnessResultsFile,
   listFilesUnder,
+  parseUnitRecord,
   readLocalResults,
   tableMarkdown,
   UNIT_FILES,
@@ -23,7 +24,7 @@ import {
   type UnitRecord,
 } from '../eval-records';
 import { CONTAINER, RUN_FOLDER } from '../layout';
-import { readJsonFile } from '../util';
+import { readJsonFile, readTextFile } from '../util';
 import { shellQuote, signalGroup, startProcess, type Started } from './process';
 import { JobFailure, type ContainerJob } from './setup';
 
@@ -114,10 +115,17 @@ async function runUnit(b: Batch, unit: PlannedUnit): Promise<void> {
   const { job } = b;
   const dir = b.localize(path.posix.join(CONTAINER.checkpointsDir, unit.folder));
   const name = `gpu${unit.gpu} ${unit.checkpoint}/${unit.task}`;
-  if (fs.existsSync(path.join(dir, UNIT_FILES.done(unit.id)))) {
-    b.counts.skipped++;
-    job.say(`${name}: done in an earlier attempt, skipped`);
-    return;
+  const earlier = readTextFile(path.join(dir, UNIT_FILES.done(unit.id)));
+  if (earlier !== undefined) {
+    const read = parseUnitRecord(earlier);
+    if ('record' in read) {
+      b.counts.skipped++;
+      job.say(`${name}: done in an earlier attempt, skipped`);
+      return;
+    }
+    // A record that is not one proves nothing was done: the unit runs again and rewrites it.
+    job.say(`${name}: its record from an earlier attempt is unreadable (${read.problem}); running it again`);
+    fs.rmSync(path.join(dir, UNIT_FILES.done(unit.id)), { force: true });
   }
   fs.mkdirSync(dir, { recursive: true });
   fs.rmSync(path.join(dir, UNIT_FILES.failed(unit.id)), { force: true });
@@ -261,9 +269,9 @@ export async function runEvalBatch(job: ContainerJob, signal?: AbortSignal): Pro
 /** The results of the units this host has in its run folder, as the table (RESULTS.md; a worker's own name). */
 function writeResultsMd(job: ContainerJob): void {
   const rows = readLocalResults(job.runDir, job.host);
+  const table = buildTable(rows);
+  // Records another host or attempt left unreadable: the table shows them failed, the log says which.
+  for (const w of table.warnings) job.say(`warning: ${w}`);
   const title = `# Evaluation results (${job.runInfo.job as string}, ${job.host})\n\n`;
-  fs.writeFileSync(
-    path.join(job.runDir, job.own(RUN_FOLDER.results)),
-    title + tableMarkdown(buildTable(rows)),
-  );
+  fs.writeFileSync(path.join(job.runDir, job.own(RUN_FOLDER.results)), title + tableMarkdown(table));
 }

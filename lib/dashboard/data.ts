@@ -233,20 +233,45 @@ export class DashboardData {
     return run;
   }
 
-  /** Eval rows of every run folder (watcher summaries and eval units), re-read at most every 10 s. */
+  /**
+   * Eval rows of every run folder (watcher summaries and eval units), re-read at most every 10 s. Files
+   * are named relative to the results folder (`<run>/evals/…`), as a shared report should name them.
+   * A run folder that cannot be read at all is one warning row of its own, never every page's failure.
+   */
   allEvalRows(): ResultRow[] {
     if (this.evalRows && Date.now() - this.evalRows.at < 10_000) return this.evalRows.rows;
-    const rows = listRunIds(this.resultsDir).flatMap((id) => {
-      const files = runFiles(this.resultsDir, id);
-      return files ? readLocalResults(files.dir, `results/${id}`, id) : [];
+    const rows = listRunIds(this.resultsDir).flatMap((id): ResultRow[] => {
+      try {
+        const files = runFiles(this.resultsDir, id);
+        return files ? readLocalResults(files.dir, `results/${id}`, id, id) : [];
+      } catch (err) {
+        const why = (err as Error).message;
+        return [
+          {
+            checkpointId: id,
+            label: id,
+            task: 'evals',
+            numFewshot: 0,
+            metrics: [],
+            source: `results/${id}`,
+            failed: `eval results not readable: ${why}`,
+            warning: `${id}/evals: its eval results could not be read: ${why}`,
+          },
+        ];
+      }
     });
     this.evalRows = { at: Date.now(), rows };
     return rows;
   }
 
-  /** The eval rows about a run's checkpoints (`<id>:…`), wherever they were read. */
+  /**
+   * The eval rows about a run's checkpoints (`<id>:…`), wherever they were read, and the unreadable
+   * ones of its own folder (whatever checkpoint they would be about), so its page says what is wrong.
+   */
   evalsOf(id: string): ResultRow[] {
-    return this.allEvalRows().filter((r) => r.checkpointId.startsWith(`${id}:`));
+    return this.allEvalRows().filter(
+      (r) => r.checkpointId.startsWith(`${id}:`) || (r.warning !== undefined && r.source === `results/${id}`),
+    );
   }
 
   /** The last value of the first of `keys` the run has. */

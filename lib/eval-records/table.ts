@@ -57,6 +57,8 @@ export interface ResultRow {
   /** The unit failed: its reason (no metrics). */
   readonly failed?: string;
   readonly wallS?: number;
+  /** What a reader should know about this row: its record could not be read (naming the file). */
+  readonly warning?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -134,6 +136,8 @@ export interface ResultsTable {
   readonly baseline?: string;
   /** Results read more than once for the same cell (the later source's kept). */
   readonly duplicates: number;
+  /** The rows' warnings (unit records that could not be read, each naming its file), once each. */
+  readonly warnings: readonly string[];
 }
 
 /**
@@ -154,6 +158,7 @@ export function buildTable(results: readonly ResultRow[], baseline?: string): Re
     }
   >();
   let duplicates = 0;
+  const warnings = new Set<string>();
   const columnOf = (task: string, numFewshot: number, metric: string) => {
     const key = `${task}\u0000${numFewshot}\u0000${metric}`;
     let i = colIndex.get(key);
@@ -173,6 +178,7 @@ export function buildTable(results: readonly ResultRow[], baseline?: string): Re
     // An eval's label names the row better than an id from the watcher.
     if (row.label === r.checkpointId && r.label !== r.checkpointId) row.label = r.label;
     row.sources.add(r.source);
+    if (r.warning !== undefined) warnings.add(r.warning);
     for (const d of r.deviations ?? []) row.deviations.add(`${r.task}: ${d}`);
     if (r.failed !== undefined) {
       const judged = judgedFor(r.task)?.[0]?.label ?? 'failed';
@@ -211,6 +217,7 @@ export function buildTable(results: readonly ResultRow[], baseline?: string): Re
       })),
     ...(base ? { baseline } : {}),
     duplicates,
+    warnings: [...warnings],
   };
 }
 
@@ -238,7 +245,10 @@ const signed = (v: number) => `${v >= 0 ? '+' : '−'}${Math.abs(v * 100).toFixe
 
 /** Markdown: values in %, `± stderr`, `(+1.2)` against the baseline, `FAILED` for a failed unit. */
 export function tableMarkdown(table: ResultsTable): string {
-  if (table.rows.length === 0) return 'No evaluation results found.\n';
+  const warned = table.warnings.length
+    ? `\nWarnings:\n${table.warnings.map((w) => `- ${w}`).join('\n')}\n`
+    : '';
+  if (table.rows.length === 0) return `No evaluation results found.\n${warned}`;
   const header = ['checkpoint', ...table.columns.map((c) => `${c.task} (${c.numFewshot}-shot) ${c.metric}`)];
   const body = table.rows.map((row) => [
     row.label === table.baseline ? `${row.label} (baseline)` : row.label,
@@ -270,7 +280,7 @@ export function tableMarkdown(table: ResultsTable): string {
     ),
   );
   if (failed.length > 0) notes.push('Failed units:', ...failed);
-  return `${lines.join('\n')}\n${notes.length ? `\n${notes.join('\n')}\n` : ''}`;
+  return `${lines.join('\n')}\n${notes.length ? `\n${notes.join('\n')}\n` : ''}${warned}`;
 }
 
 function csvField(v: string | number | undefined): string {
@@ -318,6 +328,7 @@ export function tableJson(table: ResultsTable): string {
         deviations: r.deviations,
         cells: r.cells.map((c) => c ?? null),
       })),
+      warnings: table.warnings,
     },
     null,
     2,

@@ -10,17 +10,19 @@ import * as path from 'node:path';
 import type { IS3, S3ObjectInfo } from '../aws';
 import { UserError } from '../errors';
 import { RUN_FOLDER, type S3Layout } from '../layout';
-import { mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
+import { mapLimited, readJsonFile, readTextFile, rlvrCacheDir, writeFileAtomic } from '../util';
 import {
   EVAL_PLAN_FILE,
+  checkpointsByLabelFolder,
   harnessResultsFile,
   parseUnitFileName,
+  parseUnitRecord,
   rowOfUnit,
+  rowOfUnreadableUnit,
   rowsOfWatcherSummary,
   WATCHER_SUMMARY,
   type EvalJobPlan,
   type ResultRow,
-  type UnitRecord,
 } from '../eval-records';
 
 export interface ReadStats {
@@ -39,26 +41,37 @@ export class ObjectCache {
   ) {}
 
   async json(bucket: string, o: S3ObjectInfo): Promise<unknown> {
+    const text = await this.text(bucket, o);
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The object's text; kept in the cache only when it is JSON (one that is not may be rewritten). */
+  async text(bucket: string, o: S3ObjectInfo): Promise<string> {
     this.stats.files++;
     const name = crypto
       .createHash('sha256')
       .update(`${bucket}\u0000${o.key}\u0000${o.etag ?? ''}`)
       .digest('hex');
     const file = path.join(this.dir, name.slice(0, 2), `${name}.json`);
-    if (o.etag && fs.existsSync(file)) return readJsonFile(file, undefined);
+    const cached = o.etag ? readTextFile(file) : undefined;
+    if (cached !== undefined) return cached;
     const text = await this.s3.getObjectText(bucket, o.key);
     this.stats.fetched++;
-    let value: unknown;
+    let json = true;
     try {
-      value = JSON.parse(text);
+      JSON.parse(text);
     } catch {
-      return undefined; // a file being rewritten: not cached
+      json = false;
     }
-    if (o.etag) {
+    if (o.etag && json) {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       writeFileAtomic(file, text);
     }
-    return value;
+    return text;
   }
 }
 
@@ -103,15 +116,35 @@ async function rowsOfUnits(
 ): Promise<ResultRow[]> {
   const list = [...units.values()].filter((u) => u.record);
   // The record and the harness's results read together (a failed unit has no results file).
-  const rows = await mapLimited(list, READ_CONCURRENCY, async (u) => {
+  const reads = await mapLimited(list, READ_CONCURRENCY, async (u) => {
     const harness = harnessResultsFile([...u.files.keys()]);
-    const [record, json] = await Promise.all([
-      cache.json(bucket, u.record!) as Promise<UnitRecord | undefined>,
+    const [text, json] = await Promise.all([
+      cache.text(bucket, u.record!),
       harness ? cache.json(bucket, u.files.get(harness)!) : undefined,
     ]);
-    return record ? rowOfUnit(record, record.exitCode === 0 ? json : undefined, source) : undefined;
+    return {
+      record: u.record!,
+      unitFolder: path.posix.dirname(u.record!.key),
+      text,
+      json,
+      read: parseUnitRecord(text),
+    };
   });
-  return rows.filter((r): r is ResultRow => r !== undefined);
+  // A record that is not one still has its place: the checkpoint its label folder's others name.
+  const known = checkpointsByLabelFolder(reads);
+  const rows = reads.map((r) =>
+    'problem' in r.read
+      ? rowOfUnreadableUnit(
+          r.unitFolder,
+          r.text,
+          r.read.problem,
+          `s3://${bucket}/${r.record.key}`,
+          source,
+          known.get(path.posix.dirname(r.unitFolder)),
+        )
+      : rowOfUnit(r.read.record, r.read.record.exitCode === 0 ? r.json : undefined, source),
+  );
+  return rows;
 }
 
 /**

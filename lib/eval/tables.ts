@@ -36,12 +36,18 @@ export async function resultsOfJobs(
     readonly cwd: string;
     readonly baseline?: string;
     readonly openContext: () => Promise<JobContext>;
+    /**
+     * Told each warning (a unit record that could not be read, naming its file) once, for the caller
+     * to show apart from the table (which lists them too, under its notes).
+     */
+    readonly warn?: (warning: string) => void;
   },
 ): Promise<ResultsOfJobs> {
   const rows: ResultRow[] = [];
   const isLocal = (name: string) => fs.existsSync(path.resolve(options.cwd, name));
+  // Local files named as the user named their folder: a path they can open from where they are.
   for (const name of names.filter(isLocal))
-    rows.push(...readLocalResults(path.resolve(options.cwd, name), `local ${name}`));
+    rows.push(...readLocalResults(path.resolve(options.cwd, name), `local ${name}`, undefined, name));
   const remote = names.filter((n) => !isLocal(n));
   let stats: ReadStats | undefined;
   if (remote.length > 0) {
@@ -75,6 +81,7 @@ export async function resultsOfJobs(
       `--baseline ${options.baseline}: no such row (rows: ${table.rows.map((r) => r.label).join(', ') || 'none'})`,
       'NoSuchBaseline',
     );
+  for (const w of table.warnings) options.warn?.(w);
   return { table, stats };
 }
 

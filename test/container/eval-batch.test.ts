@@ -166,6 +166,28 @@ describe('the image in eval mode (the real entrypoint in this process, a fake lm
     expect(records(path.join(root, 'checkpoints')).filter((r) => r.file.includes('/unit-'))).toHaveLength(8);
   });
 
+  it('a restart runs again a unit whose record came back unreadable (nothing proves it was done)', async () => {
+    const cwd = tempDir('rlvr-eval-cwd-');
+    const plan = await planFor(cwd, 2);
+    const root = mlRootFor(plan, cwd);
+    const runDir = path.join(root, 'checkpoints');
+    fs.rmSync(path.join(root, 'input', 'data', 'ckpt-local', 'b', 'fake-fail-tasks.txt'));
+    expect((await run(root, tempDir('rlvr-eval-tmp-'))).code).toBe(0);
+    const first = records(runDir).find(
+      (r) => r.record.task === 'gsm8k_cot' && r.record.checkpoint.label === 'a',
+    )!;
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- left out on purpose
+    const { deviations: _, ...broken } = first.record;
+    fs.writeFileSync(path.join(runDir, first.file), JSON.stringify(broken));
+    const again = await run(root, tempDir('rlvr-eval-tmp-'));
+    expect(again.code).toBe(0);
+    expect(again.output).toMatch(
+      /a\/gsm8k_cot: its record from an earlier attempt is unreadable \(.*deviations: missing/,
+    );
+    expect(again.output).toMatch(/eval: 1 unit\(s\) ran, 7 skipped/);
+    expect(records(runDir).find((r) => r.file === first.file)!.record.deviations).toEqual([]);
+  });
+
   it('two hosts each run their own share, by their place among the hosts', async () => {
     const cwd = tempDir('rlvr-eval-cwd-');
     const plan = await planFor(cwd, 4, 2);

@@ -1,9 +1,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { IS3, S3ObjectInfo } from '../../lib/aws';
 import { UserError } from '../../lib/errors';
 import { resultsOfJobs } from '../../lib/eval/tables';
+import { S3Layout } from '../../lib/layout';
 import { defaultedJobLogPath, writableJobLogPath } from '../../lib/submission/job-log';
+import { bareEnv, runCli } from '../helpers/cli';
+import { tempDir } from '../helpers/fixtures';
+import { BAD_RECORDS, GOOD_RECORD, writeMalformedUnits } from '../eval-records/malformed-fixture';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'eval-results');
 
@@ -52,6 +57,95 @@ describe('resultsOfJobs (rlvr eval results)', () => {
     ).rejects.toThrow(/bucket/i);
     expect(openContext).toHaveBeenCalledTimes(1);
     expect(close).toHaveBeenCalledTimes(1);
+  });
+});
+
+/** The files of a local folder as an S3 job's run folder (listing, head and GETs), read-only. */
+function folderAsS3(dir: string, layout: S3Layout, job: string): IS3 {
+  const files = (rel = ''): string[] =>
+    fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
+      const r = path.posix.join(rel, e.name);
+      return e.isDirectory() ? files(r) : [r];
+    });
+  const prefix = layout.checkpointsPrefix(job);
+  const objects: S3ObjectInfo[] = files().map((r) => ({
+    key: `${prefix}${r}`,
+    size: fs.statSync(path.join(dir, r)).size,
+    etag: `"${fs.statSync(path.join(dir, r)).mtimeMs}"`,
+  }));
+  return {
+    listObjects: async (_bucket: string, p: string) => objects.filter((o) => o.key.startsWith(p)),
+    headObject: async () => undefined,
+    getObjectText: async (_bucket: string, key: string) =>
+      fs.readFileSync(path.join(dir, key.slice(prefix.length)), 'utf8'),
+  } as unknown as IS3;
+}
+
+describe('malformed unit records (rlvr eval results)', () => {
+  let cache: string;
+  const env = { ...process.env };
+  beforeEach(() => {
+    cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-tables-'));
+    process.env.XDG_CACHE_HOME = cache;
+  });
+  afterEach(() => {
+    process.env.XDG_CACHE_HOME = env.XDG_CACHE_HOME;
+    fs.rmSync(cache, { recursive: true, force: true });
+  });
+
+  const failedCells = (table: Awaited<ReturnType<typeof resultsOfJobs>>['table']) =>
+    table.rows.flatMap((r) => r.cells.filter((c) => c && 'failed' in c));
+
+  it('in a local folder: each a failed cell and a warning naming its path, the good unit its row', async () => {
+    const cwd = tempDir('rlvr-malformed-cwd-');
+    writeMalformedUnits(path.join(cwd, 'eval-run'));
+    const warn = jest.fn();
+    const { table } = await resultsOfJobs(['eval-run'], { cwd, openContext: jest.fn(), warn });
+    expect(table.rows.map((r) => r.label)).toEqual(['base']);
+    expect(table.rows[0].cells.some((c) => c && 'value' in c)).toBe(true);
+    expect(failedCells(table)).toHaveLength(3);
+    const said = warn.mock.calls.map((c) => String(c[0]));
+    expect(said).toHaveLength(3);
+    for (const f of Object.values(BAD_RECORDS))
+      expect(said.some((w) => w.includes(path.join('eval-run', f)))).toBe(true);
+  });
+
+  it('in S3: each a failed cell and a warning naming its key; a repeat (from the cache) warns the same', async () => {
+    const dir = writeMalformedUnits(tempDir('rlvr-malformed-s3-'));
+    const layout = new S3Layout('bucket');
+    const job = 'annotations-adhoc-eval-1';
+    const s3 = folderAsS3(dir, layout, job);
+    const openContext = async () => ({ aws: { s3 }, layout, close: () => undefined }) as never;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const warn = jest.fn();
+      const { table, stats } = await resultsOfJobs([job], { cwd: dir, openContext, warn });
+      expect(table.rows.map((r) => r.label)).toEqual(['base']);
+      expect(table.rows[0].cells.some((c) => c && 'value' in c)).toBe(true);
+      expect(failedCells(table)).toHaveLength(3);
+      const said = warn.mock.calls.map((c) => String(c[0]));
+      expect(said).toHaveLength(3);
+      for (const f of Object.values(BAD_RECORDS))
+        expect(said.some((w) => w.includes(`s3://bucket/${layout.checkpointsPrefix(job)}${f}`))).toBe(true);
+      expect(said.join('\n')).not.toContain(GOOD_RECORD);
+      if (attempt === 1) expect(stats?.fetched).toBeLessThan(stats!.files);
+    }
+  });
+
+  it('`rlvr eval results <folder>` exits 0 with the table, the bad units failed and each bad file named', async () => {
+    const cwd = tempDir('rlvr-malformed-cli-');
+    writeMalformedUnits(path.join(cwd, 'eval-run'));
+    const r = await runCli(['eval', 'results', 'eval-run'], {
+      cwd,
+      env: bareEnv({ XDG_CACHE_HOME: cwd }),
+    });
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\| base +\|/);
+    expect(r.stdout.match(/FAILED/g)).toHaveLength(3);
+    const said = `${r.stdout}${r.stderr}`;
+    for (const f of Object.values(BAD_RECORDS)) expect(said).toContain(path.join('eval-run', f));
+    expect(said).toMatch(/deviations: missing/);
+    expect(said).toMatch(/not JSON/);
   });
 });
 
