@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Command } from 'commander';
 import { openJobContext, type AwsClients } from '../../lib/aws';
 import { CLI_ENV } from '../../lib/layout';
@@ -171,10 +174,37 @@ interface ResultsFlags extends SettingsFlagValues {
   format?: string;
 }
 
+/**
+ * A name that looks like a path is meant as a local run folder: one that is not there, or is a file,
+ * is a slip to name, not a job to look up in S3 (nor an empty table).
+ */
+function checkRunFolders(names: readonly string[], cwd: string): void {
+  for (const name of names) {
+    const abs = path.resolve(cwd, name.startsWith('~/') ? path.join(os.homedir(), name.slice(2)) : name);
+    const exists = fs.existsSync(abs);
+    const pathLike =
+      /^(\.{1,2}|~)?\//.test(name) ||
+      name === '.' ||
+      name === '..' ||
+      (!name.startsWith('s3://') && /[/\\]/.test(name));
+    if (exists && !fs.statSync(abs).isDirectory())
+      throw new UserError(
+        `${name} is a file: eval results reads run folders (results/<run>/) and job names`,
+        'NotARunFolder',
+      );
+    if (pathLike && !exists)
+      throw new UserError(
+        `${name}: no folder at ${abs} (a local run folder; a job is named without a path)`,
+        'NoSuchRunFolder',
+      );
+  }
+}
+
 async function runResults(jobs: string[], flags: ResultsFlags): Promise<number> {
   const format = flags.format ?? 'md';
   if (!['md', 'csv', 'json'].includes(format))
     throw new UserError(`--format ${format}: md, csv or json`, 'BadFlag');
+  checkRunFolders(jobs, process.cwd());
   const { table, stats } = await resultsOfJobs(jobs, {
     cwd: process.cwd(),
     baseline: flags.baseline,

@@ -255,11 +255,14 @@ async function checkedCheckpoints(request: EvalRequest, session: SubmitConnectio
       cwd: request.cwd,
     }),
   );
-  const problems = [...resolved.problems, ...uniqueLabels(resolved.checkpoints)];
+  const problems: Problem[] = [
+    ...resolved.problems,
+    ...uniqueLabels(resolved.checkpoints).map((message): Problem => ({ where: '--checkpoints', message })),
+  ];
   if (problems.length > 0)
     throw new ProblemsError(
       `The checkpoints cannot be evaluated (${problems.length} problem${problems.length > 1 ? 's' : ''})`,
-      problems.map((message): Problem => ({ where: '--checkpoints', message })),
+      problems,
     );
   return resolved;
 }

@@ -155,6 +155,16 @@ async function resolveJobRef(
   return { checkpoints, problems, warnings };
 }
 
+/**
+ * The upload that puts a model where a model name maps (`models/<Name>/`): `rlvr upload model` names it
+ * after its folder unless --name says otherwise; another bucket or prefix is the settings' own.
+ */
+function uploadCommand(model: string, folder: S3Folder, layout: S3Layout): string {
+  const name = model.split('/')[1];
+  const where = folder.bucket === layout.bucket ? '' : ` --bucket ${folder.bucket}`;
+  return `rlvr upload model <local folder> --name ${name}${where} (to ${uri(folder)})`;
+}
+
 function expandHome(p: string): string {
   return p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
 }
@@ -167,9 +177,17 @@ function expandHome(p: string): string {
 export async function resolveCheckpoints(
   refs: readonly LabelledRef[],
   ctx: ResolveContext,
-): Promise<{ checkpoints: ResolvedCheckpoint[]; problems: string[]; warnings: string[] }> {
+): Promise<{ checkpoints: ResolvedCheckpoint[]; problems: Problem[]; warnings: string[] }> {
   const checkpoints: ResolvedCheckpoint[] = [];
-  const problems: string[] = [];
+  const problems: Problem[] = [];
+  // A reference an eval config wrote is reported at its entry; one from the command line at the flag.
+  const add = (r: LabelledRef, message: string): void => {
+    problems.push(
+      r.source
+        ? { where: r.source.where, location: r.source.location, message }
+        : { where: '--checkpoints', message },
+    );
+  };
   const warnings: string[] = [];
   const jobRefs = refs.filter((r) => r.ref.kind === 'job');
   for (const r of refs) {
@@ -178,17 +196,18 @@ export async function resolveCheckpoints(
     if (ref.kind === 'local') {
       const abs = path.resolve(ctx.cwd, expandHome(ref.path));
       if (!ctx.local) {
-        problems.push(
-          `${r.given}: a local folder can be evaluated only with --local (a SageMaker job cannot read it); upload it with rlvr upload and name its s3:// folder`,
+        add(
+          r,
+          `${r.given}: a local folder can be evaluated only with --local (a SageMaker job cannot read it); upload it with rlvr upload model ${ref.path} --name <name> and name the model (org/<name>) or its s3:// folder`,
         );
         continue;
       }
       if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) {
-        problems.push(`${r.given}: no folder at ${abs}`);
+        add(r, `${r.given}: no folder at ${abs}`);
         continue;
       }
       const { problem, note } = loadabilityNote(folderVerdict(localCheckpointFiles(abs)), r.given);
-      if (problem) problems.push(problem);
+      if (problem) add(r, problem);
       else
         checkpoints.push({ label: r.label, id: abs, given: r.given, local: abs, notes: note ? [note] : [] });
       continue;
@@ -200,7 +219,8 @@ export async function resolveCheckpoints(
       if (!ctx.aws) {
         const names = ref.select === 'all' ? [] : ref.select === 'final' ? ['final'] : ref.select;
         if (ref.select === 'all')
-          problems.push(
+          add(
+            r,
             `${r.given}: listing a job's checkpoints needs AWS (${ctx.noAwsNote ?? 'no AWS'}); name them: ${ref.job}:step20,step40`,
           );
         for (const n of names)
@@ -217,7 +237,7 @@ export async function resolveCheckpoints(
       }
       const found = await resolveJobRef({ ...ctx, aws: ctx.aws }, r, ref, labelFor);
       checkpoints.push(...found.checkpoints);
-      problems.push(...found.problems.map((p) => `${r.given}: ${p}`));
+      for (const p of found.problems) add(r, `${r.given}: ${p}`);
       warnings.push(...found.warnings);
       continue;
     }
@@ -243,8 +263,9 @@ export async function resolveCheckpoints(
     }
     const check = await s3FolderCheck(ctx.aws, folder);
     if (check.problem) {
-      problems.push(
-        `${r.given}: ${check.problem}${ref.kind === 'model' ? `; upload it first: rlvr upload <local folder> ${uri(folder)}` : ''}`,
+      add(
+        r,
+        `${r.given}: ${check.problem}${ref.kind === 'model' ? `; upload it first: ${uploadCommand(ref.name, folder, ctx.layout)}` : ''}`,
       );
       continue;
     }
