@@ -209,6 +209,8 @@ async function runResults(jobs: string[], flags: ResultsFlags): Promise<number> 
     cwd: process.cwd(),
     baseline: flags.baseline,
     openContext: () => openJobContext({ settings: settingsOf(flags) }),
+    // A unit record that could not be read is a failed cell in the table and a warning here.
+    warn: (warning) => process.stderr.write(`warning: ${warning}\n`),
   });
   process.stdout.write(
     format === 'csv' ? tableCsv(table) : format === 'json' ? tableJson(table) : tableMarkdown(table),
