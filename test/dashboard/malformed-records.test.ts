@@ -1,6 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the JSON answers of the API under test */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/browser';
 import { bareEnv, runCli } from '../helpers/cli';
 import {
   makeResultsFixture,
@@ -11,6 +13,7 @@ import {
   type ResultsFixture,
 } from '../helpers/dashboard';
 import { BAD_RECORDS, writeMalformedUnits } from '../eval-records/malformed-fixture';
+import { itWithPeer } from '../helpers/moto';
 
 /*
  * A run folder holding unit records that are not records (one missing `deviations`, one
@@ -58,6 +61,27 @@ describe('the dashboard with malformed unit records in a run folder', () => {
     // Past the eval rows' re-read interval too: another run's page.
     expect((await get(`/api/run?id=${sweepRun(0)}`)).status).toBe(200);
   });
+
+  itWithPeer('chromium', chromiumAvailable())(
+    'the run page in Chromium shows the bad units as failed cells, with their reason, and names each bad file',
+    async () => {
+      let browser: Browser | undefined;
+      try {
+        browser = await launchChromium();
+        const page = await browser.newPage();
+        await page.goto(`http://127.0.0.1:${dash.server.port}/#/run/${TRAINING_RUN}`);
+        await page.waitForSelector('ul.eval-warnings li', { timeout: 15_000 });
+        const warnings = await page.locator('ul.eval-warnings li').allTextContents();
+        expect(named(warnings)).toEqual([true, true, true]);
+        const reasons = await page
+          .locator('table.evals td[title]')
+          .evaluateAll((tds) => tds.map((td) => td.getAttribute('title') ?? ''));
+        expect(reasons.filter((r) => /unreadable unit record/.test(r))).toHaveLength(3);
+      } finally {
+        await browser?.close();
+      }
+    },
+  );
 
   it('answers /api/compare with the warnings', async () => {
     const r = await get(`/api/compare?ids=${TRAINING_RUN},${sweepRun(0)}&axis=step&width=500&keys=`);

@@ -19,6 +19,19 @@ function cellText(c: Cell): string {
 export function evalTableEl(table: ResultsTable | undefined): HTMLElement {
   if (!table || table.rows.length === 0)
     return h('div', { class: 'empty' }, 'no eval results for these checkpoints');
+  // Unit records that could not be read: each a failed cell, named here so the page says why.
+  const warnings = table.warnings ?? [];
+  const el = evalTableOnly(table);
+  if (warnings.length === 0) return el;
+  return h(
+    'div',
+    {},
+    el,
+    h('ul', { class: 'eval-warnings' }, ...warnings.map((w) => h('li', {}, `warning: ${w}`))),
+  );
+}
+
+function evalTableOnly(table: ResultsTable): HTMLElement {
   return h(
     'table',
     { class: 'evals' },
@@ -36,7 +49,14 @@ export function evalTableEl(table: ResultsTable | undefined): HTMLElement {
       'tbody',
       {},
       ...table.rows.map((r) =>
-        h('tr', {}, h('td', {}, r.label), ...r.cells.map((c) => h('td', { class: 'num' }, cellText(c)))),
+        h(
+          'tr',
+          {},
+          h('td', {}, r.label),
+          ...r.cells.map((c) =>
+            h('td', { class: 'num', ...(c && 'failed' in c ? { title: c.failed } : {}) }, cellText(c)),
+          ),
+        ),
       ),
     ),
   );
