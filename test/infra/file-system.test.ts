@@ -5,7 +5,14 @@ import { parseInfraProps } from '../../lib/infra';
 import { SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../../lib/layout';
 import { settingsSchema } from '../../lib/settings/settings';
 import { itWithPeer } from '../helpers/moto';
-import { ACCOUNT, allowedBy, createStatements, REGION, resolver, type Conditions } from './conditions';
+import {
+  ACCOUNT,
+  admittingStatements,
+  createStatements,
+  REGION,
+  resolver,
+  type Conditions,
+} from './simulate';
 import { FULL_CONTEXT, nagMismatches, synth, type Synthesized } from './synth';
 
 /* The shared file system multi-host jobs mount (-c rlvr:sharedFileSystem=efs): what it is, who reaches it. */
@@ -233,10 +240,11 @@ function withChannel(
 }
 
 describe("the submitter's CreateTrainingJob statements with the shared file system", () => {
+  let s: Synthesized;
   let statements: Record<string, Conditions>;
   let fsId: string;
   beforeAll(() => {
-    const s = synth(EFS_ISOLATION_OPTIONAL);
+    s = synth(EFS_ISOLATION_OPTIONAL);
     statements = createStatements(s);
     fsId = resolver(s.json as never)({ Ref: idOf(s, 'AWS::EFS::FileSystem') }) as string;
   });
@@ -268,7 +276,7 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
     );
   });
 
-  it('admits and refuses requests as IAM would', () => {
+  it('admits and refuses requests as IAM would (the simulator, each statement on its own)', async () => {
     const base = baseRequest(statements.CreateOurTrainingJobs);
     const mount = { FileSystemId: fsId };
     const cases: [string, CreateTrainingJobRequest, string[]][] = [
@@ -299,7 +307,7 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
       ['as FSx for Lustre', withChannel(base, { ...mount, FileSystemType: 'FSxLustre' }, false), []],
     ];
     for (const [what, request, allowed] of cases)
-      expect([what, allowedBy(statements, request)]).toEqual([what, allowed]);
+      expect([what, await admittingStatements(s, request)]).toEqual([what, allowed]);
   });
 
   it("keeps the submitter policy within IAM's managed-policy size (6,144 characters) with every option on", () => {
@@ -325,14 +333,16 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
     });
   });
 
-  it('by default (sharedFileSystemIsolation required) one statement: a job mounting it stays isolated', () => {
-    const s = synth(EFS_CONTEXT);
-    const strict = createStatements(s);
+  it('by default (sharedFileSystemIsolation required) one statement: a job mounting it stays isolated', async () => {
+    const required = synth(EFS_CONTEXT);
+    const strict = createStatements(required);
     expect(Object.keys(strict)).toEqual(['CreateOurTrainingJobs']);
-    const id = resolver(s.json as never)({ Ref: idOf(s, 'AWS::EFS::FileSystem') }) as string;
+    const id = resolver(required.json as never)({ Ref: idOf(required, 'AWS::EFS::FileSystem') }) as string;
     const base = baseRequest(strict.CreateOurTrainingJobs);
-    expect(allowedBy(strict, withChannel(base, { FileSystemId: id }))).toEqual(['CreateOurTrainingJobs']);
-    expect(allowedBy(strict, withChannel(base, { FileSystemId: id }, false))).toEqual([]);
+    expect(await admittingStatements(required, withChannel(base, { FileSystemId: id }))).toEqual([
+      'CreateOurTrainingJobs',
+    ]);
+    expect(await admittingStatements(required, withChannel(base, { FileSystemId: id }, false))).toEqual([]);
   });
 
   it('refuses sharedFileSystemIsolation without the file system, and a value off its list', () => {
@@ -358,15 +368,16 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
     ['VPC', VPC_CONTEXT],
   ])(
     'without the option (%s), no job may mount any file system, and there is no second statement',
-    (_label, context) => {
-      const without = createStatements(synth(context));
+    async (_label, context) => {
+      const synthesized = synth(context);
+      const without = createStatements(synthesized);
       expect(Object.keys(without)).toEqual(['CreateOurTrainingJobs']);
       expect(without.CreateOurTrainingJobs.Null).toMatchObject({ 'sagemaker:FileSystemId': 'true' });
       expect(without.CreateOurTrainingJobs).not.toHaveProperty(['StringEqualsIfExists']);
       // A request this stack admits, but for a file-system channel: refused for the channel alone.
       const base = baseRequest(without.CreateOurTrainingJobs);
-      expect(allowedBy(without, base)).toEqual(['CreateOurTrainingJobs']);
-      expect(allowedBy(without, withChannel(base, {}))).toEqual([]);
+      expect(await admittingStatements(synthesized, base)).toEqual(['CreateOurTrainingJobs']);
+      expect(await admittingStatements(synthesized, withChannel(base, {}))).toEqual([]);
     },
   );
 });

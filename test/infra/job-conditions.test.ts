@@ -3,13 +3,14 @@ import * as path from 'node:path';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { bareEnv, runCli } from '../helpers/cli';
 import { REPO_ROOT } from '../helpers/fixtures';
-import { ACCOUNT, brokenConditions, createConditions, REGION } from './conditions';
+import { ACCOUNT, createConditions, type Principal, REGION, simulateCreate, submitter } from './simulate';
 import { FULL_CONTEXT, synth } from './synth';
 
 /*
  * Issue 19, "the stack enforces what the launcher promises": the submitter policy's CreateTrainingJob
- * conditions, read from the synthesized template, evaluated against the request the launcher builds for
- * every example config (`rlvr submit … --dry-run --json` with the stack's settings as flags).
+ * conditions, read from the synthesized template, and the request the launcher builds for every example
+ * config (`rlvr submit … --dry-run --json` with the stack's settings as flags) evaluated against the
+ * submitter's policy by an IAM policy simulator (simulate.ts).
  */
 
 const EXAMPLES = fs
@@ -54,9 +55,12 @@ describe.each([
   ],
 ])('CreateTrainingJob conditions of the stack (%s)', (_label, context) => {
   let conditions: Record<string, Record<string, unknown>>;
+  let principal: Principal;
   const requests = new Map<string, CreateTrainingJobRequest>();
   beforeAll(async () => {
-    conditions = createConditions(synth(context));
+    const s = synth(context);
+    conditions = createConditions(s);
+    principal = submitter(s);
     for (const config of EXAMPLES) requests.set(config, await dryRunRequest(conditions, config));
   }, 120_000);
 
@@ -78,9 +82,9 @@ describe.each([
     expect(conditions.Bool).not.toHaveProperty(['sagemaker:InterContainerTrafficEncryption']);
   });
 
-  it.each(EXAMPLES)("allows the launcher's request for %s", (config) => {
+  it.each(EXAMPLES)("allows the launcher's request for %s", async (config) => {
     const request = requests.get(config)!;
-    expect(brokenConditions(conditions, request)).toEqual([]);
+    expect(await simulateCreate(principal, request)).toBe('Allowed');
     // Their instance types have local storage: no volume key (AWS refuses one), the output key set.
     expect(request.ResourceConfig?.VolumeKmsKeyId).toBeUndefined();
     expect(request.OutputDataConfig?.KmsKeyId).toMatch(/^arn:aws:kms:/);
@@ -129,37 +133,44 @@ describe.each([
         : 'Null sagemaker:FileSystemId',
     ],
   ];
-  it.each(mutations)('denies a request with %s', (_what, mutate, broken) => {
+  // The unchanged request is allowed (above), so the one change is what the simulator denies; the
+  // condition named is the statement's that the change breaks.
+  it.each(mutations)('denies a request with %s', async (_what, mutate, broken) => {
+    const [operator, key] = broken.split(' ');
+    expect(conditions[operator]).toHaveProperty([key]);
     const request = structuredClone(requests.get(EXAMPLES[0])!);
     mutate(request);
-    expect(brokenConditions(conditions, request)).toContain(broken);
+    expect(await simulateCreate(principal, request)).toBe('ImplicitlyDenied');
   });
 
-  it('with the VPC, denies a job outside the stack subnets or without a VPC', () => {
+  it('with the VPC, denies a job outside the stack subnets or without a VPC', async () => {
     if (!('rlvr:vpc' in context)) return expect(conditions.Null).not.toHaveProperty(['sagemaker:VpcSubnets']);
     const outside = structuredClone(requests.get(EXAMPLES[0])!);
     outside.VpcConfig!.Subnets = ['subnet-elsewhere'];
-    expect(brokenConditions(conditions, outside)).toEqual(['ForAllValues:StringEquals sagemaker:VpcSubnets']);
+    expect(await simulateCreate(principal, outside)).toBe('ImplicitlyDenied');
     const none = structuredClone(requests.get(EXAMPLES[0])!);
     delete none.VpcConfig;
-    expect(brokenConditions(conditions, none)).toEqual([
-      'Null sagemaker:VpcSubnets',
-      'Null sagemaker:VpcSecurityGroupIds',
-    ]);
+    expect(conditions.Null).toMatchObject({
+      'sagemaker:VpcSubnets': 'false',
+      'sagemaker:VpcSecurityGroupIds': 'false',
+    });
+    expect(await simulateCreate(principal, none)).toBe('ImplicitlyDenied');
   });
 });
 
 describe('stack options that change the conditions', () => {
   it('rlvr:networkIsolation=false lets a trainer that needs the network be submitted', async () => {
-    const conditions = createConditions(synth({ 'rlvr:networkIsolation': false }));
+    const s = synth({ 'rlvr:networkIsolation': false });
+    const conditions = createConditions(s);
     expect(conditions.Bool ?? {}).not.toHaveProperty(['sagemaker:NetworkIsolation']);
     const request = await dryRunRequest(conditions, EXAMPLES[0], ['--no-network-isolation']);
     expect(request.EnableNetworkIsolation).toBe(false);
-    expect(brokenConditions(conditions, request)).toEqual([]);
+    expect(await simulateCreate(submitter(s), request)).toBe('Allowed');
   });
 
   it('rlvr:interContainerTrafficEncryption requires it of every job (IAM sees no instance count)', async () => {
-    const conditions = createConditions(synth({ 'rlvr:interContainerTrafficEncryption': true }));
+    const s = synth({ 'rlvr:interContainerTrafficEncryption': true });
+    const conditions = createConditions(s);
     expect(conditions.Bool).toEqual({
       'sagemaker:NetworkIsolation': 'true',
       'sagemaker:InterContainerTrafficEncryption': 'true',
@@ -167,9 +178,9 @@ describe('stack options that change the conditions', () => {
     // The launcher sets EnableInterContainerTrafficEncryption for every job, so every job is admitted.
     const request = await dryRunRequest(conditions, EXAMPLES[0]);
     expect(request.EnableInterContainerTrafficEncryption).toBe(true);
-    expect(brokenConditions(conditions, request)).toEqual([]);
+    expect(await simulateCreate(submitter(s), request)).toBe('Allowed');
     request.EnableInterContainerTrafficEncryption = false;
-    expect(brokenConditions(conditions, request)).toEqual(['Bool sagemaker:InterContainerTrafficEncryption']);
+    expect(await simulateCreate(submitter(s), request)).toBe('ImplicitlyDenied');
   });
 
   it('rlvr:instanceTypes and rlvr:maxRuntimeHours set the list and the ceiling', () => {
