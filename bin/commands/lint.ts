@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ALL_RULES, EVAL_RULES, ruleOf, type AllowedFinding } from '../../lib/config';
+import { ALL_RULES, EVAL_RULES, ruleOf, SCHEMA_RULES, type AllowedFinding } from '../../lib/config';
 import { lintConfigFile, type LintCurricula, type LintReport } from '../../lib/jobs';
 import { formatLocation, formatProblem, UserError, type Problem } from '../../lib/errors';
 import { requireLayout } from '../../lib/aws';
@@ -19,12 +19,21 @@ export function registerLint(program: Command): void {
     .description('check training and eval configs as a submit would (no AWS, no image); exit 2 on errors')
     .argument('[configs...]', 'training or eval config files')
     .option('--strict', "likely typos of the trainer's keys are errors, not warnings")
-    .option('--rules', 'list the rules by id, what each guards, and which a config can allow or acknowledge')
+    .option(
+      '--rules',
+      'list the rules by id, what each guards, and which a config can allow (launcher.allow); takes no config',
+    )
     .option('--curricula', "also check each order file's ids against its dataset copy in S3 (needs AWS)")
     .option('--json', 'print the findings as JSON')
     .action(
       exits(async (configs: string[], flags: LintFlags) => {
         if (flags.rules) {
+          // Listing the rules would otherwise pass over the configs named, as if they had been checked.
+          if (configs.length > 0)
+            throw new UserError(
+              `--rules lists the rules and takes no config (given ${configs.join(', ')}): run rlvr lint --rules, then rlvr lint ${configs.join(' ')}`,
+              'BadFlag',
+            );
           print(flags, { rules: rulesJson() }, rulesText);
           return 0;
         }
@@ -52,7 +61,7 @@ function rulesJson() {
   return ALL_RULES.map((r) => ({
     id: r.id,
     name: r.name,
-    config: EVAL_RULES.some((e) => e.id === r.id) ? 'eval' : 'training',
+    config: r.id === SCHEMA_RULES.eval.id || EVAL_RULES.some((e) => e.id === r.id) ? 'eval' : 'training',
     severity: r.severity,
     ...(r.strictSeverity ? { strictSeverity: r.strictSeverity } : {}),
     allowable: r.allowable,
@@ -70,7 +79,8 @@ function rulesText(): string {
   }
   out +=
     '\n* an error with --strict. allow: launcher.allow may silence it, with a reason ({RLVR120: "why"}).\n';
-  out += '\nlauncher.acknowledge (older form, no reason: the error stays as a warning that names it):\n';
+  out +=
+    '\nlauncher.acknowledge, the older form of launcher.allow (no reason; still accepted with a warning, the error stays as a warning that names it):\n';
   for (const r of ALL_RULES) if (r.acknowledge) out += `${r.acknowledge.padEnd(20)}= ${r.id} ${r.name}\n`;
   return out;
 }

@@ -21,7 +21,7 @@ export { RULE_IDS, type AllowedFinding, type RuleId };
  * What the config rules (./rules, one file each) found. Errors stop a submit; warnings are shown in the
  * plan and do not. Findings of a rule the config allows (`launcher.allow: {RLVR120: "why"}`) are neither:
  * they are returned in `allowed`, with the reason. Incident rules named in `launcher.acknowledge` (the
- * older form) stay warnings that name them.
+ * older form of `launcher.allow`, still accepted with a warning) stay warnings that name them.
  */
 export interface CheckResult {
   readonly errors: Problem[];
@@ -77,8 +77,8 @@ function runRules<C>(
   into: Required<CheckResult>,
 ): void {
   for (const rule of rules) {
-    const severity = (filing.strict && rule.strictSeverity) || rule.severity;
-    for (const found of rule.check(context)) {
+    for (const { severity: own, ...found } of rule.check(context)) {
+      const severity = (filing.strict && rule.strictSeverity) || own || rule.severity;
       const problem: RuleProblem = { ...found, rule: rule.id };
       const reason = filing.allow.get(rule.id);
       if (reason !== undefined) {
@@ -88,8 +88,8 @@ function runRules<C>(
         into.warnings.push(problem);
       } else if (rule.acknowledge && filing.acknowledged.has(rule.acknowledge)) {
         into.warnings.push({ ...problem, message: `${problem.message} (acknowledged: ${rule.acknowledge})` });
-      } else if (rule.acknowledge) {
-        const hint = `${problem.hint ?? ''}${problem.hint ? ' ' : ''}If this is deliberate, add "${rule.acknowledge}" to launcher.acknowledge.`;
+      } else if (rule.allowable) {
+        const hint = `${problem.hint ?? ''}${problem.hint ? ' ' : ''}If this is deliberate, allow it with a reason: launcher.allow: {${rule.id}: "<why>"}.`;
         into.errors.push({ ...problem, hint });
       } else {
         into.errors.push(problem);
@@ -105,9 +105,10 @@ export function checkTrainingConfig(
   options: TrainingCheckOptions,
 ): CheckResult & { allowed: AllowedFinding[] } {
   const allowances = readAllowances(config, file, TRAINING_RULES);
+  const acknowledged = acknowledgementProblems(config, file, TRAINING_RULES);
   const result: Required<CheckResult> = {
-    errors: acknowledgementProblems(config, file),
-    warnings: [],
+    errors: acknowledged.errors,
+    warnings: acknowledged.warnings,
     allowed: [],
   };
   const filing = {

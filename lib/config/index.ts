@@ -29,8 +29,10 @@ export {
 export {
   ALL_RULES,
   EVAL_RULES,
+  SCHEMA_RULES,
   TRAINING_RULES,
   ruleOf,
+  withRule,
   type EvalRule,
   type Rule,
   type RuleCode,

@@ -2,7 +2,8 @@ import * as path from 'node:path';
 import type { z } from 'zod';
 import { ProblemsError, type Problem } from '../errors';
 import { checkEvalConfig, checkTrainingConfig, type CheckResult } from './checks';
-import type { AllowedFinding } from './rules/rule';
+import { SCHEMA_RULES, withRule } from './rules';
+import type { AllowedFinding, RuleCode } from './rules/rule';
 import { evalConfigSchema, type EvalConfig } from './eval-schema';
 import { trainingConfigSchema, type TrainingConfig } from './training-schema';
 import { BUILT_IN_PROFILES, selectTrainer, type TrainerProfile, type TrainerSelection } from '../trainers';
@@ -26,6 +27,16 @@ export interface LoadedConfig<T> {
   readonly allowed: readonly AllowedFinding[];
 }
 
+/** Reads the file; its YAML problems (syntax, aliases, a key written twice) carry `rule`'s id. */
+function readFile(filePath: string, displayPath: string, text: string | undefined, rule: RuleCode): YamlFile {
+  try {
+    return text === undefined ? YamlFile.read(filePath, displayPath) : YamlFile.parse(text, displayPath);
+  } catch (err) {
+    if (err instanceof ProblemsError) throw new ProblemsError(err.title, withRule(err.problems, rule));
+    throw err;
+  }
+}
+
 function load<T>(
   filePath: string,
   kind: string,
@@ -34,16 +45,17 @@ function load<T>(
   displayPath: string,
   text?: string,
 ): LoadedConfig<T> {
-  const file = text === undefined ? YamlFile.read(filePath, displayPath) : YamlFile.parse(text, displayPath);
+  const rule = kind === 'eval config' ? SCHEMA_RULES.eval.id : SCHEMA_RULES.training.id;
+  const file = readFile(filePath, displayPath, text, rule);
   const raw = file.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ProblemsError(`${displayPath} is not a valid ${kind}`, [
-      { location: file.locate([]), where: '(top level)', message: 'expected a mapping of sections' },
+      { location: file.locate([]), where: '(top level)', message: 'expected a mapping of sections', rule },
     ]);
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const problems = zodIssuesToProblems(parsed.error.issues, file, schema, raw);
+    const problems = withRule(zodIssuesToProblems(parsed.error.issues, file, schema, raw), rule);
     // Cross-key checks on the raw value too, so one run reports everything; they may trip over
     // values of the wrong type, which the schema problems already name.
     try {
@@ -70,7 +82,7 @@ function load<T>(
     file,
     text: file.text,
     value: parsed.data,
-    warnings: [...file.duplicateKeyWarnings, ...warnings],
+    warnings: [...withRule(file.duplicateKeyWarnings, rule), ...warnings],
     allowed: allowed ?? [],
     trainer,
   };
@@ -116,7 +128,10 @@ function trainingCheck(options: TrainingLoadOptions) {
     if ('problem' in picked) {
       const at = picked.problem.at === 'trainer' ? ['launcher', 'trainer'] : [];
       return {
-        errors: [file.problem(at, picked.problem.message, picked.problem.hint)],
+        errors: withRule(
+          [file.problem(at, picked.problem.message, picked.problem.hint)],
+          SCHEMA_RULES.training.id,
+        ),
         warnings: [],
       };
     }

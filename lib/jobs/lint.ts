@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import {
   loadEvalConfig,
   loadTrainingConfig,
+  SCHEMA_RULES,
+  withRule,
   YamlFile,
   type AllowedFinding,
   type LoadedConfig,
@@ -47,9 +49,10 @@ export async function lintConfigFile(
   displayPath = file,
   options: { strict?: boolean; cwd?: string; curricula?: LintCurricula } = {},
 ): Promise<LintReport> {
-  const raw = YamlFile.read(file, displayPath).toJS();
-  const kind = isMap(raw) && 'roles' in raw ? 'training' : 'eval';
+  let kind: LintReport['kind'] = 'training';
   try {
+    const raw = YamlFile.read(file, displayPath).toJS();
+    kind = isMap(raw) && 'roles' in raw ? 'training' : 'eval';
     if (kind === 'eval') {
       const loaded = loadEvalConfig(file, displayPath);
       return { file: displayPath, kind, errors: [], warnings: loaded.warnings, allowed: [] };
@@ -71,8 +74,11 @@ export async function lintConfigFile(
     };
     return options.curricula ? await withCurricula(report, loaded, file, options.curricula) : report;
   } catch (err) {
-    if (err instanceof ProblemsError)
-      return { file: displayPath, kind, errors: err.problems, warnings: [], allowed: [] };
+    // A file that is not YAML is reported as a training config's (its kind cannot be told).
+    if (err instanceof ProblemsError) {
+      const errors = withRule(err.problems, SCHEMA_RULES[kind].id);
+      return { file: displayPath, kind, errors, warnings: [], allowed: [] };
+    }
     throw err;
   }
 }

@@ -58,8 +58,11 @@ export interface TrainerProfile {
   readonly requiredSections: readonly string[];
   /** Keys it indexes without a default, each with where (file:line). */
   readonly requiredKeys: Readonly<Record<DottedKey, string>>;
-  /** Said once when required keys are missing (e.g. which older trainer the config was written for). */
-  readonly missingKeysHint?: string;
+  /**
+   * Said once when required keys are missing (e.g. which older trainer the config was written for), only
+   * when one of `ifMissing` is among them: it describes configs that lack those.
+   */
+  readonly missingKeysHint?: { readonly text: string; readonly ifMissing: readonly DottedKey[] };
   /** Roles it looks up by name (all must be listed). */
   readonly requiredRoles: readonly string[];
   /**

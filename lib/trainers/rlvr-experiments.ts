@@ -595,8 +595,10 @@ export const BUILT_IN_PROFILES: readonly TrainerProfile[] = [
       'training.checkpoint_interval': 'E/train_grpo_sft.py:497',
       'training.max_steps': 'E/train_grpo_sft.py:505',
     },
-    missingKeysHint:
-      'Configs without training.alpha_grpo / alpha_sft were written for the former train_grpo.py: for train_grpo_sft add alpha_grpo: 1.0, alpha_sft: 0.0 and max_steps, or run the old trainer knowingly with launcher.trainer: grpo-legacy.',
+    missingKeysHint: {
+      text: 'Configs without training.alpha_grpo / alpha_sft were written for the former train_grpo.py: for train_grpo_sft add alpha_grpo: 1.0, alpha_sft: 0.0 and max_steps, or run the old trainer knowingly with launcher.trainer: grpo-legacy.',
+      ifMissing: ['training.alpha_grpo', 'training.alpha_sft'],
+    },
     requiredRoles: ['trainer', 'reference', 'rollout'],
     losses: ['grpo', 'drgrpo', 'dapo'], // E/train_grpo_sft.py:146-154 (default drgrpo)
     samples: true,

@@ -90,20 +90,44 @@ describe('launcher.allow', () => {
     expect(without.allowed).toEqual([]);
   });
 
-  it('outranks launcher.acknowledge, which still turns an incident error into a warning that names it', () => {
+  it('outranks launcher.acknowledge, its older form: still accepted, with a warning that says what to write', () => {
     const acknowledged = check(gsm8kWith(SEED, withLauncher('  acknowledge: [sampling-seed]\n')));
     expect(acknowledged.errors).toEqual([]);
     expect(acknowledged.warnings.map((w) => [ruleOf(w), w.message])).toEqual([
+      [
+        'RLVR123',
+        'launcher.acknowledge is the older form of launcher.allow (no reason): still accepted, each acknowledged error stays a warning',
+      ],
       [
         'RLVR120',
         'a fixed sampling seed makes all n rollouts of a prompt identical (zero GRPO advantage) (acknowledged: sampling-seed)',
       ],
     ]);
+    expect(acknowledged.warnings[0].hint).toMatch(/^Write launcher\.allow: \{RLVR120: "<why>"\} instead/);
     const both = check(
       gsm8kWith(SEED, withLauncher('  acknowledge: [sampling-seed]\n  allow: {RLVR120: "sampler test"}\n')),
     );
-    expect(both.warnings).toEqual([]);
+    expect(both.warnings.map(ruleOf)).toEqual(['RLVR123']);
     expect(both.allowed.map((a) => a.rule)).toEqual(['RLVR120']);
+  });
+
+  it('speaks of launcher.allow alone: no hint of a rule finding names launcher.acknowledge', () => {
+    // RLVR119, RLVR120 and RLVR122 at once; RLVR116 with a trainer that saves no checkpoints.
+    const stops: [string, string] = [
+      'stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"]',
+      'stop: ["\\n\\n"]',
+    ];
+    const incidents = check(gsm8kWith(SEED, CHAT_TEMPLATE, stops));
+    expect(incidents.errors.map(ruleOf).sort()).toEqual(['RLVR119', 'RLVR120', 'RLVR122']);
+    for (const e of incidents.errors) {
+      expect(e.hint).toContain(`launcher.allow: {${ruleOf(e)!}: "<why>"}`);
+      expect(e.hint).not.toMatch(/acknowledge/);
+    }
+    const text = gsm8kWith(withLauncher('  trainer: grpo-minimal\n  allow: {RLVR116: "no checkpoints"}\n'));
+    const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'no-checkpoints.yaml', text)));
+    const all = err.problems.filter((p) => ['RLVR116', 'RLVR123'].includes(ruleOf(p) ?? ''));
+    expect(all.map(ruleOf).sort()).toEqual(['RLVR116', 'RLVR123']);
+    for (const p of all) expect(`${p.message} ${p.hint ?? ''}`).not.toMatch(/acknowledge/);
   });
 
   const refused: [string, string, string, RegExp][] = [
@@ -137,7 +161,7 @@ describe('launcher.allow', () => {
       'a rule whose findings lose the work',
       '  allow:\n    RLVR116: why\n',
       'RLVR116',
-      /RLVR116 \(no-checkpoints\) cannot be allowed.*\n.*add "no-checkpoints" to launcher\.acknowledge/,
+      /RLVR116 \(no-checkpoints\) cannot be allowed.*\n.*stay errors: fix the config\.$/,
     ],
     [
       'a list instead of a mapping',
@@ -179,12 +203,12 @@ describe('launcher.allow', () => {
       expect(RULE_DOCS[rule.acknowledge!]).toBe(rule.doc);
   });
 
-  it('tags every problem a rule found with its id, and leaves schema problems untagged', () => {
+  it('tags every problem a rule found with its id, and schema problems with RLVR100', () => {
     const text = gsm8kWith(CHAT_TEMPLATE, ['max_runtime: 24h', 'max_runtime: forever']);
     const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'tags.yaml', text)));
     expect(err.problems.map((p) => [p.where, ruleOf(p)])).toEqual([
       ['data_iter.skip_chat_template', 'RLVR119'],
-      ['launcher.max_runtime', undefined],
+      ['launcher.max_runtime', 'RLVR100'],
     ]);
   });
 });

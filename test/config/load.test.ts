@@ -5,6 +5,7 @@ import {
   isPyyamlFloatTrap,
   loadEvalConfig,
   loadTrainingConfig,
+  ruleOf,
   stringifyForTrainer,
 } from '../../lib/config';
 import { ProblemsError, formatProblem } from '../../lib/errors';
@@ -205,17 +206,26 @@ describe('loading training configs', () => {
 
 describe("the trainer's own keys", () => {
   const dir = tempDir();
-  it('warns about a likely typo of an optional key, and refuses it under --strict', () => {
+  it('refuses a likely typo of a key the chosen trainer reads, even an optional one', () => {
     const text = gsm8kWith(['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']);
     const file = writeConfig(dir, 'typo.yaml', text);
-    const loaded = loadTrainingConfig(file);
-    const warning = loaded.warnings.find((w) => /rollout_timeout_ss/.test(w.message));
-    expect(formatProblem(warning!)).toMatch(
-      /unknown key "rollout_timeout_ss" — did you mean "rollout_timeout_s"\?/,
+    const err = problemsOf(() => loadTrainingConfig(file));
+    const problem = err.problems.find((p) => /rollout_timeout_ss/.test(p.message));
+    expect(formatProblem(problem!)).toMatch(
+      /unknown key "rollout_timeout_ss" — did you mean "rollout_timeout_s"\?[\s\S]*train_grpo_sft\.py reads "rollout_timeout_s"/,
     );
-    expect(warning!.location!.line).toBe(lineOf(text, 'rollout_timeout_ss'));
+    expect(problem!.location!.line).toBe(lineOf(text, 'rollout_timeout_ss'));
+  });
+
+  it('warns about a likely typo of a key only another trainer reads, and refuses it under --strict', () => {
+    // jsd_alpha is read by the distillation trainers, not by train_grpo_sft.py.
+    const text = gsm8kWith(['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  jsd_alphaa: 0.5\n']);
+    const file = writeConfig(dir, 'other.yaml', text);
+    const loaded = loadTrainingConfig(file);
+    const warning = loaded.warnings.find((w) => /jsd_alphaa/.test(w.message));
+    expect(formatProblem(warning!)).toMatch(/did you mean "jsd_alpha"\?/);
     const err = problemsOf(() => loadTrainingConfig(file, file, { strict: true }));
-    expect(err.problems.map(formatProblem).join()).toMatch(/rollout_timeout_ss/);
+    expect(err.problems.map(formatProblem).join()).toMatch(/jsd_alphaa/);
   });
 
   it('passes keys it has never seen, far from any known one, without a word', () => {
@@ -259,6 +269,21 @@ describe("the trainer's own keys", () => {
     const all = err.problems.map(formatProblem).join('\n');
     expect(all).toMatch(/reads training\.alpha_sft without a default \(E\/train_grpo_sft\.py:463/);
     expect(all).toMatch(/launcher\.trainer: grpo-legacy/);
+  });
+
+  it('does not call a config with both alphas one written for the former train_grpo.py', () => {
+    // Both alphas set, max_steps missing: only max_steps is asked for.
+    const text = gsm8kWith(['  max_steps: 200\n', '']);
+    const err = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'no-max-steps.yaml', text)));
+    const missing = err.problems.filter((p) => ruleOf(p) === 'RLVR104');
+    expect(missing.map((p) => p.message)).toEqual([
+      expect.stringMatching(/reads training\.max_steps without a default/),
+    ]);
+    expect(missing[0].hint).toBe('Add training.max_steps.');
+    // Only one alpha missing: the hint still says what the config was written for.
+    const one = gsm8kWith(['  alpha_grpo: 1.0\n', '']);
+    const oneErr = problemsOf(() => loadTrainingConfig(writeConfig(dir, 'one-alpha.yaml', one)));
+    expect(oneErr.problems.map(formatProblem).join('\n')).toMatch(/launcher\.trainer: grpo-legacy/);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   TRAINING_RULES,
   trainingConfigSchema,
   YamlFile,
+  type Severity,
   type TrainingConfig,
 } from '../../lib/config';
 import { checkEvalConfig, checkTrainingConfig, type CheckResult } from '../../lib/config/checks';
@@ -25,6 +26,8 @@ interface TrainingCase {
   readonly edits?: Replacement[];
   readonly trainer?: string | TrainerProfile;
   readonly strict?: boolean;
+  /** The finding's severity when it is not the rule's (a rule whose findings differ). */
+  readonly severity?: Severity;
 }
 interface RulePair<C> {
   readonly good: C[];
@@ -48,8 +51,17 @@ const TRAINING_CASES: Record<string, RulePair<TrainingCase>> = {
   RLVR102: {
     good: [{ edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_s: 600\n']] }],
     bad: [
-      { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']] },
+      // A key the chosen trainer reads: an error.
+      { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']], severity: 'error' },
       { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']], strict: true },
+      // Beside the key it resembles: one of the two values is not read.
+      {
+        edits: [['checkpoint_interval: 20', 'checkpoint_interval: 20\n  chekpoint_interval: 50']],
+        severity: 'error',
+      },
+      // A key only another trainer reads (jsd_alpha: the distillation trainers): a warning.
+      { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  jsd_alphaa: 0.5\n']] },
+      { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  jsd_alphaa: 0.5\n']], strict: true },
     ],
   },
   RLVR103: { good: [{}], bad: [{ edits: [['verifier:\n  num_workers: 8\n', '']] }] },
@@ -142,6 +154,16 @@ const TRAINING_CASES: Record<string, RulePair<TrainingCase>> = {
     good: [{}],
     bad: [
       { edits: [['stop: ["[Question]", "Question:", "Q:", "\\n\\n\\n", "\\n\\n"]', 'stop: ["\\n\\n"]']] },
+    ],
+  },
+  RLVR123: {
+    good: [{}, { edits: [['launcher:\n', 'launcher:\n  allow: {RLVR120: "seed sweep"}\n']] }],
+    bad: [
+      { edits: [['launcher:\n', 'launcher:\n  allow: {RLVR999: "why"}\n']] },
+      { edits: [['launcher:\n', 'launcher:\n  allow: {RLVR116: "why"}\n']] },
+      { edits: [['launcher:\n', 'launcher:\n  acknowledge: [sampling-sed]\n']] },
+      // The older form still works, with a warning that says what to write now.
+      { edits: [['launcher:\n', 'launcher:\n  acknowledge: [sampling-seed]\n']], severity: 'warning' },
     ],
   },
 };
@@ -246,7 +268,7 @@ describe('the config rules', () => {
     });
     it.each((pair?.bad ?? []).map((c, i) => [i, c]))('flags non-compliant config %i', (_i, c) => {
       const { errors, warnings } = runTraining(c);
-      const severity = (c.strict && rule.strictSeverity) || rule.severity;
+      const severity = (c.strict && rule.strictSeverity) || c.severity || rule.severity;
       expect(rulesIn(severity === 'error' ? errors : warnings)).toContain(rule.id);
       expect(rulesIn(severity === 'error' ? warnings : errors)).not.toContain(rule.id);
     });

@@ -72,11 +72,12 @@ describe("a trainer repository's own profile file", () => {
     const picked = selectTrainer({ config: { training: { value_coef: 0.5 }, loss: {} }, profiles: all });
     expect('selection' in picked && picked.selection.profile.id).toBe('ppo');
 
-    // The new key is known, so its misspelling is now a likely typo.
+    // The new key is known, so its misspelling is now a likely typo: of a key the chosen trainer reads, an error.
     const dir = tempDir();
     const text = gsm8kWith(['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  entropy_bonuss: 0.1\n']);
-    const loaded = loadTrainingConfig(writeConfig(dir, 'c.yaml', text), 'c.yaml', { profiles: () => repo });
-    expect(loaded.warnings.map(formatProblem).join()).toMatch(/did you mean "entropy_bonus"/);
+    expect(() =>
+      loadTrainingConfig(writeConfig(dir, 'c.yaml', text), 'c.yaml', { profiles: () => repo }),
+    ).toThrow(/did you mean "entropy_bonus"/);
   });
 
   it("a profile file states the run-time contract: what it names replaces the built-in's, the rest is kept", () => {

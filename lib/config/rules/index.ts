@@ -1,6 +1,7 @@
 import { baseModelChatTemplate } from './base-model-chat-template';
 import { checkpointEnableForced } from './checkpoint-enable-forced';
 import { checkpointInterval } from './checkpoint-interval';
+import { configSchema, evalConfigSchema } from './config-schema';
 import { duplicateRoleName } from './duplicate-role-name';
 import { evalLikelyTypo } from './eval-likely-typo';
 import { evalMaxModelLen } from './eval-max-model-len';
@@ -9,6 +10,7 @@ import { evalSeed } from './eval-seed';
 import { evalTemperature } from './eval-temperature';
 import { evalTensorParallel } from './eval-tensor-parallel';
 import { greedyRollouts } from './greedy-rollouts';
+import { launcherAllow } from './launcher';
 import { likelyTypo } from './likely-typo';
 import { missingRole } from './missing-role';
 import { mixedWithoutDatasets } from './mixed-without-datasets';
@@ -60,6 +62,7 @@ export const TRAINING_RULES: readonly TrainingRule[] = [
   samplingSeed,
   greedyRollouts,
   nextQuestionStop,
+  launcherAllow,
 ];
 
 /** Eval-config rules (RLVR2xx). */
@@ -74,8 +77,17 @@ export const EVAL_RULES: readonly EvalRule[] = [
   evalMaxModelLen,
 ];
 
-/** Every rule, training then eval. */
-export const ALL_RULES: readonly Rule<never>[] = [...TRAINING_RULES, ...EVAL_RULES];
+/** Every rule, training then eval, each list after the findings of reading the file. */
+export const ALL_RULES: readonly Rule<never>[] = [
+  configSchema,
+  ...TRAINING_RULES,
+  evalConfigSchema,
+  ...EVAL_RULES,
+];
+
+/** The ids of what reading a file finds, before the rules run. */
+export const SCHEMA_RULES = { training: configSchema, eval: evalConfigSchema } as const;
+export { withRule } from './config-schema';
 
 export type { AllowedFinding, EvalRule, Rule, RuleCode, RuleProblem, Severity, TrainingRule } from './rule';
 export { ruleOf, RULE_IDS, type RuleId } from './rule';

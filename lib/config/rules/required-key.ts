@@ -11,6 +11,7 @@ export const requiredKey: TrainingRule = {
   allowable: false,
   check: ({ profile, raw, file, trainerName }) => {
     const problems: Problem[] = [];
+    const missing: string[] = [];
     for (const [key, where] of Object.entries(profile.requiredKeys)) {
       const parent = key.split('.').slice(0, -1).join('.');
       if (parent && !hasKey(raw, parent)) continue; // the missing section is reported by required-section
@@ -18,6 +19,7 @@ export const requiredKey: TrainingRule = {
       const siblings = parent ? valueAtDotted(raw, parent) : raw;
       const leaf = key.split('.').pop()!;
       const typo = isMap(siblings) ? didYouMean(leaf, Object.keys(siblings)) : undefined;
+      if (!typo) missing.push(key); // a misspelt key is not one the config lacks
       problems.push(
         file.problem(
           typo ? [...toPath(parent), typo] : toPath(parent),
@@ -27,10 +29,11 @@ export const requiredKey: TrainingRule = {
         ),
       );
     }
-    // Said once, on the last: which trainer the config was written for.
+    // Said once, on the last, and only of configs it describes (those missing the keys it names).
+    const said = profile.missingKeysHint;
     const last = problems.pop();
-    if (last && profile.missingKeysHint)
-      problems.push({ ...last, hint: `${last.hint ?? ''} ${profile.missingKeysHint}`.trim() });
+    if (last && said && said.ifMissing.some((k) => missing.includes(k)))
+      problems.push({ ...last, hint: `${last.hint ?? ''} ${said.text}`.trim() });
     else if (last) problems.push(last);
     return problems;
   },

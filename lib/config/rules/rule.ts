@@ -31,7 +31,10 @@ export interface EvalRuleContext {
   readonly file: YamlFile;
 }
 
-/** The incident rules a config may knowingly break with `launcher.acknowledge` (the older, reason-less form). */
+/**
+ * The incident rules' ids in `launcher.acknowledge`: the older, reason-less form of `launcher.allow`, still
+ * accepted (with a warning) so configs written for it keep working.
+ */
 export const RULE_IDS = {
   baseChatTemplate: 'base-chat-template',
   samplingSeed: 'sampling-seed',
@@ -55,10 +58,13 @@ export interface Rule<C> {
    * be silenced: they stay errors.
    */
   readonly allowable: boolean;
-  /** Its id in `launcher.acknowledge` (turns the error into a warning that names it). */
+  /** Its id in `launcher.acknowledge`, the older form of `launcher.allow` (the error stays as a warning that names it). */
   readonly acknowledge?: RuleId;
-  readonly check: (context: C) => Problem[];
+  readonly check: (context: C) => Finding[];
 }
+
+/** What a rule's check returns: a problem, and its severity when it is not the rule's (`strictSeverity` still wins). */
+export type Finding = Problem & { readonly severity?: Severity };
 
 export type TrainingRule = Rule<TrainingRuleContext>;
 export type EvalRule = Rule<EvalRuleContext>;
