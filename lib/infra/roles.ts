@@ -212,9 +212,11 @@ type Conditions = Record<string, Record<string, unknown>>;
  * resources, and condition keys for Amazon SageMaker AI",
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html#amazonsagemaker-policy-keys):
  * - sagemaker:NetworkIsolation (Bool): EnableNetworkIsolation. Required true unless the stack opts out.
- * - sagemaker:VolumeKmsKey, sagemaker:OutputKmsKey (ARN): ResourceConfig.VolumeKmsKeyId and
- *   OutputDataConfig.KmsKeyId. With the stack's key, both must be it; a request without one fails
- *   ArnEquals (an absent key matches no value).
+ * - sagemaker:VolumeKmsKeyArn, sagemaker:OutputKmsKeyArn (ARN): ResourceConfig.VolumeKmsKeyId and
+ *   OutputDataConfig.KmsKeyId (the launcher gives the key's ARN, as these keys require). With the stack's
+ *   key, both must be it; a request without one fails ArnEquals (an absent key matches no value). The
+ *   reference lists only these for CreateTrainingJob: the older sagemaker:VolumeKmsKey/OutputKmsKey are
+ *   deprecated, and a condition on a key the request no longer carries would refuse every job.
  * - sagemaker:InterContainerTrafficEncryption (Bool): EnableInterContainerTrafficEncryption. IAM sees no
  *   instance count, so when the stack asks for it every job must set it (it costs nothing on one instance).
  * - sagemaker:InstanceTypes (ArrayOfString): every instance type of the request, within the stack's list;
@@ -242,10 +244,10 @@ export function createTrainingJobConditions(
   if (policy.interContainerTrafficEncryption) bools['sagemaker:InterContainerTrafficEncryption'] = 'true';
   if (Object.keys(bools).length > 0) conditions.Bool = bools;
   if (key) {
-    conditions.ArnEquals = { 'sagemaker:OutputKmsKey': key.keyArn };
+    conditions.ArnEquals = { 'sagemaker:OutputKmsKeyArn': key.keyArn };
     // IfExists: instances with local storage (p4de, p5, g5, …) refuse a volume key, so requests for
     // them carry none; any volume key a request does carry must be the stack's.
-    conditions.ArnEqualsIfExists = { 'sagemaker:VolumeKmsKey': key.keyArn };
+    conditions.ArnEqualsIfExists = { 'sagemaker:VolumeKmsKeyArn': key.keyArn };
   }
   if (network) {
     conditions['ForAllValues:StringEquals']['sagemaker:VpcSubnets'] = network.vpc.isolatedSubnets.map(

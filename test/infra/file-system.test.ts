@@ -202,7 +202,7 @@ function baseRequest(first: Conditions): CreateTrainingJobRequest {
     StoppingCondition: { MaxRuntimeInSeconds: 3600 },
     OutputDataConfig: {
       S3OutputPath: `s3://b-${REGION}/out`,
-      KmsKeyId: (first.ArnEquals as Record<string, string>)['sagemaker:OutputKmsKey'],
+      KmsKeyId: (first.ArnEquals as Record<string, string>)['sagemaker:OutputKmsKeyArn'],
     },
     VpcConfig: {
       Subnets: all['sagemaker:VpcSubnets'] as string[],

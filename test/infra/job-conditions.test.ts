@@ -24,7 +24,7 @@ async function dryRunRequest(
   config: string,
   extra: string[] = [],
 ): Promise<CreateTrainingJobRequest> {
-  const arn = conditions.ArnEquals?.['sagemaker:OutputKmsKey'] as string | undefined;
+  const arn = conditions.ArnEquals?.['sagemaker:OutputKmsKeyArn'] as string | undefined;
   const all = conditions['ForAllValues:StringEquals'] ?? {};
   const subnets = all['sagemaker:VpcSubnets'] as string[] | undefined;
   const groups = all['sagemaker:VpcSecurityGroupIds'] as string[] | undefined;
@@ -67,8 +67,8 @@ describe.each([
   it('carries the keys AWS defines: network isolation, volume and output key, instance types, runtime ceiling', () => {
     expect(conditions).toMatchObject({
       Bool: { 'sagemaker:NetworkIsolation': 'true' },
-      ArnEquals: { 'sagemaker:OutputKmsKey': expect.stringMatching(/^arn:aws:kms:/) },
-      ArnEqualsIfExists: { 'sagemaker:VolumeKmsKey': expect.stringMatching(/^arn:aws:kms:/) },
+      ArnEquals: { 'sagemaker:OutputKmsKeyArn': expect.stringMatching(/^arn:aws:kms:/) },
+      ArnEqualsIfExists: { 'sagemaker:VolumeKmsKeyArn': expect.stringMatching(/^arn:aws:kms:/) },
       'ForAllValues:StringEquals': {
         'sagemaker:InstanceTypes': expect.arrayContaining([
           'ml.p4de.24xlarge',
@@ -95,12 +95,12 @@ describe.each([
     [
       'another volume key',
       (r) => (r.ResourceConfig!.VolumeKmsKeyId = `arn:aws:kms:${REGION}:${ACCOUNT}:key/other`),
-      'ArnEqualsIfExists sagemaker:VolumeKmsKey',
+      'ArnEqualsIfExists sagemaker:VolumeKmsKeyArn',
     ],
     [
       'another output key',
       (r) => (r.OutputDataConfig!.KmsKeyId = `arn:aws:kms:${REGION}:${ACCOUNT}:key/other`),
-      'ArnEquals sagemaker:OutputKmsKey',
+      'ArnEquals sagemaker:OutputKmsKeyArn',
     ],
     [
       'an instance type not in the list',

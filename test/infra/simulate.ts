@@ -1,5 +1,5 @@
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import type { Synthesized } from './synth';
 
 /*
@@ -178,15 +178,6 @@ export function bucketPolicy(s: Synthesized): PolicyDocument {
 
 export type Verdict = 'Allowed' | 'ImplicitlyDenied' | 'ExplicitlyDenied';
 
-/**
- * Condition keys the stack's CreateTrainingJob statements use that the Service Authorization Reference
- * marks deprecated (replaced by sagemaker:OutputKmsKeyArn and sagemaker:VolumeKmsKeyArn) and no longer
- * lists for CreateTrainingJob. The simulator's validation drops a key the action does not list; a request
- * carrying one of these is evaluated without that validation step (runUnsafeSimulation, the same engine),
- * after the validated run has checked the policies, action, resource and every other key.
- */
-export const DEPRECATED_KEYS = ['sagemaker:OutputKmsKey', 'sagemaker:VolumeKmsKey'];
-
 export interface Request {
   readonly principal: Principal;
   readonly action: string;
@@ -215,15 +206,13 @@ export async function simulate(request: Request): Promise<Verdict> {
   if (result.resultType !== 'single')
     throw new Error(`simulator: ${result.resultType} result for ${request.resource}`);
   const ignored = result.result.ignoredContextKeys ?? [];
-  const unknown = ignored.filter((k) => !DEPRECATED_KEYS.includes(k));
-  if (unknown.length > 0)
-    throw new Error(`simulator: ${request.action} has no condition key ${unknown.join(', ')}`);
-  return ignored.length > 0 ? runUnsafeSimulation(simulation, {}) : result.overallResult;
+  if (ignored.length > 0)
+    throw new Error(`simulator: ${request.action} has no condition key ${ignored.join(', ')}`);
+  return result.overallResult;
 }
 
 /**
  * The condition keys AWS defines for CreateTrainingJob, as a request sets them (absent keys left out).
- * A KMS key is set under both its current name (…Arn) and the deprecated one the stack's policy uses.
  */
 export function createTrainingJobContext(r: CreateTrainingJobRequest): Record<string, string | string[]> {
   const fileSystem = (r.InputDataConfig ?? []).find((c) => c.DataSource?.FileSystemDataSource)?.DataSource
@@ -235,9 +224,7 @@ export function createTrainingJobContext(r: CreateTrainingJobRequest): Record<st
   const context: Record<string, string | string[] | undefined> = {
     'sagemaker:NetworkIsolation': r.EnableNetworkIsolation?.toString(),
     'sagemaker:InterContainerTrafficEncryption': r.EnableInterContainerTrafficEncryption?.toString(),
-    'sagemaker:VolumeKmsKey': r.ResourceConfig?.VolumeKmsKeyId,
     'sagemaker:VolumeKmsKeyArn': r.ResourceConfig?.VolumeKmsKeyId,
-    'sagemaker:OutputKmsKey': r.OutputDataConfig?.KmsKeyId,
     'sagemaker:OutputKmsKeyArn': r.OutputDataConfig?.KmsKeyId,
     'sagemaker:InstanceTypes': instanceTypes.length > 0 ? instanceTypes : undefined,
     'sagemaker:MaxRuntimeInSeconds': r.StoppingCondition?.MaxRuntimeInSeconds?.toString(),
