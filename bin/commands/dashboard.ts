@@ -191,9 +191,24 @@ function outTarget(out: string): string {
     existingRegularFile(abs);
   } catch (e) {
     if (e instanceof NotARegularFileError) throw new UserError(`--out ${e.message}.`, 'BadFlag');
-    throw e;
+    throw outError(out, e);
   }
   return abs;
+}
+
+/** The file system's refusals of a path the user typed, as bad input naming it (exit 2). */
+function outError(out: string, e: unknown): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why: Record<string, string> = {
+    ENOTDIR: 'a part of it that should be a folder is a file',
+    ELOOP: 'it goes through a loop of symlinks',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENAMETOOLONG: 'the name is too long',
+    ENOSPC: 'no space left on the device',
+  };
+  return code && why[code] ? new UserError(`--out ${out}: ${why[code]}.`, 'BadFlag') : e;
 }
 
 /** Writes the report without ever replacing anything but a regular file (see replaceRegularFile). */
@@ -205,13 +220,13 @@ function writeReportFile(out: string, html: string): void {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR')
       throw new UserError(`--out ${out}: ${path.dirname(abs)} is not a folder.`, 'BadFlag');
-    throw e;
+    throw outError(out, e);
   }
   try {
     replaceRegularFile(abs, html);
   } catch (e) {
     if (e instanceof NotARegularFileError) throw new UserError(`--out ${e.message}.`, 'BadFlag');
-    throw e;
+    throw outError(out, e);
   }
 }
 

@@ -62,7 +62,9 @@ function typo(
           : `The trainer would not read "${key}"; rename it to "${guess}" (or pass it on with its own spelling if it is new).`,
         { key: true },
       );
-  return read ? { ...problem, severity: 'error' } : problem;
+  // Beside the key it resembles, the trainer does get a value for that key: a leftover to remove, not a
+  // job that runs on a default — and short names that differ by a letter (top_k/top_p) may both be real.
+  return read && !beside ? { ...problem, severity: 'error' } : problem;
 }
 
 function walk(value: unknown, place: Place, at: KeyPath, file: YamlFile, out: Finding[]): void {

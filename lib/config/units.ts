@@ -42,7 +42,8 @@ export function parseGpuList(value: string | readonly number[]): number[] | unde
     if (!m) return undefined;
     const from = Number(m[1]);
     const to = m[2] === undefined ? from : Number(m[2]);
-    if (to < from) return undefined;
+    // A range past any machine's GPU count is a typo, not a list to build (0-100000000 would hang).
+    if (to < from || to > 1023) return undefined;
     for (let g = from; g <= to; g++) out.add(g);
   }
   return [...out].sort((a, b) => a - b);

@@ -5,6 +5,9 @@ import { isLoopbackHost } from '../util';
 import { DashboardData, HttpError } from './data';
 import { pageHtml, webAssets, type WebAssets } from './web-bundle';
 
+/** The requests a browser makes by URL alone (no Authorization header): the token may be in their URL. */
+const URL_TOKEN_PATHS = new Set(['/', '/app.js', '/app.css', '/api/events']);
+
 /*
  * The dashboard's HTTP server. Safe by default: it binds 127.0.0.1 and answers only requests whose Host
  * is a loopback name (127.0.0.1, the address it bound, localhost, [::1]) on its port, so a web page
@@ -134,7 +137,11 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
     if (o.token) {
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (!tokenMatches(bearer ?? url.searchParams.get('token') ?? undefined, o.token))
+      // A token in the URL only where the browser cannot send a header: the page, its script and
+      // style, and the event stream; the API's other answers (notes can be written) need the header.
+      const inUrl =
+        req.method === 'GET' && URL_TOKEN_PATHS.has(url.pathname) ? url.searchParams.get('token') : null;
+      if (!tokenMatches(bearer ?? inUrl ?? undefined, o.token))
         throw new HttpError(401, 'a token is required: open the URL the dashboard printed');
     }
     if (req.method !== 'GET' && req.method !== 'HEAD' && url.pathname !== '/api/notes')

@@ -298,26 +298,29 @@ const CHECKPOINT_ENTRY_FORM =
   'each entry is a mapping: - {name: step100, path: s3://<bucket>/<prefix>/step100/} (path: an s3:// folder, a folder here, org/Model or <job>:step100)';
 
 /** `--gpus 0-3,6`: what is wrong with a value, said (a reversed range, a word, a GPU twice). */
+/**
+ * `--gpus` as the job-options parser reads GPU lists (`0-3`, `0, 2-3`, spaces allowed), in order, saying
+ * what is wrong with a value it does not take; a GPU given twice (`0,0`, `0-3,2`) is refused, since each
+ * GPU runs one unit at a time.
+ */
 function parseGpusFlag(text: string): { gpus: number[] } | { problem: string } {
-  const gpus: number[] = [];
-  const items = text.split(',').map((s) => s.trim());
-  for (const item of items) {
-    const range = /^(\d+)-(\d+)$/.exec(item);
-    if (range) {
-      const [from, to] = [Number(range[1]), Number(range[2])];
-      if (from > to) return { problem: `${item} is a reversed range: write ${to}-${from}` };
-      for (let g = from; g <= to; g++) gpus.push(g);
-    } else if (/^\d+$/.test(item)) gpus.push(Number(item));
-    else
-      return {
-        problem: `"${item}" is not a GPU number or range (GPU indices such as 0-7 or 0,2,3)`,
-      };
+  const seen = new Set<number>();
+  for (const item of text.split(',').map((s) => s.trim())) {
+    const m = /^(\d+)\s*(?:-\s*(\d+))?$/.exec(item);
+    if (!m) return { problem: `"${item}" is not a GPU number or range (GPU indices such as 0-7 or 0,2,3)` };
+    const [from, to] = [Number(m[1]), m[2] === undefined ? Number(m[1]) : Number(m[2])];
+    if (from > to) return { problem: `${item} is a reversed range: write ${to}-${from}` };
+    if (to > MAX_GPU_INDEX) return { problem: `${item}: no machine has a GPU ${to}` };
+    for (let g = from; g <= to; g++) {
+      if (seen.has(g)) return { problem: `GPU ${g} is given twice: each GPU runs one unit at a time` };
+      seen.add(g);
+    }
   }
-  const twice = gpus.find((g, i) => gpus.indexOf(g) !== i);
-  if (twice !== undefined)
-    return { problem: `GPU ${twice} is given twice: each GPU runs one unit at a time` };
-  return { gpus };
+  return { gpus: [...seen].sort((a, b) => a - b) };
 }
+
+/** Above any machine's GPU count: a range past it is a typo, not a list to build. */
+const MAX_GPU_INDEX = 1023;
 
 function positiveInt(
   text: string | undefined,

@@ -69,7 +69,8 @@ export function replaceRegularFile(file: string, data: string | Uint8Array): voi
   const fd = fs.openSync(tmp, 'wx', 0o666);
   try {
     try {
-      if (before) fs.fchmodSync(fd, before.mode & 0o7777);
+      // the permission bits only: a setuid or setgid bit must not pass to a file this process writes
+      if (before) fs.fchmodSync(fd, before.mode & 0o777);
       fs.writeFileSync(fd, data);
       fs.fsyncSync(fd);
     } finally {

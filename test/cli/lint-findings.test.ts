@@ -25,17 +25,20 @@ const lintJson = async (...files: string[]) => {
 describe('rlvr lint: keys', () => {
   const dir = tempDir('rlvr-lint-');
 
-  it('refuses a near-duplicate key beside the key it resembles (chekpoint_interval beside checkpoint_interval)', async () => {
+  it('finds a near-duplicate key beside the key it resembles (chekpoint_interval beside checkpoint_interval)', async () => {
     const text = gsm8kWith([
       '  checkpoint_interval: 20\n',
       '  checkpoint_interval: 20\n  chekpoint_interval: 5\n',
     ]);
     const file = writeConfig(dir, 'beside.yaml', text);
     const { code, stdout } = await runCli(['lint', file]);
-    expect(code).toBe(2);
+    // A warning: the key it resembles is set, so the trainer runs on a value given (short names that
+    // differ by a letter, top_k beside top_p, may both be real); --strict makes it an error.
+    expect(code).toBe(0);
     expect(stdout).toContain(
-      `error RLVR102: ${file}:${lineOf(text, 'chekpoint_interval')}:3: training.chekpoint_interval:`,
+      `warning RLVR102: ${file}:${lineOf(text, 'chekpoint_interval')}:3: training.chekpoint_interval:`,
     );
+    expect((await runCli(['lint', '--strict', file])).code).toBe(2);
     expect(stdout).toMatch(
       /"chekpoint_interval" is a likely misspelling of "checkpoint_interval", which is also set/,
     );

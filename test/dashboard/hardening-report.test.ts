@@ -1,8 +1,22 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { bareEnv, runCli } from '../helpers/cli';
 import { makeResultsFixture, TRAINING_RUN, type ResultsFixture } from '../helpers/dashboard';
+
+/** Whether this process may make a device node (root): probed once in a folder of its own. */
+function canMakeDevices(): boolean {
+  const probe = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-mknod-')), 'dev');
+  try {
+    execFileSync('mknod', [probe, 'c', '1', '7'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(path.dirname(probe), { recursive: true, force: true });
+  }
+}
 
 /*
  * `rlvr report --out` is given whatever path a user types: only an absent name or a regular file is
@@ -39,20 +53,20 @@ describe('rlvr report --out hardening', () => {
     fs.rmSync(fifo);
   });
 
-  it('refuses a character device (a copy of /dev/full made here) and leaves it a device', async () => {
-    const dev = path.join(dir, 'full.html');
-    try {
+  // Making a device node needs root (CI runs as root); elsewhere the case is skipped, said, not passed.
+  (canMakeDevices() ? it : it.skip)(
+    'refuses a character device (a copy of /dev/full made here) and leaves it a device',
+    async () => {
+      const dev = path.join(dir, 'full.html');
       execFileSync('mknod', [dev, 'c', '1', '7'], { stdio: 'ignore' });
-    } catch {
-      return; // not root (or no mknod): the FIFO case covers the same path
-    }
-    const r = await report(dev);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/is a device, not a regular file/);
-    expect(fs.lstatSync(dev).isCharacterDevice()).toBe(true);
-    expect(leftovers(['full.html'])).toEqual([]);
-    fs.rmSync(dev);
-  });
+      const r = await report(dev);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/is a device, not a regular file/);
+      expect(fs.lstatSync(dev).isCharacterDevice()).toBe(true);
+      expect(leftovers(['full.html'])).toEqual([]);
+      fs.rmSync(dev);
+    },
+  );
 
   it('refuses a symlink outright with exit 2, leaving the link and its target untouched', async () => {
     const target = path.join(dir, 'target.html');
@@ -69,6 +83,17 @@ describe('rlvr report --out hardening', () => {
     expect(leftovers(['target.html', 'link.html'])).toEqual([]);
     fs.rmSync(link);
     fs.rmSync(target);
+  });
+
+  it('a path through a file (file.html/report.html) is exit 2 naming it, not an internal ENOTDIR', async () => {
+    const file = path.join(dir, 'plain.html');
+    fs.writeFileSync(file, 'x');
+    const r = await report(path.join(file, 'report.html'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/plain\.html\/report\.html: a part of it that should be a folder is a file/);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(fs.readFileSync(file, 'utf8')).toBe('x');
+    fs.rmSync(file);
   });
 
   it('refuses a folder with exit 2 naming it (not an internal EISDIR)', async () => {

@@ -81,6 +81,16 @@ describe('dashboard --token', () => {
     expect((await fetch(`${base}/app.js?token=wrong-token-0000000`)).status).toBe(401);
   });
 
+  it('takes the token in a URL only for what a browser asks by URL; the API needs the header', async () => {
+    const base = `http://127.0.0.1:${server.port}`;
+    expect((await fetch(`${base}/api/jobs?token=${token}`)).status).toBe(401);
+    const notes = await fetch(`${base}/api/notes?token=${token}`, { method: 'PUT', body: '{}' });
+    expect(notes.status).toBe(401);
+    expect((await fetch(`${base}/api/jobs`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+      200,
+    );
+  });
+
   itWithPeer('chromium', chromiumAvailable())(
     'opening the printed token URL in Chromium draws the jobs view',
     async () => {

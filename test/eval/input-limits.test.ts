@@ -64,10 +64,21 @@ describe('--gpus values say what is wrong', () => {
     ['3-0', /3-0 is a reversed range/],
     ['abc', /"abc" is not a GPU number/],
     ['0,0', /GPU 0 is given twice/],
+    ['0-3,2', /GPU 2 is given twice/],
+    ['0-100000000', /no machine has a GPU 100000000/],
   ])('--gpus %s', (gpus, message) => {
     const found = problems({ ...OK, local: true, gpus });
     expect(found).toEqual([expect.objectContaining({ where: '--gpus' })]);
     expect(text(found)).toMatch(message);
+  });
+
+  it.each([
+    ['0 - 3', [0, 1, 2, 3]],
+    ['3,1', [1, 3]],
+    [' 0, 2-3 ', [0, 2, 3]],
+  ])('takes --gpus %s as the job options do (spaces, any order): %j', (gpus, expected) => {
+    const request = parseEvalRequest({ ...OK, local: true, gpus }, tempDir('rlvr-eval-lim-'));
+    expect(request.local?.gpus).toEqual(expected);
   });
 });
 

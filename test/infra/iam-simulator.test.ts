@@ -4,6 +4,7 @@ import {
   ACCOUNT,
   bucketPolicy,
   createConditions,
+  createStatements,
   createTrainingJobContext,
   keyPolicy,
   logicalId,
@@ -391,7 +392,16 @@ describe("the stack's CreateTrainingJob conditions and the keys AWS sets", () =>
       undefined,
     );
     expect(keys).toEqual(expect.arrayContaining(['sagemaker:outputkmskeyarn', 'sagemaker:volumekmskeyarn']));
-    const used = Object.values(conditions).flatMap((byKey) => Object.keys(byKey as object));
+    // Both statements (FULL_CONTEXT lets a job mounting the file system turn isolation off).
+    const statements = createStatements(s);
+    expect(Object.keys(statements)).toEqual(['CreateOurTrainingJobs', 'CreateSharedFileSystemJobs']);
+    const used = [
+      ...new Set(
+        Object.values(statements).flatMap((c) =>
+          Object.values(c).flatMap((byKey) => Object.keys(byKey as object)),
+        ),
+      ),
+    ];
     expect(used.length).toBeGreaterThan(5);
     for (const key of used) expect([key, keys.includes(key.toLowerCase())]).toEqual([key, true]);
   });
