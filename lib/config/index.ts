@@ -41,7 +41,7 @@ export {
   type TrainingRule,
 } from './rules';
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
-export { zodIssuesToProblems, didYouMean } from './zod-problems';
+export { zodIssuesToProblems, didYouMean, editDistance } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';
 export { stringifyForTrainer, formatTrainerFloat, isPyyamlFloatTrap } from './yaml-write';
 export {

@@ -5,6 +5,7 @@
  */
 import type { Harness } from '../eval-records';
 import {
+  editDistance,
   EVAL_STANDARD,
   EVAL_TENSOR_PARALLEL_SIZE,
   isCodeTask,
@@ -34,17 +35,6 @@ const TASK_GROUPS = ['minerva_math', 'hendrycks_math'];
 
 export function isKnownTask(task: string): boolean {
   return KNOWN_TASKS.includes(task) || TASK_GROUPS.some((g) => task.startsWith(`${g}_`));
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
 }
 
 /** The known task nearest to a slip, when one is near enough to be what was meant. */

@@ -1,21 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ProblemsError, type Problem } from '../../lib/errors';
+import type { Problem } from '../../lib/errors';
 import { BUILT_IN_SUITES, parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
 import { parseBenchmarks } from '../../lib/eval/refs';
 import { KNOWN_TASKS, parseDeviations, taskWarnings } from '../../lib/eval/standard';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures';
+import { evalProblems } from './eval-problems';
 
-function problems(flags: EvalFlags, cwd = tempDir('rlvr-eval-lim-')): Problem[] {
-  try {
-    parseEvalRequest(flags, cwd);
-  } catch (err) {
-    if (err instanceof ProblemsError) return [...err.problems];
-    throw err;
-  }
-  throw new Error('no problem reported');
-}
+const problems = evalProblems;
 
 const OK: EvalFlags = { checkpoints: ['s3://bucket-a/ckpt/'], benchmarks: ['gsm8k_cot:8'] };
 const text = (p: Problem[]) => p.map((x) => `${x.where}: ${x.message} ${x.hint ?? ''}`).join('\n');

@@ -4,17 +4,9 @@ import { ProblemsError, type Problem } from '../../lib/errors';
 import { BUILT_IN_SUITES, parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
 import { EVAL_STANDARD as STANDARD } from '../../lib/config';
 import { lineOf, tempDir } from '../helpers/fixtures';
+import { evalProblems } from './eval-problems';
 
-/** The problems a call reports: it must throw ProblemsError. */
-function problems(flags: EvalFlags, cwd = tempDir('rlvr-eval-in-')): Problem[] {
-  try {
-    parseEvalRequest(flags, cwd);
-  } catch (err) {
-    if (err instanceof ProblemsError) return [...err.problems];
-    throw err;
-  }
-  throw new Error('no problem reported');
-}
+const problems = evalProblems;
 
 function only(flags: EvalFlags, cwd?: string): Problem {
   const found = problems(flags, cwd);

@@ -12,17 +12,23 @@ import { BAD_RECORDS, GOOD_RECORD, writeMalformedUnits } from '../eval-records/m
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'eval-results');
 
-describe('resultsOfJobs (rlvr eval results)', () => {
-  let cache: string;
-  const env = { ...process.env };
+/** Each test with a cache folder of its own (XDG_CACHE_HOME), removed after it. */
+function useTempCache(): () => string {
+  let cache = '';
+  const before = process.env.XDG_CACHE_HOME;
   beforeEach(() => {
     cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-tables-'));
     process.env.XDG_CACHE_HOME = cache;
   });
   afterEach(() => {
-    process.env.XDG_CACHE_HOME = env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = before;
     fs.rmSync(cache, { recursive: true, force: true });
   });
+  return () => cache;
+}
+
+describe('resultsOfJobs (rlvr eval results)', () => {
+  const cacheDir = useTempCache();
 
   it('reads local run folders without opening AWS, and learns the units’ durations', async () => {
     const openContext = jest.fn();
@@ -35,7 +41,7 @@ describe('resultsOfJobs (rlvr eval results)', () => {
     expect(stats).toBeUndefined();
     expect(table.baseline).toBe('base');
     expect(table.rows.map((r) => r.label)).toContain('step100');
-    expect(fs.existsSync(path.join(cache, 'rlvr', 'eval-results', 'durations.json'))).toBe(true);
+    expect(fs.existsSync(path.join(cacheDir(), 'rlvr', 'eval-results', 'durations.json'))).toBe(true);
   });
 
   it('a baseline that names no row is bad input naming the rows there are', async () => {
@@ -82,16 +88,7 @@ function folderAsS3(dir: string, layout: S3Layout, job: string): IS3 {
 }
 
 describe('malformed unit records (rlvr eval results)', () => {
-  let cache: string;
-  const env = { ...process.env };
-  beforeEach(() => {
-    cache = fs.mkdtempSync(path.join(os.tmpdir(), 'rlvr-tables-'));
-    process.env.XDG_CACHE_HOME = cache;
-  });
-  afterEach(() => {
-    process.env.XDG_CACHE_HOME = env.XDG_CACHE_HOME;
-    fs.rmSync(cache, { recursive: true, force: true });
-  });
+  useTempCache();
 
   const failedCells = (table: Awaited<ReturnType<typeof resultsOfJobs>>['table']) =>
     table.rows.flatMap((r) => r.cells.filter((c) => c && 'failed' in c));
