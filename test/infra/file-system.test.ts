@@ -12,6 +12,7 @@ import {
   REGION,
   resolver,
   type Conditions,
+  withFileSystemChannel,
 } from './simulate';
 import { FULL_CONTEXT, nagMismatches, synth, type Synthesized } from './synth';
 
@@ -214,29 +215,10 @@ function baseRequest(first: Conditions): CreateTrainingJobRequest {
 
 function withChannel(
   request: CreateTrainingJobRequest,
-  source: Partial<{
-    FileSystemId: string;
-    FileSystemType: string;
-    FileSystemAccessMode: string;
-    DirectoryPath: string;
-  }>,
+  source: Parameters<typeof withFileSystemChannel>[2],
   networkIsolation = request.EnableNetworkIsolation,
 ): CreateTrainingJobRequest {
-  const r = structuredClone(request);
-  r.EnableNetworkIsolation = networkIsolation;
-  r.InputDataConfig!.push({
-    ChannelName: SHARED_FILE_SYSTEM.channel,
-    DataSource: {
-      FileSystemDataSource: {
-        FileSystemId: 'fs-0000000000000000',
-        FileSystemType: 'EFS',
-        FileSystemAccessMode: 'rw',
-        DirectoryPath: SHARED_FILE_SYSTEM.directoryPath,
-        ...source,
-      } as never,
-    },
-  });
-  return r;
+  return withFileSystemChannel(request, 'fs-0000000000000000', source, networkIsolation);
 }
 
 describe("the submitter's CreateTrainingJob statements with the shared file system", () => {

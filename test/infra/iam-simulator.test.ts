@@ -17,6 +17,7 @@ import {
   submitter,
   trainingJobArn,
   type Verdict,
+  withFileSystemChannel,
 } from './simulate';
 import { FULL_CONTEXT, synth } from './synth';
 
@@ -75,29 +76,10 @@ function job(change: (r: CreateTrainingJobRequest) => void): CreateTrainingJobRe
 
 /** JOB with a file-system channel: the stack's, at its root, read-write, but for `source`. */
 function mounting(
-  source: Partial<{
-    FileSystemId: string;
-    FileSystemType: string;
-    FileSystemAccessMode: string;
-    DirectoryPath: string;
-  }>,
+  source: Parameters<typeof withFileSystemChannel>[2],
   networkIsolation = true,
 ): CreateTrainingJobRequest {
-  return job((r) => {
-    r.EnableNetworkIsolation = networkIsolation;
-    r.InputDataConfig!.push({
-      ChannelName: 'shared',
-      DataSource: {
-        FileSystemDataSource: {
-          FileSystemId: FILE_SYSTEM,
-          FileSystemType: 'EFS',
-          FileSystemAccessMode: 'rw',
-          DirectoryPath: '/',
-          ...source,
-        } as never,
-      },
-    });
-  });
+  return withFileSystemChannel(JOB, FILE_SYSTEM, source, networkIsolation);
 }
 
 type Expected = 'Allowed' | 'Denied' | 'ExplicitlyDenied';

@@ -1,6 +1,8 @@
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import type { Synthesized } from './synth';
+import { SHARED_FILE_SYSTEM } from '../../lib/layout';
+import { fileSystemChannel } from '../../lib/submission';
 
 /*
  * The synthesized template's policy documents, with CloudFormation values resolved as a deployment would
@@ -292,3 +294,30 @@ const submitterArn = (s: Synthesized) =>
   Object.keys(resourcesOf(s)).some((id) => id.startsWith('SubmitterRole'))
     ? role(s, 'SubmitterRole').arn
     : `arn:aws:iam::${ACCOUNT}:role/researcher`;
+
+/**
+ * A copy of `request` with the file-system channel the launcher makes (fileSystemChannel: the stack's
+ * EFS at its root, read-write), but for the fields in `source`, and the isolation given.
+ */
+export function withFileSystemChannel(
+  request: CreateTrainingJobRequest,
+  fileSystemId: string,
+  source: Partial<{
+    FileSystemId: string;
+    FileSystemType: string;
+    FileSystemAccessMode: string;
+    DirectoryPath: string;
+  }> = {},
+  networkIsolation = request.EnableNetworkIsolation,
+): CreateTrainingJobRequest {
+  const r = structuredClone(request);
+  r.EnableNetworkIsolation = networkIsolation;
+  const channel = fileSystemChannel(
+    SHARED_FILE_SYSTEM.channel,
+    fileSystemId,
+    SHARED_FILE_SYSTEM.directoryPath,
+  );
+  Object.assign(channel.DataSource!.FileSystemDataSource!, source);
+  r.InputDataConfig = [...(r.InputDataConfig ?? []), channel];
+  return r;
+}
