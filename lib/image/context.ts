@@ -5,7 +5,7 @@ import ignore from '@balena/dockerignore';
 import { UserError } from '../errors';
 import { packageRoot } from '../package-root';
 import { compareBytes, reproducibleTar, systemFolderReason, type TarEntry } from '../source';
-import { rlvrCacheDir } from '../util';
+import { rlvrCacheDir, writeFileAtomic } from '../util';
 import { planImageBuild, type ImageBuildPlan } from './build-plan';
 
 /** Where the trainer's dependency files go in the build context (the Dockerfile copies this folder). */
@@ -136,9 +136,7 @@ export async function bundleEntrypoint(env: NodeJS.ProcessEnv = process.env): Pr
   const bundle = Buffer.from(result.outputFiles[0].contents);
   try {
     fs.mkdirSync(path.dirname(cached), { recursive: true });
-    const tmp = `${cached}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, bundle);
-    fs.renameSync(tmp, cached);
+    writeFileAtomic(cached, bundle);
   } catch {
     // a cache that cannot be written costs the next command the build, nothing else
   }

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { writeFileAtomic } from './safe-file';
 
 /*
  * Writing a file at a path a user typed (`--out`). Renaming over the path replaces whatever directory
@@ -64,23 +64,10 @@ export function existingRegularFile(file: string): fs.Stats | undefined {
  */
 export function replaceRegularFile(file: string, data: string | Uint8Array): void {
   const before = existingRegularFile(file);
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  // 'wx': created here, exclusively, so a name planted in the folder is never written through
-  const fd = fs.openSync(tmp, 'wx', 0o666);
-  try {
-    try {
-      // the permission bits only: a setuid or setgid bit must not pass to a file this process writes
-      if (before) fs.fchmodSync(fd, before.mode & 0o777);
-      fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    // looked at again: the path may have changed while the page was written
-    existingRegularFile(file);
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
+  writeFileAtomic(file, data, {
+    // the permission bits only: a setuid or setgid bit must not pass to a file this process writes
+    ...(before ? { mode: before.mode & 0o777 } : {}),
+    durable: true,
+    beforeRename: () => existingRegularFile(file),
+  });
 }

@@ -8,12 +8,26 @@ import * as fs from 'node:fs';
 
 /**
  * Replaces `file` atomically: the text goes to a fresh temporary name (created exclusively, so a symlink
- * planted at a predictable name is never followed), which is then renamed over `file`.
+ * planted at a predictable name is never followed), which is then renamed over `file`. `mode`: the new
+ * file's permission bits; `durable`: flushed to disk before the rename; `beforeRename`: a last look at
+ * the target (it throws to stop), since the path may have changed while the bytes were written.
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+export function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  options: { readonly mode?: number; readonly durable?: boolean; readonly beforeRename?: () => void } = {},
+): void {
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    fs.writeFileSync(tmp, data, { flag: 'wx' });
+    const fd = fs.openSync(tmp, 'wx', 0o666);
+    try {
+      if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
+      fs.writeFileSync(fd, data);
+      if (options.durable) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    options.beforeRename?.();
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
