@@ -155,6 +155,8 @@ export const JOB_FILES = {
   plan: 'plan.json',
   /** What the entrypoint must know of the trainer at run time (lib/trainers/job-contract.ts). */
   contract: 'contract.json',
+  /** The exact CreateTrainingJob request the job was created with (no secrets): what a rerun resubmits. */
+  request: 'request.json',
   patchesDir: 'patches/',
 } as const;
 export type JobFile = (typeof JOB_FILES)[keyof typeof JOB_FILES];

@@ -213,8 +213,18 @@ async function uploadJobFiles(s: Submitting, jobName: string): Promise<string[]>
   const { job, aws, emit } = s;
   const { layout } = job;
   const written: string[] = [layout.jobKey(jobName, JOB_FILES.reservation)];
+  // Every job keeps the exact request it is created with, so it can be resubmitted as it ran (`rlvr
+  // rerun`) and compared (`rlvr diff`) without rebuilding it from today's checkout.
+  const files = [
+    ...job.files,
+    {
+      file: JOB_FILES.request,
+      body: `${JSON.stringify(job.request(jobName), null, 2)}\n`,
+      contentType: 'application/json',
+    },
+  ];
   try {
-    for (const file of job.files) {
+    for (const file of files) {
       if (s.signal?.aborted) break;
       const key = layout.jobKey(jobName, file.file);
       await aws.s3.putObject(layout.bucket, key, file.body, file.contentType);

@@ -6,7 +6,8 @@ this starts the real moto_server with these additions, at the emulator, behind r
 - StopTrainingJob: an InProgress job goes Stopping, then Stopped at its next read;
 - with MOTO_TRAINING_SECONDS > 0, a new job is InProgress/Training for that many seconds, then
   Completed, with training and billable times. Spot jobs bill 30% of the training time;
-- DescribeTrainingJob returns the job's Environment, as SageMaker does (moto drops it).
+- DescribeTrainingJob returns the job's Environment, as SageMaker does (moto drops it), and its
+  MetricDefinitions as created (moto replaces them with a fixed one).
 Usage: python3 moto_server_ext.py -H 127.0.0.1 -p PORT   (the arguments of moto_server)
 """
 
@@ -30,7 +31,11 @@ def _transition(status, message, start):
 
 
 def _init(self, *args, **kwargs):
+    spec = kwargs.get("algorithm_specification", args[4] if len(args) > 4 else None)
+    given = (spec or {}).get("MetricDefinitions")
     _original_init(self, *args, **kwargs)
+    if given is not None:
+        self.algorithm_specification["MetricDefinitions"] = given
     self.rlvr_started = utcnow()
     if RUN_SECONDS > 0:
         self.training_job_status = "InProgress"

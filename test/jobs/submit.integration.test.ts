@@ -90,6 +90,7 @@ describeWithPeer('moto_server', motoAvailable())('submit against a real emulator
       'patches/git_diff_cached.patch',
       'patches/git_status.txt',
       'patches/git_untracked.txt',
+      'request.json',
       'reservation.json',
       'resolved-config.yaml',
     ].map((f) => `rlvr-experiments/jobs/${job}/${f}`);
