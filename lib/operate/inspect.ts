@@ -5,6 +5,7 @@ import { checkpointOfKey, readJobListing, resumeFromRunInfo, type ResumeInfo } f
 import { readJobLogDescriptions } from '../submission';
 import { costOf } from '../job-options';
 import { isObject, mapLimited } from '../util';
+import { RERUN_OF_TAG } from './rerun-tag';
 
 /**
  * The checkpoints a job has in S3, across every trainer run folder of its attempts
@@ -326,6 +327,8 @@ export interface JobStatusReport {
   readonly problem: string | undefined;
   readonly checkpointsUri: string;
   readonly attempts: AttemptsReport;
+  /** The job this one reruns (`rlvr rerun`), from its tag; undefined for any other job. */
+  readonly rerunOf: string | undefined;
 }
 
 /** Everything a researcher asks first about one job. */
@@ -337,6 +340,7 @@ export async function jobStatus(
   const layout = requireLayout(context);
   const job = await describeJob(context, name);
   const { summary: checkpoints, runInfo } = await readCheckpoints(context.aws.s3, layout, name);
+  const tags = await context.aws.sagemaker.listTags(job.TrainingJobArn!);
   const trace = checkpoints.traceKey
     ? await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes)
     : undefined;
@@ -348,5 +352,6 @@ export async function jobStatus(
     problem: postJobProblem(job, checkpoints),
     checkpointsUri: layout.uri(layout.checkpointsPrefix(name)),
     attempts: summarizeAttempts(job, runInfo),
+    rerunOf: tags[RERUN_OF_TAG],
   };
 }

@@ -1,0 +1,272 @@
+/**
+ * `rlvr rerun <job>`: the job submitted again exactly as it ran — its request (the same image by digest,
+ * the same source archive already in S3, instance type and count, runtime options, environment, eval
+ * config) and its files under `jobs/<job>/` — under a new name, tagged with the job it reruns. `--set`
+ * changes keys of the config the trainer reads. Nothing is re-packed from today's checkout; what the job
+ * read is checked to still exist before anything is written, and the submit is the one path every job
+ * takes (lib/submission submitJob: name claim, files, create, log row, clean-up).
+ */
+import { randomUUID } from 'node:crypto';
+import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
+import { requireLayout, type JobContext } from '../aws';
+import { UserError } from '../errors';
+import { cachedCredentials, ecrCredentials, parseRepositoryUri, remoteDigest } from '../image';
+import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, parseS3Uri, type S3Layout } from '../layout';
+import { submitJob, type JobSubmission, type SubmitListener, type SubmittedJob } from '../submission';
+import { applyOverrides, parseSetFlag, type OverrideChange } from './config-overrides';
+import { readJobFile, readJobRecord, type JobRecord } from './job-record';
+import { RERUN_OF_TAG } from './rerun-tag';
+
+/** What a rerun depends on, and whether it is still there. */
+export interface RerunCheck {
+  /** `image`, `source archive`, `channel gsm8k_train`. */
+  readonly what: string;
+  readonly location: string;
+  readonly state: 'present' | 'missing' | 'not checked';
+  readonly detail?: string;
+}
+
+export interface RerunPlan {
+  readonly rerunOf: string;
+  /** The first name the submit will try (another when it is taken by then). */
+  readonly jobName: string;
+  readonly submittedAt: Date;
+  readonly submitId: string;
+  readonly layout: S3Layout;
+  readonly namePrefix: string;
+  readonly requestSource: JobRecord['requestSource'];
+  /** The request for `jobName`. */
+  readonly request: CreateTrainingJobRequest;
+  readonly changes: readonly OverrideChange[];
+  readonly sets: readonly string[];
+  readonly checks: readonly RerunCheck[];
+  readonly files: readonly { readonly file: string; readonly body: string; readonly contentType: string }[];
+  readonly original: { readonly config?: string; readonly template?: string; readonly commit?: string };
+  readonly warnings: readonly string[];
+}
+
+export interface RerunInput {
+  readonly job: string;
+  /** `--set key=value`, as given. */
+  readonly sets?: readonly string[];
+  readonly now?: Date;
+}
+
+/** Files of the original that are not copied: the name's claim and the request are the new job's own. */
+const NOT_COPIED: readonly string[] = [JOB_FILES.reservation, JOB_FILES.request];
+
+function contentType(file: string): string {
+  if (file.endsWith('.yaml')) return 'application/yaml';
+  if (file.endsWith('.json')) return 'application/json';
+  return 'text/plain';
+}
+
+/**
+ * Everything a rerun will do, read and checked, nothing written. Bad input (an unknown job, a `--set`
+ * refused, an image or source archive that is gone) is a UserError (exit 2).
+ */
+export async function planRerun(context: JobContext, input: RerunInput): Promise<RerunPlan> {
+  const layout = requireLayout(context);
+  const overrides = (input.sets ?? []).map(parseSetFlag);
+  const record = await readJobRecord(context, input.job);
+  const warnings: string[] = [];
+  if (record.requestSource === 'DescribeTrainingJob')
+    warnings.push(
+      `${input.job} has no ${JOB_FILES.request} (submitted before jobs kept their request): its request is rebuilt from DescribeTrainingJob and its tags`,
+    );
+
+  const files: RerunPlan['files'][number][] = [];
+  let changes: OverrideChange[] = [];
+  for (const file of record.files.filter((f) => !NOT_COPIED.includes(f))) {
+    let body = (await readJobFile(context, record, file))!;
+    if (file === JOB_FILES.resolvedConfig && overrides.length) {
+      ({ text: body, changes } = applyOverrides(body, overrides));
+    }
+    files.push({ file, body, contentType: contentType(file) });
+  }
+  if (overrides.length && !record.files.includes(JOB_FILES.resolvedConfig))
+    throw new UserError(
+      `--set: ${input.job} has no ${JOB_FILES.resolvedConfig} under ${layout.uri(record.filesAt.key)} to change`,
+      'BadSet',
+    );
+
+  const checks = await checkInputs(context, record.request);
+  const missing = checks.filter((c) => c.state === 'missing');
+  if (missing.length)
+    throw new UserError(
+      `Cannot rerun ${input.job}: ${missing.map((c) => `its ${c.what} ${c.location} is gone${c.detail ? ` (${c.detail})` : ''}`).join('; ')}. ` +
+        'Nothing was created. Submit the config again instead (it packs and pushes what is missing).',
+      'RerunInputsGone',
+    );
+  for (const c of checks.filter((c) => c.state === 'not checked'))
+    warnings.push(`${c.what} ${c.location} was not checked: ${c.detail}`);
+
+  const submittedAt = input.now ?? new Date();
+  const submitId = randomUUID();
+  const jobName = jobNameCandidate(context.jobNamePrefix, submittedAt, 1);
+  const commit = record.tags['rlvr:git-commit'];
+  return {
+    rerunOf: input.job,
+    jobName,
+    submittedAt,
+    submitId,
+    layout,
+    namePrefix: context.jobNamePrefix,
+    requestSource: record.requestSource,
+    request: rerunRequest(record.request, { jobName, layout, submitId, rerunOf: input.job }),
+    changes,
+    sets: input.sets ?? [],
+    checks,
+    files,
+    original: {
+      ...(record.tags['rlvr:config'] ? { config: record.tags['rlvr:config'] } : {}),
+      ...(record.tags['rlvr:template'] ? { template: record.tags['rlvr:template'] } : {}),
+      ...(commit ? { commit } : {}),
+    },
+    warnings,
+  };
+}
+
+/**
+ * The original request for a new job: its name, where its own files are (the config channel), where its
+ * checkpoints go, its submit id and the rerun tag changed — nothing else.
+ */
+export function rerunRequest(
+  original: CreateTrainingJobRequest,
+  change: { jobName: string; layout: S3Layout; submitId: string; rerunOf: string },
+): CreateTrainingJobRequest {
+  const request = JSON.parse(JSON.stringify(original)) as CreateTrainingJobRequest;
+  const { layout, jobName } = change;
+  request.TrainingJobName = jobName;
+  for (const channel of request.InputDataConfig ?? []) {
+    const s3 = channel.DataSource?.S3DataSource;
+    if (channel.ChannelName === CHANNELS.config && s3) s3.S3Uri = layout.uri(layout.jobPrefix(jobName));
+  }
+  if (request.CheckpointConfig)
+    request.CheckpointConfig.S3Uri = layout.uri(layout.checkpointsPrefix(jobName));
+  request.Environment = { ...request.Environment, [JOB_ENV.submitId]: change.submitId };
+  request.Tags = [
+    ...(request.Tags ?? []).filter((t) => t.Key !== RERUN_OF_TAG),
+    { Key: RERUN_OF_TAG, Value: change.rerunOf },
+  ];
+  return request;
+}
+
+/**
+ * Whether what the job read is still there: the source archive (the `code` channel's object), the image
+ * (its manifest, by digest, in the registry the launcher pushes to) and each S3 input channel (an object
+ * under its prefix).
+ */
+async function checkInputs(context: JobContext, request: CreateTrainingJobRequest): Promise<RerunCheck[]> {
+  const { s3 } = context.aws;
+  const checks: RerunCheck[] = [];
+  const image = request.AlgorithmSpecification?.TrainingImage ?? '';
+  checks.push(await checkImage(context, image));
+  for (const channel of request.InputDataConfig ?? []) {
+    const uri = channel.DataSource?.S3DataSource?.S3Uri;
+    if (channel.ChannelName === CHANNELS.config || !uri) continue;
+    const at = parseS3Uri(uri);
+    if (!at) continue;
+    const isCode = channel.ChannelName === CHANNELS.code;
+    const what = isCode ? 'source archive' : `input channel ${channel.ChannelName}`;
+    const exists = isCode
+      ? (await s3.headObject(at.bucket, at.key)) !== undefined
+      : (await s3.listObjects(at.bucket, at.key, 1)).length > 0;
+    checks.push({ what, location: uri, state: exists ? 'present' : 'missing' });
+  }
+  return checks;
+}
+
+async function checkImage(context: JobContext, image: string): Promise<RerunCheck> {
+  const at = image.indexOf('@');
+  if (at < 0)
+    return {
+      what: 'image',
+      location: image,
+      state: 'not checked',
+      detail: 'it is named by tag, not digest: the tag may name another image by now',
+    };
+  const repositoryUri = context.settings.values.repositoryUri;
+  let repo: ReturnType<typeof parseRepositoryUri>;
+  try {
+    repo = parseRepositoryUri(image.slice(0, at));
+  } catch {
+    return { what: 'image', location: image, state: 'not checked', detail: 'not a registry/repository name' };
+  }
+  if (!repositoryUri || repo.registry !== repositoryUri.split('/')[0])
+    return {
+      what: 'image',
+      location: image,
+      state: 'not checked',
+      detail: `its registry ${repo.registry} is not the launcher's (${repositoryUri ?? 'no repository configured'}), which is the only one it logs in to`,
+    };
+  const digest = await remoteDigest(
+    repo,
+    image.slice(at + 1),
+    cachedCredentials(ecrCredentials(context.aws.ecr)),
+  );
+  return { what: 'image', location: image, state: digest ? 'present' : 'missing' };
+}
+
+export interface RerunResult extends SubmittedJob {
+  readonly rerunOf: string;
+  readonly jobLogPath: string;
+  readonly request: CreateTrainingJobRequest;
+}
+
+/** The rerun as the one submit path takes it: name claim, the job's files, create, the job-log row. */
+export async function submitRerun(
+  context: JobContext,
+  plan: RerunPlan,
+  options: { jobLogPath: string; listener?: SubmitListener; signal?: AbortSignal },
+): Promise<RerunResult> {
+  const resource = plan.request.ResourceConfig;
+  const spot = Boolean(plan.request.EnableManagedSpotTraining);
+  const request = (jobName: string) =>
+    rerunRequest(plan.request, {
+      jobName,
+      layout: plan.layout,
+      submitId: plan.submitId,
+      rerunOf: plan.rerunOf,
+    });
+  const submission: JobSubmission = {
+    kind: 'job',
+    layout: plan.layout,
+    namePrefix: plan.namePrefix,
+    submittedAt: plan.submittedAt,
+    submitId: plan.submitId,
+    reservation: { rerunOf: plan.rerunOf, ...(plan.original.config ? { config: plan.original.config } : {}) },
+    files: plan.files,
+    request,
+    quota: { instanceType: resource?.InstanceType ?? '', spot },
+    jobLog: {
+      path: options.jobLogPath,
+      row: (jobName) => ({
+        jobName,
+        config: plan.original.config ?? '',
+        description: rerunDescription(plan),
+        submitted: plan.submittedAt,
+        instance: `${resource?.InstanceCount ?? 1}× ${resource?.InstanceType ?? '?'}${spot ? ' (spot)' : ''}`,
+        template: plan.original.template ?? '',
+        commit: plan.original.commit
+          ? `${plan.original.commit.slice(0, 12)}${plan.original.commit.endsWith('+dirty') ? '+dirty' : ''}`
+          : '',
+      }),
+    },
+  };
+  const submitted = await submitJob(submission, context.aws, {
+    ...(options.listener ? { listener: options.listener } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return {
+    ...submitted,
+    rerunOf: plan.rerunOf,
+    jobLogPath: options.jobLogPath,
+    request: request(submitted.jobName),
+  };
+}
+
+/** The job log's description of a rerun: `rerun of <job>` and the overrides. */
+export function rerunDescription(plan: Pick<RerunPlan, 'rerunOf' | 'sets'>): string {
+  return [`rerun of ${plan.rerunOf}`, ...plan.sets.map((s) => `--set ${s}`)].join(' ');
+}

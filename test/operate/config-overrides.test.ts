@@ -1,0 +1,93 @@
+import { parse } from 'yaml';
+import { UserError } from '../../lib/errors';
+import { applyOverrides, overrideLiteral, parseSetFlag } from '../../lib/operate';
+
+const CONFIG = `# the config the trainer reads
+run:
+  name: gsm8k
+  seed: 42 # fixed for the baseline
+training:
+  lr: 1.0e-6
+  max_steps: 200
+  checkpoint_interval: 20
+roles:
+  - name: trainer
+    config:
+      model: /opt/ml/input/data/model
+      temperature: 1.0
+tags: {a: 1}
+`;
+
+const apply = (...sets: string[]) => applyOverrides(CONFIG, sets.map(parseSetFlag));
+
+function refusal(...sets: string[]): string {
+  try {
+    apply(...sets);
+  } catch (err) {
+    expect(err).toBeInstanceOf(UserError);
+    return (err as Error).message;
+  }
+  throw new Error(`${sets.join(' ')} was not refused`);
+}
+
+describe('rerun --set', () => {
+  it('parses key=value with the value as a YAML scalar', () => {
+    expect(parseSetFlag('run.seed=7')).toEqual({ key: 'run.seed', path: ['run', 'seed'], value: 7 });
+    expect(parseSetFlag('a.b=true').value).toBe(true);
+    expect(parseSetFlag('a.b=1e-6').value).toBe(1e-6);
+    expect(parseSetFlag('a.b=hello world').value).toBe('hello world');
+    expect(parseSetFlag('a.b="7"').value).toBe('7');
+    expect(parseSetFlag('a.b=').value).toBeNull();
+    expect(parseSetFlag('a.b=x=y').value).toBe('x=y');
+    expect(parseSetFlag('roles.0.name=x').path).toEqual(['roles', 0, 'name']);
+    for (const bad of ['run.seed', '=7', 'a..b=1', 'a.b=[1, 2]', 'a.b={x: 1}'])
+      expect(() => parseSetFlag(bad)).toThrow(UserError);
+  });
+
+  it('changes exactly the named value, leaving every other line as it was', () => {
+    const { text, changes } = apply('run.seed=7');
+    expect(changes).toEqual([{ key: 'run.seed', before: 42, after: 7 }]);
+    expect(text).toBe(CONFIG.replace('seed: 42 #', 'seed: 7 #'));
+  });
+
+  it('writes floats in the form PyYAML reads as floats, and keeps the others as written', () => {
+    const { text } = apply('training.lr=1e-7', 'roles.0.config.temperature=0.7');
+    expect(text).toContain('lr: 1.0e-7\n');
+    expect(text).toContain('temperature: 0.7\n');
+    expect(parse(text).training.lr).toBe(1e-7);
+    expect(overrideLiteral('007')).toBe('"007"');
+    expect(overrideLiteral('plain')).toBe('plain');
+  });
+
+  it('adds a new leaf under an existing mapping, shown as absent before', () => {
+    const { text, changes } = apply('training.warmup_steps=10', 'roles.0.config.top_p=0.9');
+    expect(changes).toEqual([
+      { key: 'training.warmup_steps', before: undefined, after: 10 },
+      { key: 'roles.0.config.top_p', before: undefined, after: 0.9 },
+    ]);
+    const parsed = parse(text);
+    expect(parsed.training).toEqual({ lr: 1e-6, max_steps: 200, checkpoint_interval: 20, warmup_steps: 10 });
+    expect(parsed.roles[0].config.top_p).toBe(0.9);
+    // Everything that was there is there, byte for byte.
+    expect(text.replace('  warmup_steps: 10\n', '').replace('      top_p: 0.9\n', '')).toBe(CONFIG);
+  });
+
+  it('refuses a likely misspelling of a key beside it, and a parent that is not there', () => {
+    expect(refusal('training.checkpoint_intervall=10')).toMatch(
+      /likely misspelling of "checkpoint_interval".*--set training\.checkpoint_interval=/,
+    );
+    expect(refusal('trainig.lr=1')).toMatch(/no "trainig" to set "lr" in/);
+    expect(refusal('run.seed.x=1')).toMatch(/"run\.seed" is a single value/);
+    expect(refusal('roles.3.name=x')).toMatch(/no "roles\.3" to set "name"/);
+    expect(refusal('roles.3=x')).toMatch(/a list of 1; set one of its items by index/);
+  });
+
+  it('refuses a path inside the job, a mapping, and adding to an inline mapping', () => {
+    expect(refusal('roles.0.config.model=/tmp/other')).toMatch(
+      /names a path inside the job \(\/opt\/ml\/…\).*submit the config instead/,
+    );
+    expect(refusal('training.max_steps=/opt/ml/x')).toMatch(/names a path inside the job/);
+    expect(refusal('training=1')).toMatch(/is a mapping in the config/);
+    expect(refusal('tags.other=2')).toMatch(/written inline/);
+  });
+});
