@@ -16,6 +16,8 @@ export const COMMANDS: Record<string, () => Register> = {
   status: () => (require('./commands/status') as typeof import('./commands/status')).registerStatus,
   logs: () => (require('./commands/logs') as typeof import('./commands/logs')).registerLogs,
   stop: () => (require('./commands/stop') as typeof import('./commands/stop')).registerStop,
+  rerun: () => (require('./commands/rerun') as typeof import('./commands/rerun')).registerRerun,
+  diff: () => (require('./commands/diff') as typeof import('./commands/diff')).registerDiff,
   doctor: () => (require('./commands/doctor') as typeof import('./commands/doctor')).registerDoctor,
   download: () => (require('./commands/download') as typeof import('./commands/download')).registerDownload,
   'sync-traces': () =>

@@ -38,6 +38,7 @@ function renderAttempts(attempts: AttemptsReport): string {
 function renderStatus(name: string, report: JobStatusReport): string {
   const j = report.job;
   let out = `${name}: ${j.TrainingJobStatus}${j.SecondaryStatus ? ` (${j.SecondaryStatus})` : ''}\n`;
+  if (report.rerunOf) out += `  rerun of: ${report.rerunOf}\n`;
   if (j.FailureReason) out += `  failure: ${j.FailureReason}\n`;
   out += `  instance: ${j.ResourceConfig?.InstanceCount ?? 1}× ${j.ResourceConfig?.InstanceType}${j.EnableManagedSpotTraining ? ' (spot)' : ''}\n`;
   out += '  history:\n';
