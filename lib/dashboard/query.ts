@@ -1,4 +1,4 @@
-import { STEP_MARKERS } from './scan';
+import { STEP_MARKERS } from '../trainers';
 import type { TraceIndex } from './trace-index';
 
 /*
@@ -14,7 +14,7 @@ import type { TraceIndex } from './trace-index';
 
 export type Axis = 'step' | 'time';
 
-const MARKERS = [...STEP_MARKERS, 'grpo.debug'];
+const MARKERS = STEP_MARKERS;
 
 function lowerBound(sorted: Float64Array, x: number): number {
   let lo = 0;

@@ -31,9 +31,6 @@ export interface ScanSink {
 /** Completion-length histograms (correct vs wrong over the whole run) bin by 100 tokens, as their viewer. */
 export const HISTOGRAM_BIN = 100;
 
-/** Counters the trainer emits once per optimizer step: the step axis counts them (query.ts). */
-export const STEP_MARKERS = ['metrics', 'titan.metrics', 'reward_stats', 'grpo_debug'] as const;
-
 const Q = 0x22; // "
 const COMMA = 0x2c;
 const CLOSE = 0x7d; // }

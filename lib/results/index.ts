@@ -41,3 +41,4 @@ export {
   type JudgedCheckpoint,
   type ListedCheckpoint,
 } from './job-checkpoints';
+export { isRunId, listRunIds, runDir, runFiles, type RunFiles } from './local-runs';

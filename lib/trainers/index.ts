@@ -42,5 +42,7 @@ export {
   WEIGHTS_ONLY_RESUME_NOTE,
   type ContractKeyPath,
   type JobContract,
+  type JobForecastRecord,
 } from './job-contract';
 export { RANK0_EXPORT_CITE } from './rlvr-experiments';
+export { OWN_STEP_FIELD, STEP_MARKERS } from './trace-markers';
