@@ -12,6 +12,7 @@ import { EFA_LABEL } from '../lib/image';
 import { describeSource, formatUsd, hasEfa, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../lib/layout';
 import type { SettingName } from '../lib/settings';
+import { forecastSection } from './forecast-output';
 import { formatBytes } from './output';
 
 export function planJson(plan: SubmitPlan) {
@@ -86,7 +87,8 @@ export function planJson(plan: SubmitPlan) {
     })),
     source: plan.source,
     warnings: plan.warnings.map((w) => ({ ...w, text: formatProblem(w) })),
-    allowed: plan.config.allowed,
+    forecast: { ...plan.forecast.forecast, resultsDir: plan.forecast.resultsDir },
+    allowed: [...plan.config.allowed, ...plan.forecast.allowed],
   };
 }
 
@@ -360,10 +362,10 @@ function checksSection(plan: SubmitPlan): string {
     out += '\nWarnings\n';
     for (const w of plan.warnings) out += `  ${formatProblem(w)}\n`;
   }
-  if (plan.config.allowed.length > 0) {
+  const allowed = [...plan.config.allowed, ...plan.forecast.allowed];
+  if (allowed.length > 0) {
     out += '\nAllowed by launcher.allow (not checked for this config)\n';
-    for (const a of plan.config.allowed)
-      out += `  ${a.rule} ${a.name}: ${a.message}\n    reason: ${a.reason}\n`;
+    for (const a of allowed) out += `  ${a.rule} ${a.name}: ${a.message}\n    reason: ${a.reason}\n`;
   }
   return out;
 }
@@ -374,6 +376,7 @@ export function renderPlan(plan: SubmitPlan): string {
     headerSection(plan) +
     settingsSection(plan) +
     runSection(plan) +
+    forecastSection(plan.forecast, row) +
     inputsSection(plan) +
     sourceSection(plan) +
     checksSection(plan) +

@@ -5,6 +5,7 @@ import { type WaitResult } from '../lib/operate';
 import { formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import type { LocalSubmitResult } from '../lib/local';
 import { table } from './commands/common';
+import { forecastCell } from './forecast-output';
 import { planJson } from './plan-output';
 
 export function json(value: unknown): string {
@@ -26,6 +27,7 @@ export function renderSubmitted(result: SubmitResult, asJson: boolean): string {
   const warnings = result.plan.warnings.map((w) => `  warning: ${formatProblem(w)}\n`).join('');
   return (
     `${warnings}Submitted ${result.jobName}\n` +
+    `  forecast: ${forecastCell(result.plan.forecast.forecast)}\n` +
     `  checkpoints and traces stream to ${result.checkpointsUri}\n` +
     `  console: ${result.consoleUrl}\n` +
     `  logged in ${result.jobLogPath}\n`
@@ -49,12 +51,13 @@ export function renderSweepPlan(sweep: PlannedSweep, asJson: boolean): string {
   const rows = plans.map((p, i) => [
     p.jobName,
     variants[i].label,
+    forecastCell(p.forecast.forecast),
     formatUsd(p.estimate?.maxRuntimeCost),
     p.description,
   ]);
   return (
     `Sweep ${sweepId}: ${plans.length} jobs (dry run: nothing was created)\n\n` +
-    table(['JOB (PROVISIONAL)', 'OVERRIDES', 'MAX COST', 'DESCRIPTION'], rows) +
+    table(['JOB (PROVISIONAL)', 'OVERRIDES', 'FORECAST', 'MAX COST', 'DESCRIPTION'], rows) +
     `\n${PROVISIONAL_NAMES}.\nEstimated at most ${formatUsd(totalEstimatedCost)} in all (on-demand price × max runtime; ${PRICES_SOURCE}, ${PRICES_AS_OF}).\n`
   );
 }

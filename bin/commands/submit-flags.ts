@@ -75,6 +75,7 @@ export function submitInput(configPath: string, flags: SubmitFlags, onEvent: Pro
     trainerSrc: flags.trainerSrc,
     image: flags.image,
     jobLog: flags.jobLog,
+    resultsDir: flags.resultsDir,
     settings: settingsOf(flags),
     dryRun: Boolean(flags.dryRun),
     listener: onEvent,

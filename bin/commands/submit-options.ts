@@ -19,6 +19,7 @@ export interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
   trainerSrc?: string;
   image?: string;
   jobLog?: string;
+  resultsDir?: string;
   tag?: string[];
   sweep?: string[];
   maxJobs?: string;
@@ -58,6 +59,11 @@ export function addSubmitOptions(command: Command): Command {
       'with --local: run the job again in an earlier local run folder, as SageMaker restarts an interrupted job',
     )
     .option('--job-log <file>', 'job log to append to (default: docs/job_log.md of the config repository)')
+    .option(
+      '--results-dir <dir>',
+      'where the forecast finds past runs (rlvr download, submit --local)',
+      'results',
+    )
     .option('--instance-type <type>', 'e.g. ml.p4de.24xlarge')
     .option('--instance-count <n>', 'instances')
     .option('--volume-gb <n>', 'EBS volume per instance, GB')

@@ -32,6 +32,7 @@ export {
   SCHEMA_RULES,
   TRAINING_RULES,
   ruleOf,
+  runtimeForecast,
   withRule,
   type EvalRule,
   type Rule,

@@ -223,6 +223,8 @@ export function readJobInputs(job: ContainerJob): {
   if (!contract) throw new JobFailure(`${contractFile} is missing: was this job started by rlvr submit?`);
   job.runInfo.trainer = contract.trainer;
   if (contract.acknowledged) job.runInfo.acknowledged = contract.acknowledged;
+  // The forecast the job was given, beside what happens (the attempts' times): later forecasts read it.
+  if (contract.forecast) job.runInfo.forecast = contract.forecast;
   // A job mounting the shared file system records whether it ran isolated, and why.
   if (contract.networkIsolation) job.runInfo.networkIsolation = contract.networkIsolation;
   return { config, contract, evalConfigPath };

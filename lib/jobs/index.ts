@@ -37,3 +37,4 @@ export { lintConfigFile, type LintReport } from './lint';
 export { describeImportRoots } from './import-roots';
 export { type LintCurricula } from './lint';
 export { SWEEP_MAX_JOBS } from './sweep';
+export { forecastStep, plannedShape, type ForecastStepInput, type PlannedForecast } from './forecast';

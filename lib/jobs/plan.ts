@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import {
+  runtimeForecast,
   CODE_BENCHMARK_PATTERN,
   evalTasks,
   stringifyForTrainer,
@@ -12,6 +13,7 @@ import {
 } from '../config';
 import { classifyAwsError, describeAwsError, type AwsClientOptions } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
+import { recordOf } from '../forecast';
 import {
   EFA_LABEL,
   imageReferenceProblem,
@@ -52,6 +54,7 @@ import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
 import { buildCreateTrainingJobRequest, type RequestInput } from './request';
 import type { SharedFileSystemPlan } from './shared-file-system';
+import { forecastStep, type PlannedForecast } from './forecast';
 import {
   loadJobConfigs,
   resolveJob,
@@ -103,6 +106,8 @@ export interface SubmitInput {
   readonly pipeline?: ImagePipeline;
   /** Order-file ids missing from their dataset are a warning (recorded with the job), not an error. */
   readonly allowMissingOrderIds?: boolean;
+  /** The results folder the forecast reads past runs from (default `results`, from cwd). */
+  readonly resultsDir?: string;
 }
 
 export interface Upload {
@@ -196,6 +201,8 @@ export interface SubmitPlan {
    * folder); a local run names LOCAL_VOLUME, which its runner mounts on every host container.
    */
   readonly sharedFileSystem?: SharedFileSystemPlan;
+  /** How long and how much, from similar past runs; and what it says of the max runtime. */
+  readonly forecast: PlannedForecast;
   readonly warnings: readonly Problem[];
   readonly jobLogPath: string;
   readonly configDisplayPath: string;
@@ -632,6 +639,35 @@ function planWarnings(
 }
 
 /**
+ * The forecast from the runs the plan can see; a max runtime it says cannot cover the job stops a submit
+ * (exit 2) unless `launcher.allow` names the rule with a reason. A local run has no max runtime to judge.
+ */
+function planForecast(
+  input: SubmitInput,
+  configs: JobConfigs,
+  job: ResolvedJob,
+  estimate: SubmitPlan['estimate'],
+  cwd: string,
+): PlannedForecast {
+  const allow = configs.config.value.launcher?.allow as Record<string, unknown> | undefined;
+  const reason = allow?.[runtimeForecast.id];
+  const planned = forecastStep({
+    config: configs.config.value as unknown as YamlMap,
+    trainer: configs.trainer,
+    options: job.options,
+    inputs: job.inputs,
+    perHour: estimate?.perHour,
+    hasEvalConfig: configs.evalConfig !== undefined,
+    resultsDir: input.resultsDir,
+    cwd,
+    allowReason: typeof reason === 'string' ? reason : undefined,
+  });
+  if (planned.errors.length > 0 && !input.local)
+    throw new ProblemsError('The max runtime would stop the job before its last step', planned.errors);
+  return planned;
+}
+
+/**
  * Validates everything and computes the exact request, without creating anything, in four steps:
  * the configs, the job they describe (resolveJob, pure), what it ships (prepareArtifacts) and the
  * pre-flight. The caller owns the session; a dry-run with no AWS access still gets a full plan:
@@ -653,6 +689,13 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   const job = resolveJob(configs, input.options, template, aws.settings, placeholders, {
     local: input.local,
   });
+  const estimate = estimateCost(
+    job.options,
+    placeholders.value('region', aws.settings.values.region),
+    placeholders.names.includes('region'),
+  );
+  // Before the image is built or pushed: a max runtime that cannot cover the job is bad input.
+  const forecast = planForecast(input, configs, job, estimate, cwd);
   const artifacts = await prepareArtifacts({
     ...input,
     configs,
@@ -683,6 +726,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     ...job.runtime.contract,
     importRoots: artifacts.importRoots.roots.map((r) => r.path),
     ...(acknowledged ? { acknowledged } : {}),
+    forecast: recordOf(forecast.forecast),
     // The isolation a job mounting the shared file system runs with, and why (run.json keeps it).
     ...(shared
       ? {
@@ -726,15 +770,15 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     }),
     preflight: preflight.report,
     missingOrderIds: preflight.acknowledged,
-    estimate: estimateCost(
-      job.options,
-      planned.requestSettings.region,
-      placeholders.names.includes('region'),
-    ),
+    estimate,
+    forecast,
     cluster,
     ...(shared ? { sharedFileSystem: shared } : {}),
     jobLogPath: jobLog.path(planned.configRepoRoot)!,
-    warnings: planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings, cluster),
+    warnings: [
+      ...planWarnings(configs, artifacts, job, preflight.warnings, jobLog.warnings, cluster),
+      ...forecast.warnings,
+    ],
     submittedAt,
   };
 }

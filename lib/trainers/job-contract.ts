@@ -45,6 +45,12 @@ export interface JobContract {
    * for such a job alone). Kept in run.json with the job's other inputs.
    */
   readonly networkIsolation?: { readonly value: boolean; readonly reason: string };
+  /**
+   * The forecast the plan gave (the run's shape, its steps, the rate and wall time similar runs said),
+   * kept in run.json beside what happened: the next forecasts learn from it, `rlvr jobs --forecast`
+   * checks it.
+   */
+  readonly forecast?: JobForecastRecord;
   /** What the submit let through on the user's word (`--allow-missing-order-ids`), kept in run.json. */
   readonly acknowledged?: {
     readonly missingOrderIds?: readonly {
@@ -54,6 +60,15 @@ export interface JobContract {
       readonly dataset: string;
     }[];
   };
+}
+
+/** A job's forecast as recorded (lib/forecast makes it). */
+export interface JobForecastRecord {
+  readonly shape: Readonly<Record<string, string>>;
+  readonly maxSteps?: number;
+  readonly secondsPerStep?: number;
+  readonly wallSeconds?: number;
+  readonly similarRuns: number;
 }
 
 export const WEIGHTS_ONLY_RESUME_NOTE = 'weights-only resume: optimizer state and data order restart';

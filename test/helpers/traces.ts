@@ -33,6 +33,8 @@ export interface TraceOptions {
   readonly firstStep?: number;
   readonly startTs?: number;
   readonly datasets?: readonly string[];
+  /** Steps vary by up to ± this fraction of stepSeconds (their own stream: other values stay as they were). @default 0 */
+  readonly stepJitter?: number;
 }
 
 /** A deterministic pseudo-random stream (tests compare exact values). */
@@ -59,8 +61,11 @@ export function* traceLines(o: TraceOptions): Generator<string> {
   const fates: Record<string, Record<string, number>> = { used: {}, wasted: {}, filtered: {}, failed: {} };
   if (first === 1)
     yield `${pyJson({ type: 'meta', ts: 0, model: 'Qwen/Qwen3-1.7B-Base', trainer: 'grpo', vllm_replicas: 2 })}\n`;
+  const jitter = rng(first * 104729 + 17);
+  let drift = 0;
   for (let step = first; step < first + o.steps; step++) {
-    const t0 = (o.startTs ?? 0.5) + (step - 1) * stepSeconds;
+    if (o.stepJitter) drift += (jitter() * 2 - 1) * o.stepJitter * stepSeconds;
+    const t0 = (o.startTs ?? 0.5) + (step - 1) * stepSeconds + drift;
     const gen = stepSeconds * 0.5;
     for (let i = 0; i < batch; i++) {
       const replica = i % 2;

@@ -31,6 +31,7 @@ import { unknownDataset } from './unknown-dataset';
 import { unknownLoss } from './unknown-loss';
 import { watchSource } from './watch-source';
 import { zeroLearningRate } from './zero-learning-rate';
+import { runtimeForecast } from './runtime-forecast';
 
 /*
  * The config rules, in the order they run (their ids count in that order). Each guards against an
@@ -63,6 +64,7 @@ export const TRAINING_RULES: readonly TrainingRule[] = [
   greedyRollouts,
   nextQuestionStop,
   launcherAllow,
+  runtimeForecast,
 ];
 
 /** Eval-config rules (RLVR2xx). */
@@ -88,6 +90,7 @@ export const ALL_RULES: readonly Rule<never>[] = [
 /** The ids of what reading a file finds, before the rules run. */
 export const SCHEMA_RULES = { training: configSchema, eval: evalConfigSchema } as const;
 export { withRule } from './config-schema';
+export { runtimeForecast } from './runtime-forecast';
 
 export type { AllowedFinding, EvalRule, Rule, RuleCode, RuleProblem, Severity, TrainingRule } from './rule';
 export { ruleOf, RULE_IDS, type RuleId } from './rule';

@@ -60,6 +60,11 @@ export interface Rule<C> {
   readonly allowable: boolean;
   /** Its id in `launcher.acknowledge`, the older form of `launcher.allow` (the error stays as a warning that names it). */
   readonly acknowledge?: RuleId;
+  /**
+   * Its findings are made by the submit's plan, which sees what a config alone does not (past runs):
+   * `check` finds nothing, and `rlvr lint` of the config cannot report it.
+   */
+  readonly madeByPlan?: true;
   readonly check: (context: C) => Finding[];
 }
 

@@ -1,0 +1,110 @@
+/** Forecasts and live progress as text: the plan's section, a sweep's column, status and jobs lines. */
+import { formatDuration } from '../lib/config';
+import { SHAPE_LABELS, type Forecast, type LiveProgress } from '../lib/forecast';
+import { formatUsd } from '../lib/job-options';
+import type { PlannedForecast } from '../lib/jobs';
+
+/** A duration rounded to the minute (to the second under one). */
+export function roughDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  return formatDuration(s >= 60 ? Math.round(s / 60) * 60 : s);
+}
+
+function perStep(seconds: number): string {
+  return `${seconds < 10 ? seconds.toFixed(2) : seconds.toFixed(1)} s`;
+}
+
+const VERDICTS: Record<Forecast['verdict'], string> = {
+  covers: 'covers it',
+  thin: 'covers it with little margin',
+  short: 'DOES NOT cover it',
+  generous: 'covers it many times over',
+  unknown: '',
+};
+
+/** Where the runs came from, as the plan says it. */
+function sources(f: Forecast, resultsDir: string): string {
+  const fromSageMaker = f.similar.filter((s) => s.source === 'sagemaker').length;
+  const fromResults = f.similar.length - fromSageMaker;
+  const parts = [
+    fromResults ? `${fromResults} in ${resultsDir}` : '',
+    fromSageMaker ? `${fromSageMaker} in SageMaker` : '',
+  ].filter(Boolean);
+  return parts.join(', ');
+}
+
+/** The plan's forecast section. */
+export function forecastSection(
+  planned: PlannedForecast,
+  row: (label: string, value: string) => string,
+): string {
+  const f = planned.forecast;
+  const matched = f.matchedOn.map((k) => SHAPE_LABELS[k]).join(', ');
+  let out = `\nForecast (similar runs: the same ${matched})\n`;
+  if (!f.secondsPerStep) {
+    const unknown = f.unknownShape ? `, ${f.unknownShape} of them without a shape to compare` : '';
+    out += row('similar runs', `none: ${f.why} (results folder ${planned.resultsDir}${unknown})`);
+    for (const n of f.nearest)
+      out += row('', `${n.id} differs in ${n.differs.map((k) => SHAPE_LABELS[k]).join(', ')}`);
+    out += row('', 'no forecast: the plan gives no number it has not measured');
+    return out;
+  }
+  const s = f.secondsPerStep;
+  out += row(
+    'similar runs',
+    `${f.similar.length} (${sources(f, planned.resultsDir)}): ${f.similar.map((r) => `${r.id} ${perStep(r.secondsPerStep)}`).join(', ')}`,
+  );
+  out += row('per step', `${perStep(s.median)} (median; 10–90%: ${perStep(s.p10)}–${perStep(s.p90)})`);
+  if (f.wallSeconds === undefined) return out + row('to the end', `unknown: ${f.why}`);
+  out += row(
+    `to step ${f.maxSteps}`,
+    `${roughDuration(f.wallSeconds)} (startup ${roughDuration(f.startupSeconds ?? 0)} + ${f.maxSteps} × ${perStep(s.median)})`,
+  );
+  if (f.cost !== undefined) out += row('cost', `${formatUsd(f.cost)} on demand to the last step`);
+  const verdict = `${formatDuration(f.maxRuntimeSeconds)} ${VERDICTS[f.verdict]}`;
+  const ratio = ` (${(f.maxRuntimeSeconds / f.wallSeconds).toFixed(1)}× the forecast)`;
+  out += row(
+    'max runtime',
+    f.verdict === 'short' ? `${verdict}: training stops at about step ${f.cutAtStep}` : `${verdict}${ratio}`,
+  );
+  return out;
+}
+
+/** One cell for a sweep's table: the forecast wall time and cost, or why there is none. */
+export function forecastCell(f: Forecast): string {
+  if (f.wallSeconds === undefined)
+    return f.secondsPerStep ? `${perStep(f.secondsPerStep.median)}/step` : 'no similar run';
+  const flag = f.verdict === 'short' ? ' (past max runtime)' : '';
+  return `${roughDuration(f.wallSeconds)}${f.cost !== undefined ? `, ${formatUsd(f.cost)}` : ''}${flag}`;
+}
+
+/** A running job's progress line: step N of M, the rate, the ETA, cost so far and at finish. */
+export function progressLine(p: LiveProgress): string {
+  const step =
+    p.step === undefined
+      ? 'no step yet'
+      : `step ${p.step}${p.maxSteps !== undefined ? ` of ${p.maxSteps}` : ''}`;
+  const rate =
+    p.secondsPerStep === undefined
+      ? ''
+      : `, ${perStep(p.secondsPerStep)}/step${p.forecastSecondsPerStep !== undefined ? ` (forecast ${perStep(p.forecastSecondsPerStep)})` : ''}`;
+  const eta = p.etaSeconds === undefined ? '' : `, ETA ${roughDuration(p.etaSeconds)}`;
+  const cost =
+    p.costAtFinish !== undefined
+      ? `, cost ${formatUsd(p.costSoFar)} so far, ${formatUsd(p.costAtFinish)} at finish`
+      : '';
+  return `${step}${rate}${eta}${cost}`;
+}
+
+/** A running job in `rlvr jobs`: `step 120/200, ETA 55m`. */
+export function progressCell(p: LiveProgress): string {
+  if (p.step === undefined) return 'no step yet';
+  const of = p.maxSteps !== undefined ? `/${p.maxSteps}` : '';
+  return `step ${p.step}${of}${p.etaSeconds !== undefined ? `, ETA ${roughDuration(p.etaSeconds)}` : ''}`;
+}
+
+/** The warning for a running job whose ETA is past its remaining max runtime. */
+export function pastRuntimeLine(p: LiveProgress): string | undefined {
+  if (!p.pastMaxRuntime) return undefined;
+  return `ETA ${roughDuration(p.etaSeconds!)} is past the ${roughDuration(p.remainingRuntimeSeconds!)} of max runtime left: SageMaker will stop it at about step ${p.cutAtStep}${p.maxSteps !== undefined ? ` of ${p.maxSteps}` : ''}, before its last checkpoint`;
+}

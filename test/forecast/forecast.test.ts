@@ -1,0 +1,200 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  clockOfTail,
+  forecastJob,
+  liveProgress,
+  shapeOf,
+  traceTiming,
+  type PastRun,
+  type RunShape,
+} from '../../lib/forecast';
+import { tempDir } from '../helpers/fixtures';
+import { traceLines, writeTrace } from '../helpers/traces';
+
+const SHAPE: RunShape = shapeOf({
+  trainer: 'grpo-sft',
+  model: 's3://b/p/models/Qwen3-1.7B-Base/',
+  instanceType: 'ml.p4de.24xlarge',
+  instanceCount: 1,
+  trainGpus: [0, 1, 2, 3, 4, 5],
+  evalGpus: '6,7',
+  config: { training: { prompts_per_optim_step: 64 }, sampling: { n: 8, max_tokens: 1024 } },
+});
+
+function run(id: string, rate: number, n = 50, shape: RunShape = SHAPE, firstStepTs = 200): PastRun {
+  return { id, source: 'results', shape, intervals: Array.from({ length: n }, () => rate), firstStepTs };
+}
+
+const base = { perHour: 36, evalWaitSeconds: 0, seen: 4, unknownShape: 0 };
+
+describe('a run shape', () => {
+  it('is the model folder, instance, GPU counts and the batch keys', () => {
+    expect(SHAPE).toEqual({
+      trainer: 'grpo-sft',
+      model: 'Qwen3-1.7B-Base',
+      instanceType: 'ml.p4de.24xlarge',
+      instanceCount: '1',
+      trainGpus: '6',
+      evalGpus: '2',
+      batch: '64×8×1024',
+    });
+  });
+});
+
+describe('step times from a trace', () => {
+  const dir = tempDir('rlvr-clock-');
+
+  it('reads a small trace whole: every step, the first step’s end, the last own step', () => {
+    const file = path.join(dir, 'small.jsonl');
+    writeTrace(file, { steps: 40, stepSeconds: 20, startTs: 100 });
+    const t = traceTiming(file);
+    expect(t.steps).toBe(40);
+    expect(t.intervals).toHaveLength(39);
+    for (const i of t.intervals) expect(i).toBeCloseTo(20, 5);
+    // their trainers emit `metrics` after the step's generation and optimizer step: 0.9 of it in
+    expect(t.firstStepTs).toBeCloseTo(100 + 20 * 0.9, 5);
+    expect(t.lastStep).toBe(40);
+  });
+
+  it('reads a big trace at its two ends only: the same rate and first step, the steps not counted', () => {
+    const file = path.join(dir, 'big.jsonl');
+    const size = writeTrace(file, { steps: 400, stepSeconds: 25, startTs: 50, batch: 2 });
+    const window = 512 * 1024;
+    expect(size).toBeGreaterThan(4 * window);
+    const t = traceTiming(file, window);
+    expect(t.steps).toBeUndefined();
+    expect(t.intervals.length).toBeGreaterThan(1);
+    expect(t.intervals.length).toBeLessThan(399);
+    for (const i of t.intervals) expect(i).toBeCloseTo(25, 5);
+    expect(t.firstStepTs).toBeCloseTo(50 + 25 * 0.9, 5);
+    expect(t.lastStep).toBe(400);
+  });
+
+  it('a restarted trainer appending to the trace starts its clock again: that gap is not a step', () => {
+    const file = path.join(dir, 'restart.jsonl');
+    writeTrace(file, { steps: 10, stepSeconds: 30 });
+    writeTrace(file, { steps: 10, stepSeconds: 30, firstStep: 11, startTs: 5 - 10 * 30 }, true);
+    const t = traceTiming(file);
+    expect(t.intervals.every((i) => Math.abs(i - 30) < 1e-6)).toBe(true);
+    expect(t.intervals).toHaveLength(18);
+  });
+
+  it('a tail read mid-line skips the cut line and the line still being written', () => {
+    const text = [...traceLines({ steps: 5, stepSeconds: 10 })].join('');
+    const buf = Buffer.from(text);
+    const cut = buf.subarray(37, buf.length - 20); // mid-line at both ends
+    const c = clockOfTail(cut, true);
+    expect(c.marker).toBe('metrics');
+    expect(c.markers.length).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('forecastJob', () => {
+  it('takes the median of the similar runs’ rates; the different run does not count', () => {
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 300,
+      maxRuntimeSeconds: 6 * 3600,
+      runs: [run('a', 30), run('b', 33), run('c', 40), run('d', 90, 50, { ...SHAPE, instanceCount: '2' })],
+    });
+    expect(f.similar.map((s) => s.id)).toEqual(['a', 'b', 'c']);
+    expect(f.secondsPerStep!.median).toBe(33);
+    expect(f.startupSeconds).toBe(200 - 33);
+    expect(f.wallSeconds).toBe(167 + 300 * 33);
+    expect(f.cost).toBeCloseTo((36 * (167 + 9900)) / 3600, 6);
+    expect(f.verdict).toBe('covers');
+  });
+
+  it('short: the step it would be cut at, and a runtime with the margin and the eval wait', () => {
+    const f = forecastJob({
+      ...base,
+      evalWaitSeconds: 1800,
+      shape: SHAPE,
+      maxSteps: 300,
+      maxRuntimeSeconds: 3600,
+      runs: [run('a', 30, 50, SHAPE, 30)],
+    });
+    expect(f.verdict).toBe('short');
+    expect(f.cutAtStep).toBe(120);
+    expect(f.fitsSeconds).toBe(Math.ceil((9000 * 1.15 + 1800) / 900) * 900);
+  });
+
+  it('thin and generous margins', () => {
+    const at = (maxRuntimeSeconds: number) =>
+      forecastJob({
+        ...base,
+        shape: SHAPE,
+        maxSteps: 100,
+        maxRuntimeSeconds,
+        runs: [run('a', 100, 50, SHAPE, 100)],
+      }).verdict;
+    expect(at(10_500)).toBe('thin');
+    expect(at(12_000)).toBe('covers');
+    expect(at(5 * 86_400)).toBe('generous');
+  });
+
+  it('with no similar run: no number, the nearest named', () => {
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 300,
+      maxRuntimeSeconds: 3600,
+      runs: [],
+      others: [{ id: 'x', shape: { ...SHAPE, model: 'Qwen3-8B' } }],
+    });
+    expect(f.verdict).toBe('unknown');
+    expect(f.secondsPerStep).toBeUndefined();
+    expect(f.wallSeconds).toBeUndefined();
+    expect(f.nearest).toEqual([{ id: 'x', differs: ['model'] }]);
+  });
+});
+
+describe('liveProgress', () => {
+  it('step N of M, the recent rate, the ETA, cost at finish, and the flag past the max runtime', () => {
+    const text = [...traceLines({ steps: 30, stepSeconds: 60 })].join('');
+    const clock = clockOfTail(Buffer.from(text), false);
+    const p = liveProgress({
+      clock,
+      checkpointStep: 20,
+      maxSteps: 100,
+      elapsedSeconds: 1900,
+      maxRuntimeSeconds: 4 * 3600,
+      perHour: 36,
+      costSoFar: 19,
+    });
+    expect(p.step).toBe(30);
+    expect(p.secondsPerStep).toBeCloseTo(60, 5);
+    expect(p.etaSeconds).toBeCloseTo(70 * 60, 3);
+    expect(p.costAtFinish).toBeCloseTo(19 + 36 * (70 / 60), 3);
+    expect(p.pastMaxRuntime).toBe(false);
+    const late = liveProgress({
+      ...p,
+      clock,
+      checkpointStep: 20,
+      elapsedSeconds: 3 * 3600,
+      maxRuntimeSeconds: 4 * 3600,
+      perHour: 36,
+      costSoFar: 108,
+    });
+    expect(late.pastMaxRuntime).toBe(true);
+    expect(late.cutAtStep).toBe(30 + 60);
+  });
+
+  it('no explicit step in the trace: the newest checkpoint’s', () => {
+    const lines = [...traceLines({ steps: 3, stepSeconds: 10 })].filter((l) => !l.includes('"step"'));
+    fs.mkdirSync(path.join(tempDir(), 'x'), { recursive: true });
+    const p = liveProgress({
+      clock: clockOfTail(Buffer.from(lines.join('')), false),
+      checkpointStep: 2,
+      maxSteps: 10,
+      elapsedSeconds: 0,
+      maxRuntimeSeconds: undefined,
+      perHour: undefined,
+      costSoFar: undefined,
+    });
+    expect(p.step).toBe(2);
+    expect(p.etaSeconds).toBeCloseTo(80, 5);
+  });
+});
