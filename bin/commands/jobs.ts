@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { listJobs, type JobRow } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
+import { pastRuntimeLine, progressCell } from '../forecast-output';
 import { defaultedJobLogPath } from '../../lib/submission';
 import {
   addSettingsOptions,
@@ -35,6 +36,7 @@ function renderJobs(rows: readonly JobRow[]): string {
     'ELAPSED',
     'BILLABLE',
     'COST',
+    'PROGRESS',
     'CONFIG',
     'DESCRIPTION',
   ];
@@ -46,10 +48,14 @@ function renderJobs(rows: readonly JobRow[]): string {
     formatSeconds(r.cost.elapsedSeconds),
     formatSeconds(r.cost.billableSeconds),
     `${formatUsd(r.cost.cost)}${r.cost.final ? '' : ' so far'}${r.cost.spotSavings !== undefined ? ` (spot -${Math.round(r.cost.spotSavings * 100)}%)` : ''}`,
+    r.progress ? progressCell(r.progress) : '-',
     r.config ?? '-',
     r.description ?? '-',
   ]);
-  const problems = rows.filter((r) => r.problem).map((r) => `!! ${r.name}: ${r.problem}\n`);
+  const problems = rows.flatMap((r) => {
+    const late = r.progress && pastRuntimeLine(r.progress);
+    return [late, r.problem].filter(Boolean).map((p) => `!! ${r.name}: ${p}\n`);
+  });
   return table(header, cells) + problems.join('');
 }
 

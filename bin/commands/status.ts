@@ -7,6 +7,7 @@ import {
   type JobStatusReport,
 } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
+import { pastRuntimeLine, progressLine } from '../forecast-output';
 import {
   addSettingsOptions,
   exits,
@@ -52,9 +53,12 @@ function renderStatus(name: string, report: JobStatusReport): string {
   out += report.trace
     ? `  trace: step ${report.trace.step ?? '?'}, reward ${report.trace.reward ?? '?'} (read the last ${report.trace.bytesRead} bytes)\n`
     : '  trace: none yet\n';
+  if (report.progress) out += `  progress: ${progressLine(report.progress)}\n`;
   const cost = report.cost;
   out += `  time: ${formatSeconds(cost.elapsedSeconds)} elapsed, ${formatSeconds(cost.billableSeconds)} billable; cost ${formatUsd(cost.cost)}${cost.final ? '' : ' so far'}`;
   out += cost.spotSavings !== undefined ? `, spot saved ${Math.round(cost.spotSavings * 100)}%\n` : '\n';
+  const late = report.progress && pastRuntimeLine(report.progress);
+  if (late) out += `\n  !! ${late}\n`;
   if (report.problem) out += `\n  !! ${report.problem}\n`;
   return out;
 }

@@ -6,6 +6,8 @@ import { readJobLogDescriptions } from '../submission';
 import { costOf } from '../job-options';
 import { isObject, mapLimited } from '../util';
 import { RERUN_OF_TAG } from './rerun-tag';
+import type { LiveProgress } from '../forecast';
+import { jobProgress } from './progress';
 
 /**
  * The checkpoints a job has in S3, across every trainer run folder of its attempts
@@ -267,8 +269,10 @@ export interface JobRow {
   readonly problem: string | undefined;
   /** The job's tags (rlvr:config, rlvr:sweep, rlvr:overrides, …). */
   readonly tags: Readonly<Record<string, string>>;
-  /** Its checkpoints in S3, when the post-job check read them (Completed jobs). */
+  /** Its checkpoints in S3, when the post-job check read them (Completed jobs) or the job runs. */
   readonly checkpoints?: CheckpointSummary;
+  /** A running job's step, rate, ETA and cost at finish. */
+  readonly progress?: LiveProgress;
 }
 
 /** Our jobs (by the job-name prefix), newest first, with cost, config, description and the post-job check. */
@@ -298,9 +302,14 @@ export async function listJobs(
     const tags = await context.aws.sagemaker.listTags(job.TrainingJobArn!);
     let problem: string | undefined;
     let checkpoints: CheckpointSummary | undefined;
+    const cost = jobCost(job, context.region, now);
+    let progress: LiveProgress | undefined;
     if (job.TrainingJobStatus === 'Completed' && context.layout) {
       checkpoints = await summarizeCheckpoints(context.aws.s3, context.layout, name);
       problem = postJobProblem(job, checkpoints);
+    } else if (job.TrainingJobStatus === 'InProgress' && context.layout) {
+      checkpoints = await summarizeCheckpoints(context.aws.s3, context.layout, name);
+      progress = await jobProgress(context.aws.s3, context.layout, job, checkpoints, cost, context.region);
     }
     return {
       name,
@@ -309,12 +318,13 @@ export async function listJobs(
       instanceType: job.ResourceConfig?.InstanceType ?? '',
       instanceCount: job.ResourceConfig?.InstanceCount ?? 1,
       started: job.TrainingStartTime ?? job.CreationTime,
-      cost: jobCost(job, context.region, now),
+      cost,
       config: tags['rlvr:config'],
       description: descriptions.get(name),
       problem,
       tags,
       checkpoints,
+      progress,
     };
   });
 }
@@ -329,6 +339,8 @@ export interface JobStatusReport {
   readonly attempts: AttemptsReport;
   /** The job this one reruns (`rlvr rerun`), from its tag; undefined for any other job. */
   readonly rerunOf: string | undefined;
+  /** A running job's step of its steps, rate, ETA and cost at finish (undefined: not running, or no trace yet). */
+  readonly progress: LiveProgress | undefined;
 }
 
 /** Everything a researcher asks first about one job. */
@@ -344,14 +356,17 @@ export async function jobStatus(
   const trace = checkpoints.traceKey
     ? await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes)
     : undefined;
+  const cost = jobCost(job, context.region, now);
+  const progress = await jobProgress(context.aws.s3, layout, job, checkpoints, cost, context.region);
   return {
     job,
-    cost: jobCost(job, context.region, now),
+    cost,
     checkpoints,
     trace,
     problem: postJobProblem(job, checkpoints),
     checkpointsUri: layout.uri(layout.checkpointsPrefix(name)),
     attempts: summarizeAttempts(job, runInfo),
     rerunOf: tags[RERUN_OF_TAG],
+    progress,
   };
 }
