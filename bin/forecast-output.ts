@@ -1,14 +1,10 @@
 /** Forecasts and live progress as text: the plan's section, a sweep's column, status and jobs lines. */
 import { formatDuration } from '../lib/config';
-import { SHAPE_LABELS, type Forecast, type LiveProgress } from '../lib/forecast';
+import { roughDuration, SHAPE_LABELS, type Forecast, type LiveProgress } from '../lib/forecast';
+
+export { pastRuntimeLine, roughDuration } from '../lib/forecast';
 import { formatUsd } from '../lib/job-options';
 import type { PlannedForecast } from '../lib/jobs';
-
-/** A duration rounded to the minute (to the second under one). */
-export function roughDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  return formatDuration(s >= 60 ? Math.round(s / 60) * 60 : s);
-}
 
 function perStep(seconds: number): string {
   return `${seconds < 10 ? seconds.toFixed(2) : seconds.toFixed(1)} s`;
@@ -41,9 +37,14 @@ export function forecastSection(
   const f = planned.forecast;
   const matched = f.matchedOn.map((k) => SHAPE_LABELS[k]).join(', ');
   let out = `\nForecast (similar runs: the same ${matched})\n`;
+  const sm = planned.sagemaker;
+  out += row(
+    'looked in',
+    `${planned.resultsDir}; SageMaker's completed jobs${sm.read ? '' : `: not read (${sm.note})`}`,
+  );
   if (!f.secondsPerStep) {
     const unknown = f.unknownShape ? `, ${f.unknownShape} of them without a shape to compare` : '';
-    out += row('similar runs', `none: ${f.why} (results folder ${planned.resultsDir}${unknown})`);
+    out += row('similar runs', `none: ${f.why}${unknown}`);
     for (const n of f.nearest)
       out += row('', `${n.id} differs in ${n.differs.map((k) => SHAPE_LABELS[k]).join(', ')}`);
     out += row('', 'no forecast: the plan gives no number it has not measured');
@@ -101,10 +102,4 @@ export function progressCell(p: LiveProgress): string {
   if (p.step === undefined) return 'no step yet';
   const of = p.maxSteps !== undefined ? `/${p.maxSteps}` : '';
   return `step ${p.step}${of}${p.etaSeconds !== undefined ? `, ETA ${roughDuration(p.etaSeconds)}` : ''}`;
-}
-
-/** The warning for a running job whose ETA is past its remaining max runtime. */
-export function pastRuntimeLine(p: LiveProgress): string | undefined {
-  if (!p.pastMaxRuntime) return undefined;
-  return `ETA ${roughDuration(p.etaSeconds!)} is past the ${roughDuration(p.remainingRuntimeSeconds!)} of max runtime left: SageMaker will stop it at about step ${p.cutAtStep}${p.maxSteps !== undefined ? ` of ${p.maxSteps}` : ''}, before its last checkpoint`;
 }

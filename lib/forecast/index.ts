@@ -39,3 +39,10 @@ export {
   type SimilarRun,
 } from './forecast';
 export { liveProgress, RECENT_STEPS, type LiveInput, type LiveProgress } from './live';
+export {
+  sageMakerRuns,
+  SAGEMAKER_JOBS_SEEN,
+  SAGEMAKER_TRACES_READ,
+  type SageMakerRunsInput,
+} from './sagemaker-runs';
+export { pastRuntimeLine, roughDuration } from './format';

@@ -20,6 +20,7 @@ import { planImportRoots, type ImportRootsPlan } from './import-roots';
 import { checkTrainerScript } from './trainer-checks';
 import { problemAt, type ResolvedJobOptions } from '../job-options';
 import { checkedSourceRoot } from './trainer-source';
+import type { RunsSeen } from '../forecast';
 
 /**
  * Work a sweep's plans share: every combination stages the same source and reads the same inputs, so
@@ -28,10 +29,12 @@ import { checkedSourceRoot } from './trainer-source';
 export interface PlanCache {
   readonly sources: Map<string, Promise<SourceArtifact>>;
   readonly preflights: Map<string, Promise<PreflightResult>>;
+  /** SageMaker's past runs, by the shape asked for. */
+  readonly pastRuns: Map<string, Promise<RunsSeen>>;
 }
 
 export function newPlanCache(): PlanCache {
-  return { sources: new Map(), preflights: new Map() };
+  return { sources: new Map(), preflights: new Map(), pastRuns: new Map() };
 }
 
 export function cached<T>(

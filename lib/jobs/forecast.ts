@@ -20,6 +20,8 @@ export interface PlannedForecast {
   readonly forecast: Forecast;
   /** The results folder looked in. */
   readonly resultsDir: string;
+  /** Whether SageMaker's completed jobs were looked at, and why not. */
+  readonly sagemaker: { readonly read: boolean; readonly note?: string };
   readonly errors: RuleProblem[];
   readonly warnings: RuleProblem[];
   readonly allowed: AllowedFinding[];
@@ -35,8 +37,8 @@ export interface ForecastStepInput {
   /** The folder `rlvr download` and `submit --local` write runs to (relative to cwd). */
   readonly resultsDir?: string;
   readonly cwd: string;
-  /** Runs seen elsewhere (SageMaker's completed jobs), when the plan could read them. */
-  readonly moreRuns?: RunsSeen;
+  /** SageMaker's completed jobs, when the plan could read them; else why not. */
+  readonly sagemaker?: { readonly runs?: RunsSeen; readonly note?: string };
   /** `launcher.allow`'s reason for the forecast's finding, if the config gives one. */
   readonly allowReason?: string;
 }
@@ -63,7 +65,7 @@ export function forecastStep(input: ForecastStepInput): PlannedForecast {
   const resultsDir = path.resolve(input.cwd, input.resultsDir ?? LOCAL.resultsDir);
   // Only the traces of runs of the same shape are read.
   const local = resultsFolderRuns(resultsDir, (s) => shapeDifferences(s, shape).length === 0);
-  const more = input.moreRuns ?? { runs: [], seen: 0, unknownShape: 0, others: [] };
+  const more = input.sagemaker?.runs ?? { runs: [], seen: 0, unknownShape: 0, others: [] };
   const localIds = new Set(local.runs.map((r) => r.id));
   const o = input.options;
   const forecast = forecastJob({
@@ -96,7 +98,8 @@ export function forecastStep(input: ForecastStepInput): PlannedForecast {
       });
     } else errors.push(f.problem);
   }
-  return { forecast, resultsDir, errors, warnings, allowed };
+  const sagemaker = { read: input.sagemaker?.runs !== undefined, note: input.sagemaker?.note };
+  return { forecast, resultsDir, sagemaker, errors, warnings, allowed };
 }
 
 function findings(

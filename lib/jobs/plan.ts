@@ -13,7 +13,8 @@ import {
 } from '../config';
 import { classifyAwsError, describeAwsError, type AwsClientOptions } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
-import { recordOf } from '../forecast';
+import { recordOf, sageMakerRuns, type RunShape, type RunsSeen } from '../forecast';
+import { rlvrCacheDir } from '../util';
 import {
   EFA_LABEL,
   imageReferenceProblem,
@@ -54,7 +55,7 @@ import type { MissingOrderIds } from './curriculum-preflight';
 import { runPreflight, type PreflightCheck } from './preflight';
 import { buildCreateTrainingJobRequest, type RequestInput } from './request';
 import type { SharedFileSystemPlan } from './shared-file-system';
-import { forecastStep, type PlannedForecast } from './forecast';
+import { forecastStep, plannedShape, type PlannedForecast } from './forecast';
 import {
   loadJobConfigs,
   resolveJob,
@@ -642,16 +643,25 @@ function planWarnings(
  * The forecast from the runs the plan can see; a max runtime it says cannot cover the job stops a submit
  * (exit 2) unless `launcher.allow` names the rule with a reason. A local run has no max runtime to judge.
  */
-function planForecast(
+async function planForecast(
   input: SubmitInput,
   configs: JobConfigs,
   job: ResolvedJob,
   estimate: SubmitPlan['estimate'],
   cwd: string,
-): PlannedForecast {
+  session: SubmitConnection,
+  placeholders: Placeholders,
+): Promise<PlannedForecast> {
   const allow = configs.config.value.launcher?.allow as Record<string, unknown> | undefined;
   const reason = allow?.[runtimeForecast.id];
+  const shape = plannedShape({
+    config: configs.config.value as unknown as YamlMap,
+    trainer: configs.trainer,
+    options: job.options,
+    inputs: job.inputs,
+  });
   const planned = forecastStep({
+    sagemaker: await sageMakerPastRuns(input, session, job, shape, placeholders),
     config: configs.config.value as unknown as YamlMap,
     trainer: configs.trainer,
     options: job.options,
@@ -665,6 +675,39 @@ function planForecast(
   if (planned.errors.length > 0 && !input.local)
     throw new ProblemsError('The max runtime would stop the job before its last step', planned.errors);
   return planned;
+}
+
+/**
+ * SageMaker's completed jobs as past runs (cached per job: a plan reads only the jobs new since the last);
+ * when they cannot be read the forecast goes on with the results folder, and says why.
+ */
+async function sageMakerPastRuns(
+  input: SubmitInput,
+  session: SubmitConnection,
+  job: ResolvedJob,
+  shape: RunShape,
+  placeholders: Placeholders,
+): Promise<{ runs?: RunsSeen; note?: string }> {
+  if (input.local) return { note: 'a local run' };
+  const aws = session.aws;
+  if (!aws) return { note: session.note ?? 'AWS not available' };
+  if (placeholders.names.includes('bucket')) return { note: 'the bucket is not resolved' };
+  const env = input.env ?? process.env;
+  try {
+    const runs = await cached(input.cache?.pastRuns, JSON.stringify(shape), () =>
+      sageMakerRuns({
+        s3: aws.s3,
+        sagemaker: aws.sagemaker,
+        layout: job.layout,
+        jobNamePrefix: session.settings.values.jobNamePrefix!,
+        shape,
+        cacheDir: rlvrCacheDir('runs', env),
+      }),
+    );
+    return { runs };
+  } catch (err) {
+    return { note: `${classifyAwsError(err)}: ${describeAwsError(err)}` };
+  }
 }
 
 /**
@@ -695,7 +738,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     placeholders.names.includes('region'),
   );
   // Before the image is built or pushed: a max runtime that cannot cover the job is bad input.
-  const forecast = planForecast(input, configs, job, estimate, cwd);
+  const forecast = await planForecast(input, configs, job, estimate, cwd, aws, placeholders);
   const artifacts = await prepareArtifacts({
     ...input,
     configs,

@@ -1,7 +1,7 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import { describeJob, isTerminal, requireLayout, type IS3, type JobContext } from '../aws';
-import { JOB_ENV, parseCheckpointFolder, RUN_FOLDER, type S3Layout } from '../layout';
-import { checkpointOfKey, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
+import { JOB_ENV, parseCheckpointFolder, type S3Layout } from '../layout';
+import { checkpointOfKey, newestTrace, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
 import { readJobLogDescriptions } from '../submission';
 import { costOf } from '../job-options';
 import { isObject, mapLimited } from '../util';
@@ -37,7 +37,7 @@ export async function summarizeCheckpoints(
 }
 
 /** The checkpoint summary, and the run.json it was read with (undefined: none yet, or unreadable). */
-async function readCheckpoints(
+export async function readCheckpoints(
   s3: IS3,
   layout: S3Layout,
   job: string,
@@ -58,23 +58,7 @@ async function readCheckpoints(
     if (folder?.step !== undefined) steps.add(folder.step);
     if (folder?.final) final = true;
   }
-  // The newest run folder's trace; an older attempt's when the newest has none yet.
-  const sizes = new Map(objects.map((o) => [o.key, o.size]));
-  let trace: { key: string; size: number } | undefined;
-  for (const f of [...folders].reverse()) {
-    const key = `${prefix}${f.traces}/${RUN_FOLDER.trace}`;
-    if (sizes.has(key)) {
-      trace = { key, size: sizes.get(key)! };
-      break;
-    }
-  }
-  if (!trace) {
-    const traceSuffix = `${RUN_FOLDER.traces}/${RUN_FOLDER.trace}`;
-    for (const o of objects) {
-      if (o.key.endsWith(traceSuffix) && (!trace || o.key.length < trace.key.length))
-        trace = { key: o.key, size: o.size };
-    }
-  }
+  const trace = newestTrace({ prefix, objects, folders });
   const sorted = [...steps].sort((a, b) => a - b);
   const resume = resumeFromRunInfo(runInfo);
   const summary: CheckpointSummary = {

@@ -22,6 +22,7 @@ export {
   checkpointOfKey,
   isSafeRelative,
   jobListing,
+  newestTrace,
   readJobListing,
   readJobRunInfo,
   resolveRunFolders,

@@ -219,3 +219,25 @@ export async function readJobListing(
   const runInfo = await readJobRunInfo(s3, layout, job, objects);
   return { ...jobListing(layout, job, objects, runInfo), runInfo };
 }
+
+/**
+ * The trace a listing shows: the newest run folder's (the latest attempt); an older attempt's when the
+ * newest has none yet; else the shortest `…/traces/trace.jsonl` key.
+ */
+export function newestTrace(
+  listing: Pick<JobListing, 'prefix' | 'objects' | 'folders'>,
+): { key: string; size: number } | undefined {
+  const { prefix, objects, folders } = listing;
+  const sizes = new Map(objects.map((o) => [o.key, o.size]));
+  for (const f of [...folders].reverse()) {
+    const key = `${prefix}${f.traces}/${RUN_FOLDER.trace}`;
+    if (sizes.has(key)) return { key, size: sizes.get(key)! };
+  }
+  let trace: { key: string; size: number } | undefined;
+  const traceSuffix = `${RUN_FOLDER.traces}/${RUN_FOLDER.trace}`;
+  for (const o of objects) {
+    if (o.key.endsWith(traceSuffix) && (!trace || o.key.length < trace.key.length))
+      trace = { key: o.key, size: o.size };
+  }
+  return trace;
+}

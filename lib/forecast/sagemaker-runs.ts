@@ -1,0 +1,127 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { IS3, ISageMaker } from '../aws';
+import type { S3Layout } from '../layout';
+import { newestTrace, readJobListing, readJobRunInfo } from '../results';
+import { isObject, mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
+import type { PastRun, RunsSeen } from './past-runs';
+import { readShape, shapeDifferences, type RunShape } from './shape';
+import { clockOfTail, stepIntervals, TRACE_WINDOW } from './step-clock';
+
+/*
+ * SageMaker's record of the team's completed jobs as a forecast's past runs: each job's run.json (the
+ * shape it recorded) and, for the jobs of the shape asked for, the two ends of its trace in S3 (ranged
+ * reads: its first step, its recent steps' seconds). A completed job never changes, so what was read of
+ * it is kept in a local cache and never read again: a plan costs one listing and the jobs new since.
+ */
+
+/** The completed jobs looked at: the newest, as ListTrainingJobs sorts them. */
+export const SAGEMAKER_JOBS_SEEN = 50;
+/** Of those of the shape asked for, the newest whose traces are read. */
+export const SAGEMAKER_TRACES_READ = 5;
+/** The head of a trace read for its first step. */
+const HEAD_BYTES = 4 * 1024 * 1024;
+/** A cached run keeps this many of its latest step times. */
+const KEPT_INTERVALS = 500;
+
+interface CachedJob {
+  readonly shape: RunShape | null;
+  readonly timing?: { readonly intervals: number[]; readonly firstStepTs: number | null };
+}
+
+export interface SageMakerRunsInput {
+  readonly s3: IS3;
+  readonly sagemaker: ISageMaker;
+  readonly layout: S3Layout;
+  readonly jobNamePrefix: string;
+  readonly shape: RunShape;
+  readonly cacheDir?: string;
+}
+
+function cacheFile(dir: string, layout: S3Layout, job: string): string {
+  const where = `${layout.bucket}/${layout.root}`.replace(/[^A-Za-z0-9._-]+/g, '_');
+  return path.join(dir, where, `${job}.json`);
+}
+
+function readCache(file: string): CachedJob | undefined {
+  const v = readJsonFile<unknown>(file, undefined);
+  if (!isObject(v) || !('shape' in v)) return undefined;
+  return v as unknown as CachedJob;
+}
+
+function writeCache(file: string, value: CachedJob): void {
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    writeFileAtomic(file, `${JSON.stringify(value)}\n`);
+  } catch {
+    // a cache that cannot be written costs the next plan the same reads, nothing else
+  }
+}
+
+/** The two ends of the job's trace in S3: its first step's end, its latest steps' seconds. */
+async function readTiming(s3: IS3, layout: S3Layout, job: string): Promise<NonNullable<CachedJob['timing']>> {
+  const listing = await readJobListing(s3, layout, job);
+  const trace = newestTrace(listing);
+  // A completed job without a trace or a step never has one: recorded as such, not read again.
+  if (!trace || trace.size === 0) return { intervals: [], firstStepTs: null };
+  const tailBytes = Math.min(trace.size, TRACE_WINDOW);
+  const [head, tail] = await Promise.all([
+    s3.getObjectRange(layout.bucket, trace.key, 0, Math.min(trace.size, HEAD_BYTES) - 1),
+    s3.getObjectRange(layout.bucket, trace.key, -tailBytes),
+  ]);
+  const intervals = stepIntervals(clockOfTail(tail, tailBytes < trace.size).markers).slice(-KEPT_INTERVALS);
+  const first = clockOfTail(head, false).markers[0];
+  return { intervals, firstStepTs: first ?? null };
+}
+
+/** The team's completed jobs in SageMaker as past runs; the traces read only of those of `shape`. */
+export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen> {
+  const { s3, layout, shape } = input;
+  const dir = input.cacheDir ?? rlvrCacheDir('runs');
+  const summaries = await input.sagemaker.listTrainingJobs({
+    nameContains: input.jobNamePrefix,
+    status: 'Completed',
+    limit: SAGEMAKER_JOBS_SEEN,
+  });
+  const names = summaries
+    .map((s) => s.TrainingJobName!)
+    .filter((n) => n.startsWith(`${input.jobNamePrefix}-`));
+  const known = await mapLimited(names, 8, async (job) => {
+    const file = cacheFile(dir, layout, job);
+    const cached = readCache(file);
+    if (cached) return { job, file, cached };
+    const runInfo = await readJobRunInfo(s3, layout, job);
+    const recorded =
+      isObject(runInfo) && isObject(runInfo.forecast) ? readShape(runInfo.forecast.shape) : undefined;
+    const entry: CachedJob = { shape: recorded ?? null };
+    // A completed job's run.json is final; one without it (not ours, or never started) is not looked at again.
+    writeCache(file, entry);
+    return { job, file, cached: entry };
+  });
+  const runs: PastRun[] = [];
+  const others: { id: string; shape: RunShape }[] = [];
+  let unknownShape = 0;
+  const matching: typeof known = [];
+  for (const k of known) {
+    if (!k.cached.shape) unknownShape++;
+    else if (shapeDifferences(k.cached.shape, shape).length === 0) matching.push(k);
+    else others.push({ id: k.job, shape: k.cached.shape });
+  }
+  const timed = await mapLimited(matching.slice(0, SAGEMAKER_TRACES_READ), 4, async (k) => {
+    if (k.cached.timing) return { ...k, timing: k.cached.timing };
+    const timing = await readTiming(s3, layout, k.job);
+    writeCache(k.file, { ...k.cached, timing });
+    return { ...k, timing };
+  });
+  for (const t of timed) {
+    if (t.timing.intervals.length === 0) continue;
+    runs.push({
+      id: t.job,
+      source: 'sagemaker',
+      shape: t.cached.shape!,
+      intervals: t.timing.intervals,
+      firstStepTs: t.timing.firstStepTs ?? undefined,
+    });
+  }
+  return { runs, seen: names.length, unknownShape, others };
+}
