@@ -200,6 +200,9 @@ async function runHead(
   );
   clearInterval(poll);
   clearTimeout(run.clusterKill);
+  // When training itself ended (before the evaluations the watcher finishes): the actual a forecast of
+  // the wall time to the last step is checked against.
+  attempts.current.trainerEndedAt = new Date().toISOString();
   // From here workers leave as they hear how the trainer ended: their silence is no loss.
   endpoint?.stopWatching();
   endpoint?.publish(...trainerEnded(result, stopping(), run.clusterFailure));

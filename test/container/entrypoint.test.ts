@@ -63,6 +63,36 @@ describe('container entrypoint (in process)', () => {
     expect(fs.readFileSync(path.join(root, 'checkpoints', 'config.yaml'), 'utf8')).toContain('lr: 1.0e-6');
   });
 
+  it("keeps the forecast the job was given in run.json, beside each attempt's start and its trainer's end", async () => {
+    const forecast = {
+      shape: { trainer: 'custom' },
+      maxSteps: 3,
+      secondsPerStep: 1.5,
+      wallSeconds: 20,
+      similarRuns: 2,
+    };
+    const base = JSON.parse(
+      fs.readFileSync(path.join(mlRoot(), 'input', 'data', 'config', 'contract.json'), 'utf8'),
+    );
+    const root = mlRoot({ contract: { ...base, forecast } });
+    withCode(root);
+    const code = await runEntrypoint({
+      root,
+      env: envFor(root, `sleep 0.3; ${WRITE_FINAL}`),
+      out: new PassThrough(),
+      pollMs: 50,
+      stableMs: 0,
+    });
+    expect(code).toBe(0);
+    const runInfo = JSON.parse(fs.readFileSync(path.join(root, 'model', 'run.json'), 'utf8'));
+    expect(runInfo.forecast).toEqual(forecast);
+    const [attempt] = runInfo.attempts;
+    const started = Date.parse(attempt.startedAt);
+    const trainerEnded = Date.parse(attempt.trainerEndedAt);
+    expect(trainerEnded - started).toBeGreaterThanOrEqual(300);
+    expect(Date.parse(attempt.endedAt)).toBeGreaterThanOrEqual(trainerEnded);
+  });
+
   it('refuses an eval config with tensor parallelism other than 1, before starting anything', async () => {
     const root = mlRoot({ evalConfig: 'vllm:\n  tensor_parallel_size: 2\nwatch:\n  enable: true\n' });
     withCode(root);
