@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { JobContext } from '../aws';
 import { listJobs, summarizeCheckpoints, type CheckpointSummary, type JobRow } from '../operate';
 import { isObject, mapLimited, writeFileAtomic } from '../util';
+import { pastRuntimeLine, type LiveProgress } from '../forecast';
 import { RUN_FOLDER } from '../layout';
 import { JOB_FACTS, listRunIds, runDocs, runFiles, type JobFacts, type RunDocs } from './runs';
 
@@ -38,6 +39,8 @@ export interface JobView {
   readonly traceGrewAt: number | undefined;
   readonly latestStep: number | undefined;
   readonly latestReward: number | undefined;
+  /** A running SageMaker job: step N of M, its rate, ETA and cost at finish (from its trace in S3). */
+  readonly progress?: LiveProgress;
   readonly flags: string[];
 }
 
@@ -165,7 +168,11 @@ export async function jobViews(o: JobsOptions): Promise<{ jobs: JobView[]; aws: 
       traceGrewAt: grewAt,
       latestStep: progress?.latestStep,
       latestReward: progress?.latestReward,
-      flags: flagsOf(row.status, row.problem, grewAt, stallMs, now),
+      ...(row.progress ? { progress: row.progress } : {}),
+      flags: [
+        ...flagsOf(row.status, row.problem, grewAt, stallMs, now),
+        ...(row.progress && row.progress.pastMaxRuntime ? [pastRuntimeLine(row.progress)!] : []),
+      ],
     });
     localIds.delete(row.name);
   }

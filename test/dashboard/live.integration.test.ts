@@ -125,6 +125,10 @@ describeWithPeer('moto_server', motoAvailable())('the dashboard with SageMaker (
       expect(run.steps.last).toBe(25);
       ({ jobs } = await view());
       expect(jobs[0].s3Checkpoints).toEqual({ count: 1, latestStep: 10, final: false });
+      // A running job's progress from its trace in S3: step 25 of the config's 200, at 30 s a step.
+      expect(jobs[0].progress).toMatchObject({ step: 25, maxSteps: 200, pastMaxRuntime: false });
+      expect(jobs[0].progress!.secondsPerStep).toBeCloseTo(30, 6);
+      expect(jobs[0].progress!.etaSeconds).toBeCloseTo(175 * 30, 3);
       // the index parsed only the appended bytes (and the 64 before them that prove the rest unchanged)
       expect(run.index.lastUpdate).toEqual({
         bytesRead: grown.length - first.length + 64,

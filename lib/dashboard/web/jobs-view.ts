@@ -22,6 +22,22 @@ const COLUMNS = [
   'reward',
 ];
 
+/** The step column: a running job's step of its steps, rate and ETA; else the trace's latest step. */
+function stepCell(j: JobView): (string | HTMLElement)[] {
+  const p = j.progress;
+  if (!p || p.step === undefined) return [fmt(j.latestStep)];
+  const rate = p.secondsPerStep !== undefined ? `${p.secondsPerStep.toFixed(1)} s/step` : '';
+  const eta = p.etaSeconds !== undefined ? `ETA ${fmtSeconds(p.etaSeconds)}` : '';
+  return [
+    `${p.step}${p.maxSteps !== undefined ? ` / ${p.maxSteps}` : ''}`,
+    h(
+      'div',
+      { class: `sub${p.pastMaxRuntime ? ' late' : ''}`, 'data-eta': String(p.etaSeconds ?? '') },
+      [rate, eta].filter(Boolean).join(', '),
+    ),
+  ];
+}
+
 /** A job's row; `selected` collects the runs ticked to compare, `changed` redraws the view. */
 function jobRow(
   j: JobView,
@@ -65,6 +81,9 @@ function jobRow(
       'td',
       { class: 'num' },
       j.cost === undefined || j.cost === null ? '–' : `$${j.cost.toFixed(2)}${j.costFinal ? '' : ' so far'}`,
+      j.progress?.costAtFinish !== undefined
+        ? h('div', { class: 'sub' }, `$${j.progress.costAtFinish.toFixed(2)} at finish`)
+        : '',
     ),
     h('td', {}, j.description ?? ''),
     h(
@@ -81,7 +100,7 @@ function jobRow(
         ? h('div', { class: 'sub' }, `here ${j.localCheckpoints}`)
         : '',
     ),
-    h('td', { class: 'num' }, fmt(j.latestStep)),
+    h('td', { class: 'num' }, ...stepCell(j)),
     h('td', { class: 'num' }, fmt(j.latestReward, 3)),
   );
 }
