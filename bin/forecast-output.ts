@@ -1,10 +1,15 @@
 /** Forecasts and live progress as text: the plan's section, a sweep's column, status and jobs lines. */
 import { formatDuration } from '../lib/config';
-import { roughDuration, SHAPE_LABELS, type Forecast, type LiveProgress } from '../lib/forecast';
+import {
+  roughDuration,
+  SHAPE_LABELS,
+  type Forecast,
+  type ForecastReport,
+  type LiveProgress,
+} from '../lib/forecast';
 
 export { pastRuntimeLine, roughDuration } from '../lib/forecast';
 import { formatUsd } from '../lib/job-options';
-import type { PlannedForecast } from '../lib/jobs';
 
 function perStep(seconds: number): string {
   return `${seconds < 10 ? seconds.toFixed(2) : seconds.toFixed(1)} s`;
@@ -31,7 +36,7 @@ function sources(f: Forecast, resultsDir: string): string {
 
 /** The plan's forecast section. */
 export function forecastSection(
-  planned: PlannedForecast,
+  planned: ForecastReport,
   row: (label: string, value: string) => string,
 ): string {
   const f = planned.forecast;

@@ -1,6 +1,6 @@
 import { SHAPE_KEYS, shapeDifferences, type RunShape, type ShapeKey } from './shape';
 import type { JobForecastRecord } from '../trainers';
-import type { PastRun } from './past-runs';
+import { mergeRuns, resultsFolderRuns, type PastRun, type RunsSeen } from './past-runs';
 
 /*
  * The forecast a plan prints: how long a job's steps will take, judged by the runs of the same shape
@@ -173,4 +173,28 @@ export function recordOf(forecast: Forecast): RecordedForecast {
 
 function round1(x: number): number {
   return Math.round(x * 10) / 10;
+}
+
+/**
+ * The forecast of a job of `shape` from the runs of a results folder (only the traces of runs of that
+ * shape are read) and, when given, SageMaker's completed jobs.
+ */
+export function forecastFromRuns(
+  input: Omit<ForecastInput, 'runs' | 'others' | 'seen' | 'unknownShape'> & {
+    readonly resultsDir: string;
+    readonly sagemaker?: RunsSeen;
+  },
+): Forecast {
+  const { resultsDir, sagemaker, ...rest } = input;
+  const local = resultsFolderRuns(resultsDir, (s) => shapeDifferences(s, input.shape).length === 0);
+  return forecastJob({ ...rest, ...mergeRuns(local, sagemaker) });
+}
+
+/** A forecast with where it looked: what the plan prints. */
+export interface ForecastReport {
+  readonly forecast: Forecast;
+  /** The results folder looked in. */
+  readonly resultsDir: string;
+  /** Whether SageMaker's completed jobs were looked at, and why not. */
+  readonly sagemaker: { readonly read: boolean; readonly note?: string };
 }

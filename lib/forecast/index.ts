@@ -25,8 +25,9 @@ export {
   type StepClock,
   type TraceTiming,
 } from './step-clock';
-export { resultsFolderRuns, runFolderShape, type PastRun, type RunsSeen } from './past-runs';
+export { mergeRuns, resultsFolderRuns, runFolderShape, type PastRun, type RunsSeen } from './past-runs';
 export {
+  forecastFromRuns,
   forecastJob,
   GENEROUS_FACTOR,
   median,
@@ -34,6 +35,7 @@ export {
   RUNTIME_MARGIN,
   type Forecast,
   type ForecastInput,
+  type ForecastReport,
   type ForecastVerdict,
   type RecordedForecast,
   type SimilarRun,
@@ -46,3 +48,4 @@ export {
   type SageMakerRunsInput,
 } from './sagemaker-runs';
 export { pastRuntimeLine, roughDuration } from './format';
+export { runtimeVerdict, type RuntimeVerdict } from './verdict';

@@ -108,3 +108,15 @@ export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) 
   }
   return { runs, seen, unknownShape, others };
 }
+
+/** Two sources' runs as one: a job both downloaded and in SageMaker counts once (its folder has its whole trace). */
+export function mergeRuns(local: RunsSeen, more: RunsSeen | undefined): RunsSeen {
+  if (!more) return local;
+  const localIds = new Set(local.runs.map((r) => r.id));
+  return {
+    runs: [...local.runs, ...more.runs.filter((r) => !localIds.has(r.id))],
+    others: [...local.others, ...more.others.filter((r) => !localIds.has(r.id))],
+    seen: local.seen + more.seen,
+    unknownShape: local.unknownShape + more.unknownShape,
+  };
+}
