@@ -21,6 +21,8 @@ export const SAGEMAKER_JOBS_SEEN = 50;
 export const SAGEMAKER_TRACES_READ = 5;
 /** The head of a trace read for its first step. */
 const HEAD_BYTES = 4 * 1024 * 1024;
+/** How long after a job ended its files are taken to be all in S3. */
+const SETTLED_MS = 60 * 60 * 1000;
 /** A cached run keeps this many of its latest step times. */
 const KEPT_INTERVALS = 500;
 
@@ -36,6 +38,7 @@ export interface SageMakerRunsInput {
   readonly jobNamePrefix: string;
   readonly shape: RunShape;
   readonly cacheDir?: string;
+  readonly now?: Date;
 }
 
 function cacheFile(dir: string, layout: S3Layout, job: string): string {
@@ -83,20 +86,24 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
     status: 'Completed',
     limit: SAGEMAKER_JOBS_SEEN,
   });
-  const names = summaries
-    .map((s) => s.TrainingJobName!)
-    .filter((n) => n.startsWith(`${input.jobNamePrefix}-`));
-  const known = await mapLimited(names, 8, async (job) => {
+  const ours = summaries.filter((s) => s.TrainingJobName!.startsWith(`${input.jobNamePrefix}-`));
+  const names = ours.map((s) => s.TrainingJobName!);
+  const now = (input.now ?? new Date()).getTime();
+  const known = await mapLimited(ours, 8, async (summary) => {
+    const job = summary.TrainingJobName!;
     const file = cacheFile(dir, layout, job);
+    const ended = summary.TrainingEndTime?.getTime() ?? summary.LastModifiedTime?.getTime();
+    const settled = ended !== undefined && now - ended > SETTLED_MS;
     const cached = readCache(file);
-    if (cached) return { job, file, cached };
+    if (cached) return { job, file, cached, settled };
     const runInfo = await readJobRunInfo(s3, layout, job);
     const recorded =
       isObject(runInfo) && isObject(runInfo.forecast) ? readShape(runInfo.forecast.shape) : undefined;
     const entry: CachedJob = { shape: recorded ?? null };
-    // A completed job's run.json is final; one without it (not ours, or never started) is not looked at again.
-    writeCache(file, entry);
-    return { job, file, cached: entry };
+    // A completed job's run.json is final. That it has none (not ours, or from before shapes were
+    // recorded) is kept only once the job ended long enough ago for everything it wrote to have landed.
+    if (recorded || settled) writeCache(file, entry);
+    return { job, file, cached: entry, settled };
   });
   const runs: PastRun[] = [];
   const others: { id: string; shape: RunShape }[] = [];
@@ -110,7 +117,8 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
   const timed = await mapLimited(matching.slice(0, SAGEMAKER_TRACES_READ), 4, async (k) => {
     if (k.cached.timing) return { ...k, timing: k.cached.timing };
     const timing = await readTiming(s3, layout, k.job);
-    writeCache(k.file, { ...k.cached, timing });
+    // A trace without steps is kept as such only once the job's files have all landed.
+    if (timing.intervals.length > 0 || k.settled) writeCache(k.file, { ...k.cached, timing });
     return { ...k, timing };
   });
   for (const t of timed) {
