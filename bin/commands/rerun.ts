@@ -10,6 +10,7 @@ import {
 import { writableJobLogPath } from '../../lib/submission';
 import { withInterrupt } from '../interrupt';
 import { createReporter } from '../reporter';
+import { forecastCell, forecastSection } from '../forecast-output';
 import { json } from '../submit-output';
 import { addSettingsOptions, exits, withContext, type JsonFlag, type SettingsFlagValues } from './common';
 
@@ -17,6 +18,7 @@ interface RerunFlags extends SettingsFlagValues, JsonFlag {
   set?: string[];
   dryRun?: boolean;
   jobLog?: string;
+  resultsDir?: string;
 }
 
 /** A value as the config spells it (floats in the form the trainer reads), `(absent)` when not there. */
@@ -40,6 +42,9 @@ function renderRerunPlan(plan: RerunPlan): string {
     plan.changes.length === 0
       ? '  config: unchanged\n'
       : `  config changes (resolved-config.yaml):\n${plan.changes.map((c) => `    ${c.key}: ${shown(c.before)} → ${shown(c.after)}\n`).join('')}`;
+  if (plan.forecast)
+    out += forecastSection(plan.forecast, (label, value) => `  ${label.padEnd(16)}${value}\n`);
+  else out += '\nForecast\n  none: the job recorded no shape to match runs on (submitted before forecasts)\n';
   for (const w of plan.warnings) out += `  warning: ${w}\n`;
   return out;
 }
@@ -60,6 +65,7 @@ function planJson(plan: RerunPlan) {
     })),
     checks: plan.checks,
     uploads: plan.files.map((f) => f.file),
+    forecast: plan.forecast ? { ...plan.forecast.forecast, resultsDir: plan.forecast.resultsDir } : null,
     warnings: plan.warnings,
   };
 }
@@ -80,6 +86,7 @@ function renderRerun(result: RerunResult, plan: RerunPlan, asJson: boolean): str
   return (
     plan.warnings.map((w) => `  warning: ${w}\n`).join('') +
     `Submitted ${result.jobName} (rerun of ${result.rerunOf})\n` +
+    (plan.forecast ? `  forecast: ${forecastCell(plan.forecast.forecast)}\n` : '') +
     plan.changes.map((c) => `  ${c.key}: ${shown(c.before)} → ${shown(c.after)}\n`).join('') +
     `  checkpoints and traces stream to ${result.checkpointsUri}\n` +
     `  console: ${result.consoleUrl}\n` +
@@ -100,6 +107,11 @@ export function registerRerun(program: Command): void {
     )
     .option('--dry-run', 'print the plan (and the request) without creating anything')
     .option('--job-log <file>', 'job log to append to (default: docs/job_log.md of this repository)')
+    .option(
+      '--results-dir <dir>',
+      'where the forecast finds past runs (rlvr download, submit --local)',
+      'results',
+    )
     .option('--json', 'print JSON')
     .action(
       exits(async (job: string, flags: RerunFlags) => {
@@ -108,7 +120,7 @@ export function registerRerun(program: Command): void {
           ? undefined
           : await writableJobLogPath({ explicit: flags.jobLog, env: process.env, cwd: process.cwd() });
         await withContext(flags, async (context) => {
-          const plan = await planRerun(context, { job, sets: flags.set ?? [] });
+          const plan = await planRerun(context, { job, sets: flags.set ?? [], resultsDir: flags.resultsDir });
           if (flags.dryRun || !jobLogPath) {
             process.stdout.write(flags.json ? json(planJson(plan)) : renderRerunPlan(plan));
             return;

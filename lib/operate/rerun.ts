@@ -8,10 +8,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import { requireLayout, type JobContext } from '../aws';
+import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { classifyAwsError, describeAwsError, requireLayout, type JobContext } from '../aws';
+import {
+  batchOf,
+  forecastFromRuns,
+  maxStepsOf,
+  readShape,
+  recordOf,
+  runtimeVerdict,
+  sageMakerRuns,
+  type ForecastReport,
+  type RunsSeen,
+} from '../forecast';
+import { costOf } from '../job-options';
+import { isMap } from '../trainers';
+import { isObject } from '../util';
 import { UserError } from '../errors';
 import { cachedCredentials, ecrCredentials, parseRepositoryUri, remoteDigest } from '../image';
-import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, parseS3Uri, type S3Layout } from '../layout';
+import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, LOCAL, parseS3Uri, type S3Layout } from '../layout';
 import { submitJob, type JobSubmission, type SubmitListener, type SubmittedJob } from '../submission';
 import { applyOverrides, parseSetFlag, type OverrideChange } from './config-overrides';
 import { readJobFile, readJobRecord, type JobRecord } from './job-record';
@@ -42,6 +58,8 @@ export interface RerunPlan {
   readonly checks: readonly RerunCheck[];
   readonly files: readonly { readonly file: string; readonly body: string; readonly contentType: string }[];
   readonly original: { readonly config?: string; readonly template?: string; readonly commit?: string };
+  /** The rerun's forecast (undefined: the original recorded no shape to match runs on). */
+  readonly forecast: ForecastReport | undefined;
   readonly warnings: readonly string[];
 }
 
@@ -50,6 +68,11 @@ export interface RerunInput {
   /** `--set key=value`, as given. */
   readonly sets?: readonly string[];
   readonly now?: Date;
+  /** The results folder the forecast reads past runs from (default `results`, from cwd). */
+  readonly resultsDir?: string;
+  readonly cwd?: string;
+  /** Where SageMaker's completed jobs are cached once read (default the launcher's cache). */
+  readonly cacheDir?: string;
 }
 
 /** Files of the original that are not copied: the name's claim and the request are the new job's own. */
@@ -90,6 +113,16 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
       'BadSet',
     );
 
+  const forecast = await rerunForecast(context, input, record.request, files);
+  if (forecast) {
+    const v = runtimeVerdict(forecast.forecast);
+    // The rerun keeps the original's max runtime (it is what ran): said, not refused.
+    if (v)
+      warnings.push(
+        `forecast: ${v.message} (a rerun keeps ${input.job}'s max runtime; submit the config with --max-runtime ${v.fits} to change it)`,
+      );
+  }
+
   const checks = await checkInputs(context, record.request);
   const missing = checks.filter((c) => c.state === 'missing');
   if (missing.length)
@@ -123,8 +156,72 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
       ...(record.tags['rlvr:template'] ? { template: record.tags['rlvr:template'] } : {}),
       ...(commit ? { commit } : {}),
     },
+    forecast,
     warnings,
   };
+}
+
+/**
+ * The rerun's forecast, from the shape the original recorded (its batch and steps as `--set` leaves
+ * them), recorded in the rerun's contract.json (`files` is updated) as a submit's is.
+ */
+async function rerunForecast(
+  context: JobContext,
+  input: RerunInput,
+  request: CreateTrainingJobRequest,
+  files: RerunPlan['files'][number][],
+): Promise<ForecastReport | undefined> {
+  const at = files.findIndex((f) => f.file === JOB_FILES.contract);
+  const resolved = files.find((f) => f.file === JOB_FILES.resolvedConfig);
+  let contract: unknown;
+  try {
+    contract = at < 0 ? undefined : JSON.parse(files[at].body);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(contract) || !isObject(contract.forecast)) return undefined;
+  const recorded = readShape(contract.forecast.shape);
+  if (!recorded) return undefined;
+  let config: unknown;
+  try {
+    config = resolved ? parseYaml(resolved.body) : undefined;
+  } catch {
+    config = undefined;
+  }
+  const steps = typeof contract.forecast.maxSteps === 'number' ? contract.forecast.maxSteps : undefined;
+  const shape = isMap(config) ? { ...recorded, batch: batchOf(config) } : recorded;
+  const maxSteps = (isMap(config) ? maxStepsOf(config) : undefined) ?? steps;
+  let sagemaker: RunsSeen | undefined;
+  let note: string | undefined;
+  try {
+    sagemaker = await sageMakerRuns({
+      s3: context.aws.s3,
+      sagemaker: context.aws.sagemaker,
+      layout: requireLayout(context),
+      jobNamePrefix: context.jobNamePrefix,
+      shape,
+      cacheDir: input.cacheDir,
+    });
+  } catch (err) {
+    note = `${classifyAwsError(err)}: ${describeAwsError(err)}`;
+  }
+  const resultsDir = path.resolve(input.cwd ?? process.cwd(), input.resultsDir ?? LOCAL.resultsDir);
+  const resource = request.ResourceConfig;
+  const evalWait = Number(request.Environment?.[JOB_ENV.evalWait] ?? 0);
+  const forecast = forecastFromRuns({
+    shape,
+    maxSteps,
+    maxRuntimeSeconds: request.StoppingCondition?.MaxRuntimeInSeconds ?? 0,
+    perHour: costOf(resource?.InstanceType ?? '', context.region, resource?.InstanceCount ?? 1, 3600),
+    evalWaitSeconds: Number.isFinite(evalWait) ? evalWait : 0,
+    resultsDir,
+    sagemaker,
+  });
+  files[at] = {
+    ...files[at],
+    body: `${JSON.stringify({ ...contract, forecast: recordOf(forecast) }, null, 2)}\n`,
+  };
+  return { forecast, resultsDir, sagemaker: { read: sagemaker !== undefined, ...(note ? { note } : {}) } };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DeleteObjectsCommand, GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   DescribeTrainingJobCommand,
   ListTagsCommand,
@@ -12,6 +12,7 @@ import { requestFromDescription } from '../../lib/operate';
 import { runCli } from '../helpers/cli';
 import { pushLabelledImage, startRegistry, type Registry } from '../helpers/docker';
 import { allKeys, BUCKET, clients, jobNames } from '../helpers/emulator-data';
+import { traceLines } from '../helpers/traces';
 import { useEmulator } from '../helpers/emulator-suite';
 import { makeTrainerRepo } from '../helpers/fixtures';
 import { describeWithPeer, motoAvailable, TEST_ACCOUNT } from '../helpers/moto';
@@ -130,8 +131,15 @@ describeWithPeer('moto_server and docker-registry', registryAvailable())('rlvr r
     expect(filesOf(second)).toEqual(filesOf(job));
     expect(keys.filter((k) => k.startsWith('rlvr-experiments/source/'))).toHaveLength(1);
     for (const f of filesOf(job).filter((f) => !['reservation.json', 'request.json'].includes(f)))
-      if (f !== 'resolved-config.yaml')
+      if (f !== 'resolved-config.yaml' && f !== 'contract.json')
         expect(await text(jobKey(second, f))).toBe(await text(jobKey(job, f)));
+    // The contract is the original's but for the forecast the rerun was given: its steps as --set left them.
+    const [ca, cb] = [
+      JSON.parse(await text(jobKey(job, 'contract.json'))),
+      JSON.parse(await text(jobKey(second, 'contract.json'))),
+    ];
+    expect({ ...cb, forecast: undefined }).toEqual({ ...ca, forecast: undefined });
+    expect(cb.forecast).toEqual({ ...ca.forecast, maxSteps: 300 });
     const [ya, yb] = [
       await text(jobKey(job, 'resolved-config.yaml')),
       await text(jobKey(second, 'resolved-config.yaml')),
@@ -190,6 +198,30 @@ describeWithPeer('moto_server and docker-registry', registryAvailable())('rlvr r
     expect(fromFile.code).toBe(0);
     const planA = JSON.parse(fromFile.stdout);
     expect(planA).toMatchObject({ ok: true, dryRun: true, rerunOf: job, requestSource: 'request.json' });
+    expect(planA.forecast).toMatchObject({ verdict: 'unknown', seen: 1, unknownShape: 1 });
+
+    // Once the original has run (its run.json and trace in S3, as its container leaves them), the
+    // rerun's plan forecasts from it.
+    const contract = JSON.parse(await text(jobKey(job, 'contract.json')));
+    const prefix = `rlvr-experiments/checkpoints/${job}/`;
+    await clients(emulator.moto.endpoint).s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${prefix}run.json`,
+        Body: JSON.stringify({ job, forecast: contract.forecast }),
+      }),
+    );
+    await clients(emulator.moto.endpoint).s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${prefix}traces/trace.jsonl`,
+        Body: [...traceLines({ steps: 30, stepSeconds: 50, startTs: 200 })].join(''),
+      }),
+    );
+    const withRun = await runCli(['rerun', job, '--dry-run'], { env: env(), cwd: repo });
+    expect(withRun.code).toBe(0);
+    expect(withRun.stdout).toMatch(new RegExp(`similar runs +1 \\(1 in SageMaker\\): ${job} 50\\.0 s`));
+    expect(withRun.stdout).toMatch(/to step 200 +2h5\dm/);
     // A job submitted before jobs kept their request.
     const { s3 } = clients(emulator.moto.endpoint);
     await s3.send(
