@@ -1,4 +1,5 @@
 /** Forecasts and live progress as text: the plan's section, a sweep's column, status and jobs lines. */
+import * as path from 'node:path';
 import { formatDuration } from '../lib/config';
 import {
   roughDuration,
@@ -23,12 +24,18 @@ const VERDICTS: Record<Forecast['verdict'], string> = {
   unknown: '',
 };
 
+/** A folder as the user would type it: relative to the current folder when inside it. */
+function shownDir(dir: string): string {
+  const rel = path.relative(process.cwd(), dir);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : dir;
+}
+
 /** Where the runs came from, as the plan says it. */
 function sources(f: Forecast, resultsDir: string): string {
   const fromSageMaker = f.similar.filter((s) => s.source === 'sagemaker').length;
   const fromResults = f.similar.length - fromSageMaker;
   const parts = [
-    fromResults ? `${fromResults} in ${resultsDir}` : '',
+    fromResults ? `${fromResults} in ${shownDir(resultsDir)}` : '',
     fromSageMaker ? `${fromSageMaker} in SageMaker` : '',
   ].filter(Boolean);
   return parts.join(', ');
@@ -45,7 +52,7 @@ export function forecastSection(
   const sm = planned.sagemaker;
   out += row(
     'looked in',
-    `${planned.resultsDir}; SageMaker's completed jobs${sm.read ? '' : `: not read (${sm.note})`}`,
+    `${shownDir(planned.resultsDir)}; SageMaker's completed jobs${sm.read ? '' : `: not read (${sm.note})`}`,
   );
   if (!f.secondsPerStep) {
     const unknown = f.unknownShape ? `, ${f.unknownShape} of them without a shape to compare` : '';

@@ -47,6 +47,8 @@ export interface Forecast {
   /** Expected on-demand cost to the last step. */
   readonly cost?: number;
   readonly maxRuntimeSeconds: number;
+  /** The eval watcher's wait after the last step, which a runtime that fits leaves room for. */
+  readonly evalWaitSeconds: number;
   readonly verdict: ForecastVerdict;
   /** `short`: the step the max runtime would stop training at. */
   readonly cutAtStep?: number;
@@ -92,6 +94,7 @@ export function forecastJob(input: ForecastInput): Forecast {
     seen: input.seen,
     unknownShape: input.unknownShape,
     maxRuntimeSeconds,
+    evalWaitSeconds: input.evalWaitSeconds,
   };
   const similarRuns = input.runs.filter((r) => shapeDifferences(r.shape, shape).length === 0);
   const nearest = [...input.runs.filter((r) => !similarRuns.includes(r)), ...(input.others ?? [])]

@@ -1,9 +1,10 @@
 import * as path from 'node:path';
-import { runtimeForecast, type AllowedFinding, type RuleProblem } from '../config';
+import { formatDuration, runtimeForecast, type AllowedFinding, type RuleProblem } from '../config';
 import {
   forecastFromRuns,
   maxStepsOf,
   runtimeVerdict,
+  RUNTIME_MARGIN,
   shapeOf,
   type Forecast,
   type ForecastReport,
@@ -96,11 +97,13 @@ function findings(
 ): { severity: 'error' | 'warning'; problem: RuleProblem }[] {
   const v = runtimeVerdict(forecast);
   if (!v) return [];
-  const f = forecast;
+  const wait =
+    forecast.evalWaitSeconds > 0 ? ` and the ${formatDuration(forecast.evalWaitSeconds)} eval wait` : '';
+  const fits = `--max-runtime ${v.fits} (the forecast, ${Math.round((RUNTIME_MARGIN - 1) * 100)}% more for slower steps${wait})`;
   const hint =
     v.severity === 'error'
-      ? `Give it --max-runtime ${v.fits} (the forecast with ${Math.round((f.fitsSeconds! / f.wallSeconds! - 1) * 100)}% to spare${f.fitsSeconds! > f.wallSeconds! * 1.2 ? ', the eval wait included' : ''}), lower training.max_steps, or allow it with a reason: launcher.allow: {${runtimeForecast.id}: "<why>"}.`
-      : `Give it --max-runtime ${v.fits}.`;
+      ? `Give it ${fits}, lower training.max_steps, or allow it with a reason: launcher.allow: {${runtimeForecast.id}: "<why>"}.`
+      : `Give it ${fits}.`;
   const problem = {
     ...problemAt(options.maxRuntimeSeconds.source, 'max_runtime', v.message, hint),
     rule: runtimeForecast.id,

@@ -136,7 +136,7 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
     expect(stdout).toMatch(/^ {2}cost +\$\d+(\.\d+)? on demand to the last step$/m);
     expect(stdout).toMatch(/^ {2}max runtime +24h covers it many times over/m);
     expect(stdout).toMatch(
-      /launcher\.max_runtime: max runtime 24h is over \d+× the forecast \(200 steps at 3\d\.\d s\/step \(4 similar runs\) take about \dh\d+m\): a run that hangs is paid for until then\n +Give it --max-runtime \dh\d*m?\./,
+      /launcher\.max_runtime: max runtime 24h is over \d+× the forecast \(200 steps at 3\d\.\d s\/step \(4 similar runs\) take about \dh\d+m\): a run that hangs is paid for until then\n +Give it --max-runtime \dh\d*m? \(the forecast, 15% more for slower steps and the 30m eval wait\)\./,
     );
   });
 
@@ -157,7 +157,7 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
     expect(step).toBeGreaterThan(90);
     expect(step).toBeLessThan(110);
     expect(stderr).toMatch(/--max-runtime: max runtime 1h would stop/);
-    expect(stderr).toMatch(/Give it --max-runtime 2h\d*m?/);
+    expect(stderr).toMatch(/Give it --max-runtime 2h\d*m? \(the forecast, 15% more for slower steps and the 30m eval wait\), lower training\.max_steps, or allow it with a reason: launcher\.allow: \{RLVR124: "<why>"\}\./);
     expect(stderr).not.toMatch(/at .*\.ts:\d+/);
   });
 
