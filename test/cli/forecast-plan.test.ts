@@ -157,7 +157,9 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
     expect(step).toBeGreaterThan(90);
     expect(step).toBeLessThan(110);
     expect(stderr).toMatch(/--max-runtime: max runtime 1h would stop/);
-    expect(stderr).toMatch(/Give it --max-runtime 2h\d*m? \(the forecast, 15% more for slower steps and the 30m eval wait\), lower training\.max_steps, or allow it with a reason: launcher\.allow: \{RLVR124: "<why>"\}\./);
+    expect(stderr).toMatch(
+      /Give it --max-runtime 2h\d*m? \(the forecast, 15% more for slower steps and the 30m eval wait\), lower training\.max_steps, or allow it with a reason: launcher\.allow: \{RLVR124: "<why>"\}\./,
+    );
     expect(stderr).not.toMatch(/at .*\.ts:\d+/);
   });
 
