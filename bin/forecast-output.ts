@@ -52,7 +52,7 @@ export function forecastSection(
   const sm = planned.sagemaker;
   out += row(
     'looked in',
-    `${shownDir(planned.resultsDir)}; SageMaker's completed jobs${sm.read ? '' : `: not read (${sm.note})`}`,
+    `${shownDir(planned.resultsDir)}; SageMaker's ended jobs${sm.read ? '' : `: not read (${sm.note})`}`,
   );
   if (!f.secondsPerStep) {
     const unknown = f.unknownShape ? `, ${f.unknownShape} of them without a shape to compare` : '';
@@ -67,11 +67,15 @@ export function forecastSection(
     'similar runs',
     `${f.similar.length} (${sources(f, planned.resultsDir)}): ${f.similar.map((r) => `${r.id} ${perStep(r.secondsPerStep)}`).join(', ')}`,
   );
-  out += row('per step', `${perStep(s.median)} (median; 10–90%: ${perStep(s.p10)}–${perStep(s.p90)})`);
-  if (f.wallSeconds === undefined) return out + row('to the end', `unknown: ${f.why}`);
   out += row(
-    `to step ${f.maxSteps}`,
-    `${roughDuration(f.wallSeconds)} (startup ${roughDuration(f.startupSeconds ?? 0)} + ${f.maxSteps} × ${perStep(s.median)})`,
+    'per step',
+    `${perStep(s.median)} (the runs' average step, checkpoints included; 10–90% of steps: ${perStep(s.p10)}–${perStep(s.p90)})`,
+  );
+  if (f.wallSeconds === undefined) return out + row('to the end', `unknown: ${f.why}`);
+  const from = f.fromStep ?? 0;
+  out += row(
+    from > 0 ? `${from} → ${f.maxSteps}` : `to step ${f.maxSteps}`,
+    `${roughDuration(f.wallSeconds)} (startup ${roughDuration(f.startupSeconds ?? 0)} + ${f.maxSteps! - from} × ${perStep(s.median)}${from > 0 ? `, resumed at step ${from}` : ''})`,
   );
   if (f.cost !== undefined) out += row('cost', `${formatUsd(f.cost)} on demand to the last step`);
   const verdict = `${formatDuration(f.maxRuntimeSeconds)} ${VERDICTS[f.verdict]}`;

@@ -184,6 +184,8 @@ async function runHead(
         say,
       })
     : undefined;
+  // From the container's start to here is setup a forecast adds to the trainer's own startup.
+  attempts.current.trainerStartedAt = new Date().toISOString();
   run.trainer = startTrainer(job, baseEnv, trainerConfig, rayAddress);
   if (evalPlan) run.watcher = startWatcher(job, baseEnv, evalPlan);
   if (stopping()) signalGroup(run.trainer, 'SIGTERM');

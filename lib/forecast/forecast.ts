@@ -33,6 +33,8 @@ export interface Forecast {
   readonly matchedOn: readonly ShapeKey[];
   /** Steps the config trains for (undefined: not known, so no wall time). */
   readonly maxSteps: number | undefined;
+  /** The step it starts from (a resumed job's resume step). */
+  readonly fromStep?: number;
   /** Runs looked at, and of those how many had no shape to compare. */
   readonly seen: number;
   readonly unknownShape: number;
@@ -63,6 +65,12 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[i];
 }
 
+export function mean(xs: readonly number[]): number {
+  let sum = 0;
+  for (const x of xs) sum += x;
+  return sum / xs.length;
+}
+
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -72,6 +80,8 @@ export function median(xs: readonly number[]): number {
 export interface ForecastInput {
   readonly shape: RunShape;
   readonly maxSteps: number | undefined;
+  /** The step a resumed job starts from (its trainer's resume key; 0 for a fresh run). */
+  readonly fromStep?: number;
   readonly maxRuntimeSeconds: number;
   /** On-demand price per hour of all the job's instances (undefined: not listed). */
   readonly perHour: number | undefined;
@@ -110,18 +120,21 @@ export function forecastJob(input: ForecastInput): Forecast {
       why: input.seen === 0 ? 'no past run seen' : `no similar run among the ${input.seen} seen`,
     };
   }
+  // Each run's average step, not its median: the steps that save a checkpoint or evaluate are part of
+  // the wall time, and a median would leave them out.
   const similar = similarRuns.map((r) => ({
     id: r.id,
     source: r.source,
-    secondsPerStep: median(r.intervals),
+    secondsPerStep: mean(r.intervals),
     measuredSteps: r.intervals.length,
   }));
   const rate = median(similar.map((s) => s.secondsPerStep));
   const pooled = similarRuns.flatMap((r) => r.intervals).sort((a, b) => a - b);
   const secondsPerStep = { median: rate, p10: quantile(pooled, 0.1), p90: quantile(pooled, 0.9) };
+  // From the container's start (when the run recorded it) to its first step's start.
   const startups = similarRuns
     .filter((r) => r.firstStepTs !== undefined)
-    .map((r) => Math.max(0, r.firstStepTs! - median(r.intervals)));
+    .map((r) => (r.setupSeconds ?? 0) + Math.max(0, r.firstStepTs! - mean(r.intervals)));
   const startupSeconds = startups.length > 0 ? median(startups) : 0;
   if (maxSteps === undefined)
     return {
@@ -133,15 +146,20 @@ export function forecastJob(input: ForecastInput): Forecast {
       verdict: 'unknown',
       why: 'the config sets no max_steps the trainer stops at',
     };
-  const wallSeconds = startupSeconds + maxSteps * rate;
+  // A resumed job trains from its resume step.
+  const fromStep = Math.min(Math.max(0, input.fromStep ?? 0), maxSteps);
+  const wallSeconds = startupSeconds + (maxSteps - fromStep) * rate;
   const cost = input.perHour === undefined ? undefined : (input.perHour * wallSeconds) / 3600;
   const fitsSeconds = Math.ceil((wallSeconds * RUNTIME_MARGIN + input.evalWaitSeconds) / ROUND_S) * ROUND_S;
   let verdict: ForecastVerdict = 'covers';
   let cutAtStep: number | undefined;
   if (maxRuntimeSeconds < wallSeconds) {
     verdict = 'short';
-    cutAtStep = Math.max(0, Math.min(maxSteps - 1, Math.floor((maxRuntimeSeconds - startupSeconds) / rate)));
-  } else if (maxRuntimeSeconds < wallSeconds * RUNTIME_MARGIN) verdict = 'thin';
+    cutAtStep = Math.max(
+      fromStep,
+      Math.min(maxSteps - 1, fromStep + Math.floor((maxRuntimeSeconds - startupSeconds) / rate)),
+    );
+  } else if (maxRuntimeSeconds < wallSeconds * RUNTIME_MARGIN + input.evalWaitSeconds) verdict = 'thin';
   else if (
     maxRuntimeSeconds > GENEROUS_FACTOR * (wallSeconds + input.evalWaitSeconds) &&
     maxRuntimeSeconds - wallSeconds > GENEROUS_SLACK_S
@@ -149,6 +167,7 @@ export function forecastJob(input: ForecastInput): Forecast {
     verdict = 'generous';
   return {
     ...base,
+    fromStep,
     similar,
     nearest,
     secondsPerStep,
@@ -180,7 +199,7 @@ function round1(x: number): number {
 
 /**
  * The forecast of a job of `shape` from the runs of a results folder (only the traces of runs of that
- * shape are read) and, when given, SageMaker's completed jobs.
+ * shape are read) and, when given, SageMaker's ended jobs.
  */
 export function forecastFromRuns(
   input: Omit<ForecastInput, 'runs' | 'others' | 'seen' | 'unknownShape'> & {
@@ -198,6 +217,6 @@ export interface ForecastReport {
   readonly forecast: Forecast;
   /** The results folder looked in. */
   readonly resultsDir: string;
-  /** Whether SageMaker's completed jobs were looked at, and why not. */
+  /** Whether SageMaker's ended jobs were looked at, and why not. */
   readonly sagemaker: { readonly read: boolean; readonly note?: string };
 }

@@ -6,7 +6,9 @@
 export {
   BATCH_KEYS,
   batchOf,
+  LOCAL_INSTANCE,
   maxStepsOf,
+  resumeStepOf,
   modelName,
   readShape,
   shapeDifferences,
@@ -30,6 +32,7 @@ export {
   forecastFromRuns,
   forecastJob,
   GENEROUS_FACTOR,
+  mean,
   median,
   recordOf,
   RUNTIME_MARGIN,

@@ -1,7 +1,7 @@
-import { median } from './forecast';
+import { mean } from './forecast';
 import { stepIntervals, type StepClock } from './step-clock';
 
-/** How many of the latest steps the current rate is the median of. */
+/** How many of the latest steps the current rate is the average of. */
 export const RECENT_STEPS = 20;
 
 /** Where a running job is, and when it will end at its current rate. */
@@ -9,7 +9,7 @@ export interface LiveProgress {
   /** The step reached (undefined: none yet). */
   readonly step: number | undefined;
   readonly maxSteps: number | undefined;
-  /** Median seconds of its latest steps (undefined: fewer than two steps seen). */
+  /** Average seconds of its latest steps (undefined: fewer than two steps seen). */
   readonly secondsPerStep: number | undefined;
   /** Seconds to the last step at that rate. */
   readonly etaSeconds: number | undefined;
@@ -44,7 +44,8 @@ export function liveProgress(input: LiveInput): LiveProgress {
   const { clock, maxSteps } = input;
   const step = clock.lastStep ?? input.checkpointStep;
   const recent = stepIntervals(clock.markers).slice(-RECENT_STEPS);
-  const secondsPerStep = recent.length > 0 ? median(recent) : undefined;
+  // The average, not the median: the steps that save a checkpoint are part of the time left.
+  const secondsPerStep = recent.length > 0 ? mean(recent) : undefined;
   const left = maxSteps !== undefined && step !== undefined ? Math.max(0, maxSteps - step) : undefined;
   const etaSeconds = left !== undefined && secondsPerStep !== undefined ? left * secondsPerStep : undefined;
   const remainingRuntimeSeconds =

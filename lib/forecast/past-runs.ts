@@ -18,6 +18,8 @@ export interface PastRun {
   readonly intervals: readonly number[];
   /** Seconds from the trace's start to its first step's end (model load, vLLM start, the first step). */
   readonly firstStepTs: number | undefined;
+  /** Seconds from the container's start to the trainer's (run.json's first attempt; undefined: not recorded). */
+  readonly setupSeconds?: number;
 }
 
 /** What looking at a results folder found. */
@@ -25,6 +27,9 @@ export interface RunsSeen {
   readonly runs: PastRun[];
   /** Run folders looked at. */
   readonly seen: number;
+  /** The ids of the runs looked at, and of those whose shape could not be told (to count a job seen twice once). */
+  readonly seenIds: readonly string[];
+  readonly unknownIds: readonly string[];
   /** Run folders whose shape could not be told (no run.json of ours, or a config without a model's name). */
   readonly unknownShape: number;
   /** Runs of other shapes (their traces not read). */
@@ -40,6 +45,16 @@ function readDoc(dir: string, name: string, parse: (text: string) => unknown): u
   } catch {
     return undefined;
   }
+}
+
+/** Seconds from the container's start to its trainer's, as run.json's first attempt records them. */
+export function setupSecondsOf(runInfo: unknown): number | undefined {
+  if (!isObject(runInfo) || !Array.isArray(runInfo.attempts)) return undefined;
+  const first: unknown = runInfo.attempts[0];
+  if (!isObject(first) || typeof first.startedAt !== 'string' || typeof first.trainerStartedAt !== 'string')
+    return undefined;
+  const s = (Date.parse(first.trainerStartedAt) - Date.parse(first.startedAt)) / 1000;
+  return Number.isFinite(s) && s >= 0 ? s : undefined;
 }
 
 /**
@@ -73,16 +88,16 @@ export function runFolderShape(dir: string): RunShape | undefined {
  */
 export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) => boolean): RunsSeen {
   const runs: PastRun[] = [];
-  let seen = 0;
-  let unknownShape = 0;
+  const seenIds: string[] = [];
+  const unknownIds: string[] = [];
   const others: { id: string; shape: RunShape }[] = [];
   for (const id of listRunIds(resultsDir)) {
     const files = runFiles(resultsDir, id);
     if (!files) continue;
-    seen++;
+    seenIds.push(id);
     const shape = runFolderShape(files.dir);
     if (!shape) {
-      unknownShape++;
+      unknownIds.push(id);
       continue;
     }
     if (!wanted(shape)) {
@@ -104,9 +119,32 @@ export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) 
       intervals.push(...timing.intervals);
       if (firstStepTs === undefined) firstStepTs = timing.firstStepTs;
     }
-    if (intervals.length > 0) runs.push({ id, source: 'results', shape, intervals, firstStepTs });
+    const setupSeconds = setupSecondsOf(readDoc(files.dir, RUN_FOLDER.runInfo, JSON.parse));
+    if (intervals.length > 0)
+      runs.push({
+        id,
+        source: 'results',
+        shape,
+        intervals,
+        firstStepTs,
+        ...(setupSeconds !== undefined ? { setupSeconds } : {}),
+      });
   }
-  return { runs, seen, unknownShape, others };
+  return { runs, seen: seenIds.length, unknownShape: unknownIds.length, seenIds, unknownIds, others };
+}
+
+/** Runs seen in both sources count once; unknown only when neither source could tell its shape. */
+function countedOnce(
+  a: RunsSeen,
+  b: RunsSeen,
+): Pick<RunsSeen, 'seen' | 'unknownShape' | 'seenIds' | 'unknownIds'> {
+  const seenIds = [...new Set([...a.seenIds, ...b.seenIds])];
+  const known = new Set(
+    [...a.seenIds, ...b.seenIds].filter((id) => !a.unknownIds.includes(id) && !b.unknownIds.includes(id)),
+  );
+  for (const r of [...a.runs, ...a.others, ...b.runs, ...b.others]) known.add(r.id);
+  const unknownIds = [...new Set([...a.unknownIds, ...b.unknownIds])].filter((id) => !known.has(id));
+  return { seen: seenIds.length, unknownShape: unknownIds.length, seenIds, unknownIds };
 }
 
 /** Two sources' runs as one: a job both downloaded and in SageMaker counts once (its folder has its whole trace). */
@@ -116,7 +154,6 @@ export function mergeRuns(local: RunsSeen, more: RunsSeen | undefined): RunsSeen
   return {
     runs: [...local.runs, ...more.runs.filter((r) => !localIds.has(r.id))],
     others: [...local.others, ...more.others.filter((r) => !localIds.has(r.id))],
-    seen: local.seen + more.seen,
-    unknownShape: local.unknownShape + more.unknownShape,
+    ...countedOnce(local, more),
   };
 }

@@ -4,18 +4,19 @@ import type { IS3, ISageMaker } from '../aws';
 import type { S3Layout } from '../layout';
 import { newestTrace, readJobListing, readJobRunInfo } from '../results';
 import { isObject, mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
-import type { PastRun, RunsSeen } from './past-runs';
+import { setupSecondsOf, type PastRun, type RunsSeen } from './past-runs';
 import { readShape, shapeDifferences, type RunShape } from './shape';
 import { clockOfTail, stepIntervals, TRACE_WINDOW } from './step-clock';
 
 /*
- * SageMaker's record of the team's completed jobs as a forecast's past runs: each job's run.json (the
- * shape it recorded) and, for the jobs of the shape asked for, the two ends of its trace in S3 (ranged
- * reads: its first step, its recent steps' seconds). A completed job never changes, so what was read of
- * it is kept in a local cache and never read again: a plan costs one listing and the jobs new since.
+ * SageMaker's record of the team's ended jobs (Completed, Stopped) as a forecast's past runs: each
+ * job's run.json (the shape it recorded) and, for the jobs of the shape asked for, the two ends of its
+ * trace in S3 (ranged reads: its first step, its recent steps' seconds). An ended job never changes, so
+ * what was read of it is kept in a local cache and never read again: a plan costs two listings and the
+ * jobs new since.
  */
 
-/** The completed jobs looked at: the newest, as ListTrainingJobs sorts them. */
+/** The ended jobs looked at: the newest. */
 export const SAGEMAKER_JOBS_SEEN = 50;
 /** Of those of the shape asked for, the newest whose traces are read. */
 export const SAGEMAKER_TRACES_READ = 5;
@@ -28,6 +29,7 @@ const KEPT_INTERVALS = 500;
 
 interface CachedJob {
   readonly shape: RunShape | null;
+  readonly setupSeconds?: number;
   readonly timing?: { readonly intervals: number[]; readonly firstStepTs: number | null };
 }
 
@@ -65,7 +67,7 @@ function writeCache(file: string, value: CachedJob): void {
 async function readTiming(s3: IS3, layout: S3Layout, job: string): Promise<NonNullable<CachedJob['timing']>> {
   const listing = await readJobListing(s3, layout, job);
   const trace = newestTrace(listing);
-  // A completed job without a trace or a step never has one: recorded as such, not read again.
+  // An ended job without a trace or a step never has one: recorded as such, not read again.
   if (!trace || trace.size === 0) return { intervals: [], firstStepTs: null };
   const tailBytes = Math.min(trace.size, TRACE_WINDOW);
   const [head, tail] = await Promise.all([
@@ -77,15 +79,25 @@ async function readTiming(s3: IS3, layout: S3Layout, job: string): Promise<NonNu
   return { intervals, firstStepTs: first ?? null };
 }
 
-/** The team's completed jobs in SageMaker as past runs; the traces read only of those of `shape`. */
+/** The team's ended jobs in SageMaker as past runs; the traces read only of those of `shape`. */
 export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen> {
   const { s3, layout, shape } = input;
   const dir = input.cacheDir ?? rlvrCacheDir('runs');
-  const summaries = await input.sagemaker.listTrainingJobs({
-    nameContains: input.jobNamePrefix,
-    status: 'Completed',
-    limit: SAGEMAKER_JOBS_SEEN,
-  });
+  // Stopped jobs too: one stopped by its max runtime is the slowest of its shape, the one a forecast
+  // most needs.
+  const lists = await Promise.all(
+    (['Completed', 'Stopped'] as const).map((status) =>
+      input.sagemaker.listTrainingJobs({
+        nameContains: input.jobNamePrefix,
+        status,
+        limit: SAGEMAKER_JOBS_SEEN,
+      }),
+    ),
+  );
+  const summaries = lists
+    .flat()
+    .sort((a, b) => (b.CreationTime?.getTime() ?? 0) - (a.CreationTime?.getTime() ?? 0))
+    .slice(0, SAGEMAKER_JOBS_SEEN);
   const ours = summaries.filter((s) => s.TrainingJobName!.startsWith(`${input.jobNamePrefix}-`));
   const names = ours.map((s) => s.TrainingJobName!);
   const now = (input.now ?? new Date()).getTime();
@@ -99,18 +111,22 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
     const runInfo = await readJobRunInfo(s3, layout, job);
     const recorded =
       isObject(runInfo) && isObject(runInfo.forecast) ? readShape(runInfo.forecast.shape) : undefined;
-    const entry: CachedJob = { shape: recorded ?? null };
-    // A completed job's run.json is final. That it has none (not ours, or from before shapes were
+    const setupSeconds = setupSecondsOf(runInfo);
+    const entry: CachedJob = {
+      shape: recorded ?? null,
+      ...(setupSeconds !== undefined ? { setupSeconds } : {}),
+    };
+    // An ended job's run.json is final. That it has none (not ours, or from before shapes were
     // recorded) is kept only once the job ended long enough ago for everything it wrote to have landed.
     if (recorded || settled) writeCache(file, entry);
     return { job, file, cached: entry, settled };
   });
   const runs: PastRun[] = [];
   const others: { id: string; shape: RunShape }[] = [];
-  let unknownShape = 0;
+  const unknownIds: string[] = [];
   const matching: typeof known = [];
   for (const k of known) {
-    if (!k.cached.shape) unknownShape++;
+    if (!k.cached.shape) unknownIds.push(k.job);
     else if (shapeDifferences(k.cached.shape, shape).length === 0) matching.push(k);
     else others.push({ id: k.job, shape: k.cached.shape });
   }
@@ -129,7 +145,15 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
       shape: t.cached.shape!,
       intervals: t.timing.intervals,
       firstStepTs: t.timing.firstStepTs ?? undefined,
+      ...(t.cached.setupSeconds !== undefined ? { setupSeconds: t.cached.setupSeconds } : {}),
     });
   }
-  return { runs, seen: names.length, unknownShape, others };
+  return {
+    runs,
+    seen: names.length,
+    unknownShape: unknownIds.length,
+    seenIds: names,
+    unknownIds,
+    others,
+  };
 }

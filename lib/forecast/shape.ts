@@ -1,5 +1,5 @@
 import { isObject } from '../util';
-import { isMap, valueAtDotted, type YamlMap } from '../trainers';
+import { isMap, valueAtDotted, valueAtPath, type YamlMap } from '../trainers';
 
 /*
  * What makes two runs' steps take the same time: the same trainer on the same model, on the same
@@ -103,4 +103,17 @@ export function maxStepsOf(config: YamlMap, defaultSteps?: number): number | und
   const v = training.max_steps;
   if (typeof v === 'number' && Number.isInteger(v) && v > 0) return v;
   return defaultSteps;
+}
+
+/** The instance type a local run (`submit --local`) records: its steps say nothing of SageMaker's. */
+export const LOCAL_INSTANCE = 'local';
+
+/** The step a resumed job starts from: its trainer's resume key, when the config sets it. */
+export function resumeStepOf(
+  config: YamlMap,
+  stepKey: string | readonly (string | number)[] | undefined,
+): number | undefined {
+  if (stepKey === undefined) return undefined;
+  const v = typeof stepKey === 'string' ? valueAtDotted(config, stepKey) : valueAtPath(config, stepKey);
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
 }

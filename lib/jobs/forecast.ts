@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import { formatDuration, runtimeForecast, type AllowedFinding, type RuleProblem } from '../config';
 import {
   forecastFromRuns,
+  LOCAL_INSTANCE,
   maxStepsOf,
+  resumeStepOf,
   runtimeVerdict,
   RUNTIME_MARGIN,
   shapeOf,
@@ -33,21 +35,21 @@ export interface ForecastStepInput {
   /** The folder `rlvr download` and `submit --local` write runs to (relative to cwd). */
   readonly resultsDir?: string;
   readonly cwd: string;
-  /** SageMaker's completed jobs, when the plan could read them; else why not. */
+  /** SageMaker's ended jobs, when the plan could read them; else why not. */
   readonly sagemaker?: { readonly runs?: RunsSeen; readonly note?: string };
   /** `launcher.allow`'s reason for the forecast's finding, if the config gives one. */
   readonly allowReason?: string;
 }
 
-/** The shape of the job a plan describes. */
+/** The shape of the job a plan describes; a local run's instance is the machine it runs on. */
 export function plannedShape(
-  input: Pick<ForecastStepInput, 'config' | 'trainer' | 'options' | 'inputs'>,
+  input: Pick<ForecastStepInput, 'config' | 'trainer' | 'options' | 'inputs'> & { readonly local?: boolean },
 ): RunShape {
   const o = input.options;
   return shapeOf({
     trainer: input.trainer.profile.id,
     model: s3Uri(input.inputs.model.location),
-    instanceType: o.instanceType.value,
+    instanceType: input.local ? LOCAL_INSTANCE : o.instanceType.value,
     instanceCount: o.instanceCount.value,
     trainGpus: o.trainGpus.value,
     evalGpus: o.evalGpus.value,
@@ -56,13 +58,14 @@ export function plannedShape(
 }
 
 /** The forecast of a planned job from the runs it can see, and the max runtime's findings. */
-export function forecastStep(input: ForecastStepInput): PlannedForecast {
+export function forecastStep(input: ForecastStepInput & { readonly local?: boolean }): PlannedForecast {
   const shape = plannedShape(input);
   const resultsDir = path.resolve(input.cwd, input.resultsDir ?? LOCAL.resultsDir);
   const o = input.options;
   const forecast = forecastFromRuns({
     shape,
     maxSteps: maxStepsOf(input.config, input.trainer.profile.ends?.maxStepsDefault),
+    fromStep: resumeStepOf(input.config, input.trainer.profile.runtime.resumeWith?.stepKey),
     maxRuntimeSeconds: o.maxRuntimeSeconds.value,
     perHour: input.perHour,
     evalWaitSeconds: input.hasEvalConfig ? o.evalWaitSeconds.value : 0,

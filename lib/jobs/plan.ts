@@ -659,8 +659,10 @@ async function planForecast(
     trainer: configs.trainer,
     options: job.options,
     inputs: job.inputs,
+    local: input.local,
   });
   const planned = forecastStep({
+    local: input.local,
     sagemaker: await sageMakerPastRuns(input, session, job, shape, placeholders),
     config: configs.config.value as unknown as YamlMap,
     trainer: configs.trainer,
@@ -678,7 +680,7 @@ async function planForecast(
 }
 
 /**
- * SageMaker's completed jobs as past runs (cached per job: a plan reads only the jobs new since the last);
+ * SageMaker's ended jobs as past runs (cached per job: a plan reads only the jobs new since the last);
  * when they cannot be read the forecast goes on with the results folder, and says why.
  */
 async function sageMakerPastRuns(

@@ -16,6 +16,7 @@ import {
   forecastFromRuns,
   maxStepsOf,
   readShape,
+  resumeStepOf,
   recordOf,
   runtimeVerdict,
   sageMakerRuns,
@@ -71,7 +72,7 @@ export interface RerunInput {
   /** The results folder the forecast reads past runs from (default `results`, from cwd). */
   readonly resultsDir?: string;
   readonly cwd?: string;
-  /** Where SageMaker's completed jobs are cached once read (default the launcher's cache). */
+  /** Where SageMaker's ended jobs are cached once read (default the launcher's cache). */
   readonly cacheDir?: string;
 }
 
@@ -191,6 +192,11 @@ async function rerunForecast(
   const steps = typeof contract.forecast.maxSteps === 'number' ? contract.forecast.maxSteps : undefined;
   const shape = isMap(config) ? { ...recorded, batch: batchOf(config) } : recorded;
   const maxSteps = (isMap(config) ? maxStepsOf(config) : undefined) ?? steps;
+  const stepKey = isObject(contract.resume) ? contract.resume.stepKey : undefined;
+  const fromStep =
+    isMap(config) && Array.isArray(stepKey)
+      ? resumeStepOf(config, stepKey as (string | number)[])
+      : undefined;
   let sagemaker: RunsSeen | undefined;
   let note: string | undefined;
   try {
@@ -211,6 +217,7 @@ async function rerunForecast(
   const forecast = forecastFromRuns({
     shape,
     maxSteps,
+    fromStep,
     maxRuntimeSeconds: request.StoppingCondition?.MaxRuntimeInSeconds ?? 0,
     perHour: costOf(resource?.InstanceType ?? '', context.region, resource?.InstanceCount ?? 1, 3600),
     evalWaitSeconds: Number.isFinite(evalWait) ? evalWait : 0,

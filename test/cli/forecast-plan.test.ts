@@ -131,7 +131,9 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^Forecast \(similar runs: the same trainer, model, instance type/m);
     expect(stdout).toMatch(/^ {2}similar runs +4 \(4 in .*results\): /m);
-    expect(stdout).toMatch(/^ {2}per step +3\d\.\d s \(median; 10–90%: \d+\.\d s–\d+\.\d s\)$/m);
+    expect(stdout).toMatch(
+      /^ {2}per step +3\d\.\d s \(the runs' average step, checkpoints included; 10–90% of steps: \d+\.\d s–\d+\.\d s\)$/m,
+    );
     expect(stdout).toMatch(/^ {2}to step 200 +\dh\d+m \(startup \d+m\d*s? \+ 200 × 3\d\.\d s\)$/m);
     expect(stdout).toMatch(/^ {2}cost +\$\d+(\.\d+)? on demand to the last step$/m);
     expect(stdout).toMatch(/^ {2}max runtime +24h covers it many times over/m);
@@ -184,6 +186,24 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
       /Allowed by launcher.allow[^\n]*\n {2}RLVR124 runtime-forecast: max runtime 1h would stop training at about step \d+ of 200/,
     );
     expect(stdout).toMatch(/max runtime +1h DOES NOT cover it: training stops at about step \d+/);
+  });
+
+  it('a resumed job is forecast from its resume step: a runtime that covers the steps left passes', async () => {
+    const config = exampleConfig(dir, [['  max_steps: 200\n', '  max_steps: 200\n  resume_step: 180\n']]);
+    const { code, stdout, stderr } = await runCli([
+      'submit',
+      config,
+      '--dry-run',
+      '--max-runtime',
+      '1h',
+      '--results-dir',
+      results,
+    ]);
+    expect(stderr).not.toMatch(/RLVR124|would stop training/);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^ {2}180 → 200 +\d+m\d*s? \(startup \d+m\d*s? \+ 20 × 3\d\.\d s, resumed at step 180\)$/m,
+    );
   });
 
   it('another instance type forecasts from the run on it alone', async () => {

@@ -63,7 +63,7 @@ describe('container entrypoint (in process)', () => {
     expect(fs.readFileSync(path.join(root, 'checkpoints', 'config.yaml'), 'utf8')).toContain('lr: 1.0e-6');
   });
 
-  it("keeps the forecast the job was given in run.json, beside each attempt's start and its trainer's end", async () => {
+  it("keeps the forecast the job was given in run.json, beside each attempt's start and its trainer's start and end", async () => {
     const forecast = {
       shape: { trainer: 'custom' },
       maxSteps: 3,
@@ -88,8 +88,10 @@ describe('container entrypoint (in process)', () => {
     expect(runInfo.forecast).toEqual(forecast);
     const [attempt] = runInfo.attempts;
     const started = Date.parse(attempt.startedAt);
+    const trainerStarted = Date.parse(attempt.trainerStartedAt);
     const trainerEnded = Date.parse(attempt.trainerEndedAt);
-    expect(trainerEnded - started).toBeGreaterThanOrEqual(300);
+    expect(trainerStarted).toBeGreaterThanOrEqual(started);
+    expect(trainerEnded - trainerStarted).toBeGreaterThanOrEqual(300);
     expect(Date.parse(attempt.endedAt)).toBeGreaterThanOrEqual(trainerEnded);
   });
 

@@ -4,6 +4,7 @@ import {
   clockOfTail,
   forecastJob,
   liveProgress,
+  mergeRuns,
   shapeOf,
   traceTiming,
   type PastRun,
@@ -151,6 +152,72 @@ describe('forecastJob', () => {
   });
 });
 
+describe('forecastJob: what the wall time counts', () => {
+  it('the steps that save a checkpoint count: a run’s average step, not its median', () => {
+    // 30 s steps, and every 10th 300 s longer (a checkpoint export): 200 steps take 12,000 s.
+    const intervals = Array.from({ length: 200 }, (_, i) => (i % 10 === 9 ? 330 : 30));
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 200,
+      maxRuntimeSeconds: 3 * 3600,
+      runs: [{ id: 'a', source: 'results', shape: SHAPE, intervals, firstStepTs: 60 }],
+    });
+    expect(f.secondsPerStep!.median).toBe(60);
+    expect(f.wallSeconds).toBe(200 * 60);
+    expect(f.verdict).toBe('short');
+    expect(f.cutAtStep).toBe(180);
+  });
+
+  it('a resumed job counts only the steps from its resume step', () => {
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 200,
+      fromStep: 180,
+      maxRuntimeSeconds: 24 * 3600,
+      runs: [run('a', 600, 50, SHAPE, 600)],
+    });
+    expect(f.wallSeconds).toBe(20 * 600);
+    expect(f.fromStep).toBe(180);
+    const cut = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 200,
+      fromStep: 180,
+      maxRuntimeSeconds: 3000,
+      runs: [run('a', 600, 50, SHAPE, 600)],
+    });
+    expect(cut.cutAtStep).toBe(185);
+  });
+
+  it('the eval wait after the last step: a runtime that covers training but not the evaluations is thin', () => {
+    const f = forecastJob({
+      ...base,
+      evalWaitSeconds: 1800,
+      shape: SHAPE,
+      maxSteps: 100,
+      maxRuntimeSeconds: 2 * 3600 + 20 * 60,
+      runs: [run('a', 72, 50, SHAPE, 72)],
+    });
+    expect(f.wallSeconds).toBe(7200);
+    expect(f.verdict).toBe('thin');
+    expect(f.fitsSeconds).toBe(Math.ceil((7200 * 1.15 + 1800) / 900) * 900);
+  });
+
+  it('the container’s setup before the trainer, when the run recorded it, is part of the startup', () => {
+    const withSetup = { ...run('a', 30, 50, SHAPE, 130), setupSeconds: 45 };
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 10,
+      maxRuntimeSeconds: 86_400,
+      runs: [withSetup],
+    });
+    expect(f.startupSeconds).toBe(45 + 100);
+  });
+});
+
 describe('liveProgress', () => {
   it('step N of M, the recent rate, the ETA, cost at finish, and the flag past the max runtime', () => {
     const text = [...traceLines({ steps: 30, stepSeconds: 60 })].join('');
@@ -182,6 +249,21 @@ describe('liveProgress', () => {
     expect(late.cutAtStep).toBe(30 + 60);
   });
 
+  it('the rate counts the checkpoint steps of its window (their average)', () => {
+    const clock = { marker: 'metrics', markers: [0, 10, 20, 130, 140], lastStep: 4, lastTs: 140 };
+    const p = liveProgress({
+      clock,
+      checkpointStep: undefined,
+      maxSteps: 8,
+      elapsedSeconds: 0,
+      maxRuntimeSeconds: undefined,
+      perHour: undefined,
+      costSoFar: undefined,
+    });
+    expect(p.secondsPerStep).toBe(35);
+    expect(p.etaSeconds).toBe(140);
+  });
+
   it('no explicit step in the trace: the newest checkpoint’s', () => {
     const lines = [...traceLines({ steps: 3, stepSeconds: 10 })].filter((l) => !l.includes('"step"'));
     fs.mkdirSync(path.join(tempDir(), 'x'), { recursive: true });
@@ -196,5 +278,30 @@ describe('liveProgress', () => {
     });
     expect(p.step).toBe(2);
     expect(p.etaSeconds).toBeCloseTo(80, 5);
+  });
+});
+
+describe('mergeRuns', () => {
+  it('a job both downloaded and in SageMaker counts once, and is unknown only when neither tells its shape', () => {
+    const local = {
+      runs: [run('a', 30)],
+      others: [],
+      seen: 2,
+      unknownShape: 1,
+      seenIds: ['a', 'b'],
+      unknownIds: ['b'],
+    };
+    const sm = {
+      runs: [run('a', 31, 50, SHAPE)],
+      others: [{ id: 'b', shape: { ...SHAPE, model: 'x' } }],
+      seen: 3,
+      unknownShape: 1,
+      seenIds: ['a', 'b', 'c'],
+      unknownIds: ['c'],
+    };
+    const m = mergeRuns(local, sm);
+    expect(m.runs.map((r) => r.id)).toEqual(['a']);
+    expect(m.seen).toBe(3);
+    expect(m.unknownIds).toEqual(['c']);
   });
 });

@@ -104,3 +104,51 @@ describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s c
     await assertNothingCreated(emulator.moto.endpoint, before);
   });
 });
+
+describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s stopped jobs', () => {
+  // Jobs run ten minutes here, so one can be stopped, as SageMaker stops a job at its max runtime.
+  const emulator = useEmulator({ trainingSeconds: 600 });
+
+  it('a job stopped before its end (the slowest of its shape, often) counts', async () => {
+    const repo = makeTrainerRepo();
+    const env = emulator.cliEnv({ XDG_CACHE_HOME: tempDir('rlvr-cache-') });
+    expect(
+      (await runCli(['submit', 'configs/gsm8k.yaml', '--image', IMAGE], { env, cwd: repo.root })).code,
+    ).toBe(0);
+    const [job] = await jobNames(emulator.moto.endpoint);
+    const { s3 } = clients(emulator.moto.endpoint);
+    const contract = JSON.parse(
+      await (
+        await s3.send(
+          new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/contract.json` }),
+        )
+      ).Body!.transformToString(),
+    );
+    const prefix = `rlvr-experiments/checkpoints/${job}/`;
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${prefix}run.json`,
+        Body: JSON.stringify({ job, forecast: contract.forecast }),
+      }),
+    );
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${prefix}traces/trace.jsonl`,
+        Body: [...traceLines({ steps: 40, stepSeconds: 70, startTs: 100 })].join(''),
+      }),
+    );
+    expect((await runCli(['stop', job], { env, cwd: repo.root })).code).toBe(0);
+    const status = await runCli(['status', job, '--json'], { env, cwd: repo.root });
+    expect(JSON.parse(status.stdout).job.TrainingJobStatus).toBe('Stopped');
+    const { code, stdout } = await runCli(
+      ['submit', 'configs/gsm8k.yaml', '--image', IMAGE, '--dry-run', '--json', '--results-dir', 'none'],
+      { env, cwd: repo.root },
+    );
+    expect(code).toBe(0);
+    const f = JSON.parse(stdout).forecast;
+    expect(f.similar.map((s: { id: string }) => s.id)).toEqual([job]);
+    expect(f.secondsPerStep.median).toBeCloseTo(70, 3);
+  });
+});
