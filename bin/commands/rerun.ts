@@ -16,6 +16,7 @@ import { addSettingsOptions, exits, withContext, type JsonFlag, type SettingsFla
 
 interface RerunFlags extends SettingsFlagValues, JsonFlag {
   set?: string[];
+  add?: string[];
   dryRun?: boolean;
   jobLog?: string;
   resultsDir?: string;
@@ -105,6 +106,11 @@ export function registerRerun(program: Command): void {
       'change a key of the config the trainer reads, by dotted path (run.seed=7); repeatable',
       (value: string, previous: string[] = []) => [...previous, value],
     )
+    .option(
+      '--add <key=value>',
+      'add a key the config does not have (--set refuses a new key that looks like a misspelling); repeatable',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--dry-run', 'print the plan (and the request) without creating anything')
     .option('--job-log <file>', 'job log to append to (default: docs/job_log.md of this repository)')
     .option(
@@ -120,7 +126,12 @@ export function registerRerun(program: Command): void {
           ? undefined
           : await writableJobLogPath({ explicit: flags.jobLog, env: process.env, cwd: process.cwd() });
         await withContext(flags, async (context) => {
-          const plan = await planRerun(context, { job, sets: flags.set ?? [], resultsDir: flags.resultsDir });
+          const plan = await planRerun(context, {
+            job,
+            sets: flags.set ?? [],
+            adds: flags.add ?? [],
+            resultsDir: flags.resultsDir,
+          });
           if (flags.dryRun || !jobLogPath) {
             process.stdout.write(flags.json ? json(planJson(plan)) : renderRerunPlan(plan));
             return;

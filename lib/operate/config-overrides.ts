@@ -15,6 +15,8 @@ export interface ConfigOverride {
   readonly key: string;
   readonly path: readonly (string | number)[];
   readonly value: OverrideValue;
+  /** `--add`: a key the config does not have yet (no misspelling check; an existing key is refused). */
+  readonly adds?: boolean;
 }
 
 export interface OverrideChange {
@@ -25,11 +27,12 @@ export interface OverrideChange {
 }
 
 /** `run.seed=7` → the path and the value parsed as a YAML scalar (so 7 is a number, true a boolean). */
-export function parseSetFlag(flag: string): ConfigOverride {
+export function parseSetFlag(flag: string, options: { readonly adds?: boolean } = {}): ConfigOverride {
+  const name = options.adds ? '--add' : '--set';
   const eq = flag.indexOf('=');
   const key = eq < 0 ? '' : flag.slice(0, eq).trim();
   if (eq < 0 || key === '')
-    throw new UserError(`--set ${flag}: expected key=value, e.g. --set run.seed=7`, 'BadSet');
+    throw new UserError(`${name} ${flag}: expected key=value, e.g. ${name} run.seed=7`, 'BadSet');
   const segments = key.split('.');
   if (segments.some((s) => s === ''))
     throw new UserError(`--set ${flag}: "${key}" has an empty key between dots`, 'BadSet');
@@ -50,6 +53,7 @@ export function parseSetFlag(flag: string): ConfigOverride {
     key,
     path: segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
     value: value as OverrideValue,
+    ...(options.adds ? { adds: true } : {}),
   };
 }
 
@@ -57,8 +61,14 @@ export function parseSetFlag(flag: string): ConfigOverride {
 export function overrideLiteral(value: OverrideValue): string {
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : formatTrainerFloat(value);
   if (typeof value === 'boolean' || value === null) return String(value);
-  // A plain string stays plain when it reads back as the same string; else quoted.
-  return parse(value) === value && !/[#:]\s|^\s|\s$|^[-?]/.test(value) ? value : JSON.stringify(value);
+  // A plain string stays plain when it reads back as the same string, in YAML 1.2 and in the YAML 1.1
+  // the trainer's PyYAML reads (where `yes`, `off`, `1_000`, `1:30` and dates are not strings); else quoted.
+  const plain =
+    parse(value) === value &&
+    parse(value, { version: '1.1' }) === value &&
+    !/^\d{4}-\d\d?-\d\d?/.test(value) &&
+    !/[#:]\s|^\s|\s$|^[-?]/.test(value);
+  return plain ? value : JSON.stringify(value);
 }
 
 function isJobPath(value: unknown): boolean {
@@ -96,13 +106,18 @@ export function applyOverrides(
         `--set ${o.key}: ${where} is a list of ${parent.items.length}; set one of its items by index (0–${parent.items.length - 1})`,
         'BadSet',
       );
-    if (existing === undefined && isMap(parent)) {
+    if (o.adds && existing !== undefined)
+      throw new UserError(
+        `--add ${o.key}: the config already has "${o.key}"; change it with --set ${o.key}=…`,
+        'BadSet',
+      );
+    if (existing === undefined && isMap(parent) && !o.adds) {
       const siblings = parent.items.map((p) => String(isScalar(p.key) ? p.key.value : p.key));
       const guess = didYouMean(String(last), siblings);
       if (guess !== undefined && guess !== String(last))
         throw new UserError(
           `--set ${o.key}: the config has no "${last}" at ${where}; "${last}" is a likely misspelling of "${guess}" ` +
-            `(did you mean --set ${[...parentPath, guess].join('.')}=…?)`,
+            `(did you mean --set ${[...parentPath, guess].join('.')}=…? If "${last}" is a new key, add it with --add ${o.key}=…)`,
           'BadSet',
         );
     }
@@ -123,13 +138,36 @@ export function applyOverrides(
         : added(current, parent as YAMLMap, o);
     changes.push({ key: o.key, before, after: o.value });
   }
+  checkEdited(text, current, overrides);
   return { text: current, changes };
 }
 
-/** The scalar's own text replaced, the rest of the file (comments, layout, other floats) as it was. */
+/**
+ * The edited file must read as the original with exactly the overrides set: an edit in place that broke
+ * the YAML, or changed anything else, is refused before anything is written (not found by the job).
+ */
+function checkEdited(original: string, edited: string, overrides: readonly ConfigOverride[]): void {
+  const expected = parseDocument(original);
+  for (const o of overrides) expected.setIn(o.path, o.value);
+  const doc = parseDocument(edited);
+  const same = doc.errors.length === 0 && JSON.stringify(doc.toJS()) === JSON.stringify(expected.toJS());
+  if (!same)
+    throw new UserError(
+      `--set ${overrides.map((o) => o.key).join(', ')}: the config cannot be edited in place here` +
+        (doc.errors.length ? ` (${doc.errors[0].message.split('\n')[0]})` : '') +
+        '; nothing was created. Submit the config with the change instead.',
+      'BadSet',
+    );
+}
+
+/**
+ * The scalar's own text replaced, the rest of the file (comments, layout, other floats) as it was. A
+ * block scalar (`|-`) ends with its line break, which stays.
+ */
 function splice(text: string, node: Scalar, value: OverrideValue): string {
   const [start, end] = node.range!;
-  return `${text.slice(0, start)}${overrideLiteral(value)}${text.slice(end)}`;
+  const lineBreak = text.slice(start, end).endsWith('\n') ? '\n' : '';
+  return `${text.slice(0, start)}${overrideLiteral(value)}${lineBreak}${text.slice(end)}`;
 }
 
 /**

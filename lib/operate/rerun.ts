@@ -7,6 +7,7 @@
  * takes (lib/submission submitJob: name claim, files, create, log row, clean-up).
  */
 import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -29,10 +30,16 @@ import { isObject } from '../util';
 import { UserError } from '../errors';
 import { cachedCredentials, ecrCredentials, parseRepositoryUri, remoteDigest } from '../image';
 import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, LOCAL, parseS3Uri, type S3Layout } from '../layout';
-import { submitJob, type JobSubmission, type SubmitListener, type SubmittedJob } from '../submission';
-import { applyOverrides, parseSetFlag, type OverrideChange } from './config-overrides';
+import {
+  sanitizeTagValue,
+  submitJob,
+  type JobSubmission,
+  type SubmitListener,
+  type SubmittedJob,
+} from '../submission';
+import { applyOverrides, overrideLiteral, parseSetFlag, type OverrideChange } from './config-overrides';
 import { readJobFile, readJobRecord, type JobRecord } from './job-record';
-import { RERUN_OF_TAG } from './rerun-tag';
+import { RERUN_OF_TAG, TAGS } from './rerun-tag';
 
 /** What a rerun depends on, and whether it is still there. */
 export interface RerunCheck {
@@ -55,7 +62,13 @@ export interface RerunPlan {
   /** The request for `jobName`. */
   readonly request: CreateTrainingJobRequest;
   readonly changes: readonly OverrideChange[];
-  readonly sets: readonly string[];
+  /** The overrides as given (`--set run.seed=7`, `--add sampling.top_k=50`), for the log and the tags. */
+  readonly flags: readonly string[];
+  /** What the rerun's request changes besides its name (tags, the run name), from the original's. */
+  readonly requestChanges: {
+    readonly tags: Record<string, string>;
+    readonly environment: Record<string, string>;
+  };
   readonly checks: readonly RerunCheck[];
   readonly files: readonly { readonly file: string; readonly body: string; readonly contentType: string }[];
   readonly original: { readonly config?: string; readonly template?: string; readonly commit?: string };
@@ -68,6 +81,8 @@ export interface RerunInput {
   readonly job: string;
   /** `--set key=value`, as given. */
   readonly sets?: readonly string[];
+  /** `--add key=value`: keys the config does not have yet. */
+  readonly adds?: readonly string[];
   readonly now?: Date;
   /** The results folder the forecast reads past runs from (default `results`, from cwd). */
   readonly resultsDir?: string;
@@ -91,7 +106,10 @@ function contentType(file: string): string {
  */
 export async function planRerun(context: JobContext, input: RerunInput): Promise<RerunPlan> {
   const layout = requireLayout(context);
-  const overrides = (input.sets ?? []).map(parseSetFlag);
+  const overrides = [
+    ...(input.sets ?? []).map((f) => parseSetFlag(f)),
+    ...(input.adds ?? []).map((f) => parseSetFlag(f, { adds: true })),
+  ];
   const record = await readJobRecord(context, input.job);
   const warnings: string[] = [];
   if (record.requestSource === 'DescribeTrainingJob')
@@ -135,6 +153,11 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
   for (const c of checks.filter((c) => c.state === 'not checked'))
     warnings.push(`${c.what} ${c.location} was not checked: ${c.detail}`);
 
+  const flags = [
+    ...(input.sets ?? []).map((f) => `--set ${f}`),
+    ...(input.adds ?? []).map((f) => `--add ${f}`),
+  ];
+  const requestChanges = changedByRerun(record, changes);
   const submittedAt = input.now ?? new Date();
   const submitId = randomUUID();
   const jobName = jobNameCandidate(context.jobNamePrefix, submittedAt, 1);
@@ -147,9 +170,16 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
     layout,
     namePrefix: context.jobNamePrefix,
     requestSource: record.requestSource,
-    request: rerunRequest(record.request, { jobName, layout, submitId, rerunOf: input.job }),
+    request: rerunRequest(record.request, {
+      jobName,
+      layout,
+      submitId,
+      rerunOf: input.job,
+      ...requestChanges,
+    }),
     changes,
-    sets: input.sets ?? [],
+    flags,
+    requestChanges,
     checks,
     files,
     original: {
@@ -232,12 +262,42 @@ async function rerunForecast(
 }
 
 /**
+ * What a rerun's tags and environment say differently from the original's: who submitted it; a sweep
+ * member's overrides with what `--set`/`--add` changed after them; a run name `--set run.name` changed.
+ */
+function changedByRerun(record: JobRecord, changes: readonly OverrideChange[]): RerunPlan['requestChanges'] {
+  const tags: Record<string, string> = {};
+  const environment: Record<string, string> = {};
+  if (record.tags[TAGS.user] !== undefined) tags[TAGS.user] = os.userInfo().username;
+  const overrides = record.tags[TAGS.overrides];
+  if (overrides !== undefined && changes.length > 0)
+    tags[TAGS.overrides] = [overrides, ...changes.map((c) => `${c.key}=${overrideLiteral(c.after)}`)].join(
+      ' ',
+    );
+  const runName = changes.find((c) => c.key === 'run.name');
+  if (runName && typeof runName.after === 'string') {
+    if (record.tags[TAGS.runName] !== undefined) tags[TAGS.runName] = runName.after;
+    environment[JOB_ENV.runName] = runName.after;
+  }
+  return { tags, environment };
+}
+
+/**
  * The original request for a new job: its name, where its own files are (the config channel), where its
  * checkpoints go, its submit id and the rerun tag changed — nothing else.
  */
 export function rerunRequest(
   original: CreateTrainingJobRequest,
-  change: { jobName: string; layout: S3Layout; submitId: string; rerunOf: string },
+  change: {
+    jobName: string;
+    layout: S3Layout;
+    submitId: string;
+    rerunOf: string;
+    /** Tags the rerun gives other values (who submitted it; what `--set` changed), set, not appended. */
+    tags?: Readonly<Record<string, string>>;
+    /** Environment the rerun's `--set` changed (the run name). */
+    environment?: Readonly<Record<string, string>>;
+  },
 ): CreateTrainingJobRequest {
   const request = JSON.parse(JSON.stringify(original)) as CreateTrainingJobRequest;
   const { layout, jobName } = change;
@@ -248,9 +308,16 @@ export function rerunRequest(
   }
   if (request.CheckpointConfig)
     request.CheckpointConfig.S3Uri = layout.uri(layout.checkpointsPrefix(jobName));
-  request.Environment = { ...request.Environment, [JOB_ENV.submitId]: change.submitId };
+  request.Environment = {
+    ...request.Environment,
+    ...change.environment,
+    [JOB_ENV.submitId]: change.submitId,
+  };
+  const tags = { ...change.tags };
   request.Tags = [
-    ...(request.Tags ?? []).filter((t) => t.Key !== RERUN_OF_TAG),
+    ...(request.Tags ?? [])
+      .filter((t) => t.Key !== RERUN_OF_TAG)
+      .map((t) => (t.Key! in tags ? { Key: t.Key, Value: sanitizeTagValue(tags[t.Key!]) } : t)),
     { Key: RERUN_OF_TAG, Value: change.rerunOf },
   ];
   return request;
@@ -332,6 +399,7 @@ export async function submitRerun(
       layout: plan.layout,
       submitId: plan.submitId,
       rerunOf: plan.rerunOf,
+      ...plan.requestChanges,
     });
   const submission: JobSubmission = {
     kind: 'job',
@@ -371,6 +439,6 @@ export async function submitRerun(
 }
 
 /** The job log's description of a rerun: `rerun of <job>` and the overrides. */
-export function rerunDescription(plan: Pick<RerunPlan, 'rerunOf' | 'sets'>): string {
-  return [`rerun of ${plan.rerunOf}`, ...plan.sets.map((s) => `--set ${s}`)].join(' ');
+export function rerunDescription(plan: Pick<RerunPlan, 'rerunOf' | 'flags'>): string {
+  return [`rerun of ${plan.rerunOf}`, ...plan.flags].join(' ');
 }

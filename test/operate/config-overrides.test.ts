@@ -18,7 +18,11 @@ roles:
 tags: {a: 1}
 `;
 
-const apply = (...sets: string[]) => applyOverrides(CONFIG, sets.map(parseSetFlag));
+const apply = (...sets: string[]) =>
+  applyOverrides(
+    CONFIG,
+    sets.map((f) => parseSetFlag(f)),
+  );
 
 function refusal(...sets: string[]): string {
   try {
@@ -29,6 +33,40 @@ function refusal(...sets: string[]): string {
   }
   throw new Error(`${sets.join(' ')} was not refused`);
 }
+
+describe('rerun --set: edits that must stay the config they claim', () => {
+  const BLOCK =
+    'data:\n  system_prompt: |-\n    Think step by step.\n    Then answer.\n  seed: 1\nrun:\n  name: r\n';
+
+  it('a block scalar is replaced with its line break kept: the file still parses, the key after it intact', () => {
+    const { text } = applyOverrides(BLOCK, [parseSetFlag('data.system_prompt=Be brief.')]);
+    expect(parse(text)).toEqual({ data: { system_prompt: 'Be brief.', seed: 1 }, run: { name: 'r' } });
+  });
+
+  it('strings PyYAML would read as something else are quoted: yes, off, 1_000, 1:30, a date', () => {
+    for (const v of ['yes', 'off', 'On', '1_000', '1:30', '2024-01-01']) {
+      const { text } = applyOverrides(BLOCK, [parseSetFlag(`run.name="${v}"`)]);
+      expect(text).toContain(`name: ${JSON.stringify(v)}`);
+      expect(parse(text).run.name).toBe(v);
+    }
+    expect(applyOverrides(BLOCK, [parseSetFlag('run.name=gsm8k-seed7')]).text).toContain(
+      'name: gsm8k-seed7\n',
+    );
+  });
+
+  it('--add adds a new key a --set would take for a misspelling; an existing key is refused', () => {
+    const config = 'sampling:\n  top_p: 0.95\n';
+    expect(() => applyOverrides(config, [parseSetFlag('sampling.top_k=50')])).toThrow(
+      /likely misspelling of "top_p".*If "top_k" is a new key, add it with --add sampling\.top_k=…/,
+    );
+    const { text, changes } = applyOverrides(config, [parseSetFlag('sampling.top_k=50', { adds: true })]);
+    expect(parse(text)).toEqual({ sampling: { top_p: 0.95, top_k: 50 } });
+    expect(changes).toEqual([{ key: 'sampling.top_k', before: undefined, after: 50 }]);
+    expect(() => applyOverrides(config, [parseSetFlag('sampling.top_p=0.9', { adds: true })])).toThrow(
+      /--add sampling\.top_p: the config already has "sampling\.top_p"; change it with --set/,
+    );
+  });
+});
 
 describe('rerun --set', () => {
   it('parses key=value with the value as a YAML scalar', () => {

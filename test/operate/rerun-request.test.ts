@@ -74,6 +74,35 @@ describe('the request of a rerun', () => {
     expect(original.Environment!.RLVR_SUBMIT_ID).toBe('old');
   });
 
+  it('tags and environment the rerun changes are set, not appended: applying it twice changes nothing more', () => {
+    const sweepMember: CreateTrainingJobRequest = {
+      ...original,
+      Environment: { ...original.Environment, RLVR_RUN_NAME: 'gsm8k' },
+      Tags: [
+        { Key: 'rlvr:user', Value: 'alice' },
+        { Key: 'rlvr:overrides', Value: 'optimizer.lr=1e-6' },
+        { Key: 'rlvr:run-name', Value: 'gsm8k' },
+      ],
+    };
+    const change = {
+      jobName: 'b',
+      layout,
+      submitId: 'x',
+      rerunOf: 'a',
+      tags: { 'rlvr:user': 'bob', 'rlvr:overrides': 'optimizer.lr=1e-6 run.name=gsm8k-seed7' },
+      environment: { RLVR_RUN_NAME: 'gsm8k-seed7' },
+    };
+    const once = rerunRequest(sweepMember, change);
+    expect(once.Tags).toEqual([
+      { Key: 'rlvr:user', Value: 'bob' },
+      { Key: 'rlvr:overrides', Value: 'optimizer.lr=1e-6 run.name=gsm8k-seed7' },
+      { Key: 'rlvr:run-name', Value: 'gsm8k' },
+      { Key: 'rlvr:rerun-of', Value: 'a' },
+    ]);
+    expect(once.Environment!.RLVR_RUN_NAME).toBe('gsm8k-seed7');
+    expect(rerunRequest(once, change)).toEqual(once);
+  });
+
   it('diff compares what a job ran with, not what differs for every job by construction', () => {
     const other = rerunRequest(original, { jobName: 'b', layout, submitId: 'x', rerunOf: 'a' });
     expect(runFacts(other)).toEqual(runFacts(original));
