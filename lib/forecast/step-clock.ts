@@ -17,8 +17,6 @@ export interface StepClock {
   readonly markers: readonly number[];
   /** The highest step a counter carried itself, if any did. */
   readonly lastStep: number | undefined;
-  /** The last `ts` read (the trace's newest event in what was read). */
-  readonly lastTs: number | undefined;
 }
 
 const COUNTER = Buffer.from('{"type": "counter"', 'latin1');
@@ -28,7 +26,6 @@ const OPEN = 0x7b;
 export class StepClockReader {
   private readonly byName = new Map<string, number[]>();
   private lastStep: number | undefined;
-  private lastTs: number | undefined;
 
   /** Reads buf[start, stop), whole lines (a cut first line is the caller's to skip). */
   lines(buf: Buffer, start: number, stop: number): void {
@@ -45,15 +42,7 @@ export class StepClockReader {
     const counter =
       end - start > COUNTER.length &&
       buf.compare(COUNTER, 0, COUNTER.length, start, start + COUNTER.length) === 0;
-    if (!counter) {
-      // Any event's ts says how far the trace has got (a step in progress, a run stuck since its last step).
-      const ts = buf.indexOf('"ts": ', start, 'latin1');
-      if (ts >= 0 && ts < end) {
-        const v = parseFloat(buf.toString('latin1', ts + 6, Math.min(end, ts + 40)));
-        if (Number.isFinite(v)) this.lastTs = v;
-      }
-      return;
-    }
+    if (!counter) return;
     let event: unknown;
     try {
       event = JSON.parse(buf.toString('utf8', start, end));
@@ -63,7 +52,6 @@ export class StepClockReader {
     if (!event || typeof event !== 'object') return;
     const { name, ts } = event as Record<string, unknown>;
     if (typeof ts !== 'number' || !Number.isFinite(ts)) return;
-    this.lastTs = ts;
     const own = (event as Record<string, unknown>)[OWN_STEP_FIELD];
     if (typeof own === 'number' && Number.isInteger(own) && own >= 0)
       this.lastStep = Math.max(this.lastStep ?? 0, own);
@@ -79,7 +67,6 @@ export class StepClockReader {
       marker,
       markers: marker ? this.byName.get(marker)! : [],
       lastStep: this.lastStep,
-      lastTs: this.lastTs,
     };
   }
 }

@@ -250,7 +250,7 @@ describe('liveProgress', () => {
   });
 
   it('the rate counts the checkpoint steps of its window (their average)', () => {
-    const clock = { marker: 'metrics', markers: [0, 10, 20, 130, 140], lastStep: 4, lastTs: 140 };
+    const clock = { marker: 'metrics', markers: [0, 10, 20, 130, 140], lastStep: 4 };
     const p = liveProgress({
       clock,
       checkpointStep: undefined,
