@@ -44,7 +44,7 @@ export {
 export { YamlFile, formatKeyPath, type KeyPath } from './yaml-file';
 export { zodIssuesToProblems, didYouMean, editDistance } from './zod-problems';
 export { parseDuration, formatDuration, parseGpuList, formatGpuList } from './units';
-export { stringifyForTrainer, formatTrainerFloat, isPyyamlFloatTrap } from './yaml-write';
+export { stringifyForTrainer, formatTrainerFloat, isPyyamlFloatTrap, pyyamlMisreads } from './yaml-write';
 export {
   EVAL_STANDARD,
   EVAL_TENSOR_PARALLEL_SIZE,

@@ -1,4 +1,4 @@
-import { stringify, type Scalar } from 'yaml';
+import { parse, stringify, type Scalar } from 'yaml';
 
 /*
  * The trainer reads YAML with PyYAML (YAML 1.1), where a float needs a "." and a signed exponent:
@@ -28,9 +28,31 @@ const trainerFloat = {
   stringify: (item: Scalar) => formatTrainerFloat(item.value as number),
 };
 
-/** YAML the trainer reads back exactly (floats in the PyYAML-safe form). */
+/** Whether PyYAML (YAML 1.1) would read the string written plain as something else. */
+export function pyyamlMisreads(value: string): boolean {
+  try {
+    return parse(value, { version: '1.1' }) !== value;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Strings YAML 1.2 keeps as strings but PyYAML would not (`yes`, `off`, `1_000`, `1:30`, `2024-01-01`:
+ * booleans, numbers, a date there) are written double-quoted; every other string as before.
+ */
+const trainerString = {
+  identify: (value: unknown) => typeof value === 'string' && pyyamlMisreads(value),
+  default: true,
+  tag: 'tag:yaml.org,2002:str',
+  test: /^\b$/, // never used to parse: only to write
+  resolve: (source: string) => source,
+  stringify: (item: Scalar) => JSON.stringify(item.value),
+};
+
+/** YAML the trainer reads back exactly (floats in the PyYAML-safe form, strings PyYAML reads as strings). */
 export function stringifyForTrainer(value: unknown): string {
-  return stringify(value, { customTags: (tags) => [trainerFloat, ...tags] });
+  return stringify(value, { customTags: (tags) => [trainerFloat, trainerString, ...tags] });
 }
 
 /** A plain scalar YAML 1.2 reads as a number but PyYAML (YAML 1.1) reads as a string. */

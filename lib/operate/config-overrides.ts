@@ -4,7 +4,7 @@
  * ranges), so every other line stays as the launcher wrote it. Pure.
  */
 import { isMap, isScalar, isSeq, parse, parseDocument, type Scalar, type YAMLMap } from 'yaml';
-import { didYouMean, formatTrainerFloat } from '../config';
+import { didYouMean, formatTrainerFloat, pyyamlMisreads } from '../config';
 import { UserError } from '../errors';
 import { CONTAINER } from '../layout';
 
@@ -63,11 +63,7 @@ export function overrideLiteral(value: OverrideValue): string {
   if (typeof value === 'boolean' || value === null) return String(value);
   // A plain string stays plain when it reads back as the same string, in YAML 1.2 and in the YAML 1.1
   // the trainer's PyYAML reads (where `yes`, `off`, `1_000`, `1:30` and dates are not strings); else quoted.
-  const plain =
-    parse(value) === value &&
-    parse(value, { version: '1.1' }) === value &&
-    !/^\d{4}-\d\d?-\d\d?/.test(value) &&
-    !/[#:]\s|^\s|\s$|^[-?]/.test(value);
+  const plain = parse(value) === value && !pyyamlMisreads(value) && !/[#:]\s|^\s|\s$|^[-?]/.test(value);
   return plain ? value : JSON.stringify(value);
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -10,6 +11,8 @@ import {
 } from '../../lib/config';
 import { ProblemsError, formatProblem } from '../../lib/errors';
 import { EVAL_DIR, exampleConfigs, gsm8kWith, lineOf, tempDir, writeConfig } from '../helpers/fixtures';
+import { itWithPeer } from '../helpers/moto';
+import { pythonAvailable } from '../helpers/python';
 
 function problemsOf(fn: () => unknown): ProblemsError {
   try {
@@ -321,6 +324,28 @@ describe('YAML the trainer reads (PyYAML, YAML 1.1)', () => {
     );
     expect(err.problems[0].location!.line).toBe(lineOf(text, 'lr: 1e-6'));
   });
+
+  itWithPeer('python3.11', pythonAvailable())(
+    'writes strings PyYAML would read as something else quoted: the trainer reads back every value written',
+    () => {
+      const value = {
+        run: { name: 'yes', tag: 'off', n: '1_000', t: '1:30', d: '2024-01-01', plain: 'gsm8k-seed7' },
+        data: { system_prompt: 'Think step by step.\nThen answer.', stop: ['Question:', '\n\n', 'No'] },
+        lr: 1e-6,
+        steps: 200,
+      };
+      const text = stringifyForTrainer(value);
+      expect(text).toContain('name: "yes"');
+      expect(text).toContain('plain: gsm8k-seed7\n');
+      const read = spawnSync(
+        'python3',
+        ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin.read())))'],
+        { input: text, encoding: 'utf8' },
+      );
+      expect(read.status).toBe(0);
+      expect(JSON.parse(read.stdout)).toEqual(value);
+    },
+  );
 
   it('writes floats in a form both YAML versions read as the same number', () => {
     expect(stringifyForTrainer({ a: 1e-7, b: 5e-5, c: 0.001, d: 1.5, e: 3, f: 2.5e-20 })).toBe(
