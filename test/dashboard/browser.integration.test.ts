@@ -5,7 +5,7 @@ import type { DashboardData } from '../../lib/dashboard/data';
 import { jobViews } from '../../lib/dashboard/jobs';
 import type { Live } from '../../lib/dashboard/live';
 import { buildReport } from '../../lib/dashboard/report';
-import type { DashboardServer } from '../../lib/dashboard/server';
+import { startServer, type DashboardServer } from '../../lib/dashboard/server';
 import { chromiumAvailable, launchChromium, type PageProbe } from '../helpers/browser';
 import {
   makeResultsFixture,
@@ -231,5 +231,54 @@ describeWithPeer('chromium', chromiumAvailable())('the dashboard page in Chromiu
     expect(p.charts.find((c) => c.id === 'rewards')?.series).toBe(6);
     expect(await page.locator('.error').count()).toBe(0);
     expect(requests.filter((u) => !u.startsWith('file://'))).toEqual([]);
+  });
+
+  it('shows a running job’s step of its steps, rate, ETA and cost at finish, and its flag past the max runtime', async () => {
+    // The page against a real server whose jobs answer carries a running SageMaker job's progress, as
+    // jobViews makes it from the trace in S3 (test/dashboard/live.integration.test.ts).
+    const { jobs } = await jobViews({
+      resultsDir: fx.root,
+      stallMinutes: 30,
+      progress: async () => undefined,
+    });
+    const running = {
+      ...jobs[0],
+      name: 'annotations-adhoc-20261127-090000',
+      status: 'InProgress',
+      cost: 12.5,
+      costFinal: false,
+      progress: {
+        step: 120,
+        maxSteps: 200,
+        secondsPerStep: 40.2,
+        etaSeconds: 3216,
+        remainingRuntimeSeconds: 1800,
+        pastMaxRuntime: true,
+        cutAtStep: 164,
+        costSoFar: 12.5,
+        costAtFinish: 44.7,
+        forecastSecondsPerStep: 38,
+      },
+      flags: [
+        'ETA 54m is past the 30m of max runtime left: SageMaker will stop it at about step 164 of 200, before its last checkpoint',
+      ],
+    };
+    const other = await startServer({ data, jobs: async () => ({ jobs: [running], aws: 'ok' }) });
+    try {
+      await page.goto(`${other.url}#/jobs`);
+      await page.waitForFunction(() => {
+        const p = (window as unknown as { __rlvr?: PageProbe }).__rlvr;
+        return p && !Number.isNaN(p.readyMs);
+      });
+      const row = page.locator(`table.jobs tr[data-job="${running.name}"]`);
+      const text = (await row.innerText()).replace(/\s+/g, ' ');
+      expect(text).toContain('120 / 200');
+      expect(text).toContain('40.2 s/step, ETA 53m36s');
+      expect(text).toContain('$44.70 at finish');
+      expect(text).toContain('⚠ ETA 54m is past the 30m of max runtime left');
+      expect(await row.locator('.sub.late').count()).toBe(1);
+    } finally {
+      await other.close();
+    }
   });
 });
