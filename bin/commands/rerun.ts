@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import {
   overrideLiteral,
+  parseSetFlag,
   planRerun,
   submitRerun,
   type OverrideValue,
@@ -121,6 +122,9 @@ export function registerRerun(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       exits(async (job: string, flags: RerunFlags) => {
+        // A malformed --set/--add is bad input reported before any setting is resolved or AWS asked.
+        for (const f of flags.set ?? []) parseSetFlag(f);
+        for (const f of flags.add ?? []) parseSetFlag(f, { adds: true });
         // The log is checked before anything is read or written, as a submit does.
         const jobLogPath = flags.dryRun
           ? undefined
