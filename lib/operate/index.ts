@@ -39,10 +39,4 @@ export {
 } from './config-overrides';
 export { diffJobs, flattenKeys, runFacts, type DiffSection, type JobDiff, type JobDifference } from './diff';
 export { readJobRecord, requestFromDescription, configChannelLocation, type JobRecord } from './job-record';
-export {
-  actualTrainingSeconds,
-  forecastChecks,
-  type ForecastCheck,
-  type ForecastChecks,
-} from './forecast-check';
-export { readJobPlanFacts, type JobPlanFacts } from './progress';
+export { forecastChecks, type ForecastCheck, type ForecastChecks } from './forecast-check';

@@ -7,7 +7,7 @@ import { costOf } from '../job-options';
 import { isObject, mapLimited } from '../util';
 import { RERUN_OF_TAG } from './rerun-tag';
 import type { LiveProgress } from '../forecast';
-import { jobProgress } from './progress';
+import { jobProgress, readProgressTail } from './progress';
 
 /**
  * The checkpoints a job has in S3, across every trainer run folder of its attempts
@@ -184,6 +184,24 @@ function rewardOf(record: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
+/** The latest step and reward in a block of a trace's last lines (`cut`: its first line is partial). Pure. */
+export function traceTailOf(tail: Buffer, cut: boolean): Omit<TraceTail, 'bytesRead'> {
+  const lines = tail.toString('utf8').split('\n');
+  if (cut) lines.shift();
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i].trim();
+    if (!line) continue;
+    try {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      const step = typeof record.step === 'number' ? record.step : undefined;
+      if (step !== undefined || rewardOf(record) !== undefined) return { step, reward: rewardOf(record) };
+    } catch {
+      // a line still being written
+    }
+  }
+  return { step: undefined, reward: undefined };
+}
+
 /**
  * The latest step and reward from a trace's last complete line, with one ranged read of its tail
  * (traces are 100–600 MB; they are never read whole).
@@ -191,22 +209,8 @@ function rewardOf(record: Record<string, unknown>): number | undefined {
 export async function readTraceTail(s3: IS3, bucket: string, key: string, size: number): Promise<TraceTail> {
   const bytes = Math.min(size, TAIL_BYTES);
   if (bytes === 0) return { step: undefined, reward: undefined, bytesRead: 0 };
-  const tail = (await s3.getObjectRange(bucket, key, -bytes)).toString('utf8');
-  const lines = tail.split('\n');
-  if (bytes < size) lines.shift(); // the first line of a partial read is cut
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i].trim();
-    if (!line) continue;
-    try {
-      const record = JSON.parse(line) as Record<string, unknown>;
-      const step = typeof record.step === 'number' ? record.step : undefined;
-      if (step !== undefined || rewardOf(record) !== undefined)
-        return { step, reward: rewardOf(record), bytesRead: bytes };
-    } catch {
-      // a line still being written
-    }
-  }
-  return { step: undefined, reward: undefined, bytesRead: bytes };
+  const tail = await s3.getObjectRange(bucket, key, -bytes);
+  return { ...traceTailOf(tail, bytes < size), bytesRead: bytes };
 }
 
 export interface JobCost {
@@ -292,8 +296,11 @@ export async function listJobs(
       checkpoints = await summarizeCheckpoints(context.aws.s3, context.layout, name);
       problem = postJobProblem(job, checkpoints);
     } else if (job.TrainingJobStatus === 'InProgress' && context.layout) {
-      checkpoints = await summarizeCheckpoints(context.aws.s3, context.layout, name);
-      progress = await jobProgress(context.aws.s3, context.layout, job, checkpoints, cost, context.region);
+      const read = await readCheckpoints(context.aws.s3, context.layout, name);
+      checkpoints = read.summary;
+      progress = await jobProgress(context.aws.s3, context.layout, job, checkpoints, cost, context.region, {
+        runInfo: read.runInfo,
+      });
     }
     return {
       name,
@@ -337,11 +344,21 @@ export async function jobStatus(
   const job = await describeJob(context, name);
   const { summary: checkpoints, runInfo } = await readCheckpoints(context.aws.s3, layout, name);
   const tags = await context.aws.sagemaker.listTags(job.TrainingJobArn!);
-  const trace = checkpoints.traceKey
-    ? await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes)
-    : undefined;
   const cost = jobCost(job, context.region, now);
-  const progress = await jobProgress(context.aws.s3, layout, job, checkpoints, cost, context.region);
+  let trace: TraceTail | undefined;
+  let progress: LiveProgress | undefined;
+  if (checkpoints.traceKey && job.TrainingJobStatus === 'InProgress') {
+    // A running job's progress needs a longer tail (its recent steps): one read serves both.
+    const tail = await readProgressTail(context.aws.s3, layout.bucket, checkpoints);
+    const last = tail.subarray(Math.max(0, tail.length - TAIL_BYTES));
+    trace = { ...traceTailOf(last, last.length < checkpoints.traceBytes), bytesRead: tail.length };
+    progress = await jobProgress(context.aws.s3, layout, job, checkpoints, cost, context.region, {
+      runInfo,
+      tail,
+    });
+  } else if (checkpoints.traceKey) {
+    trace = await readTraceTail(context.aws.s3, layout.bucket, checkpoints.traceKey, checkpoints.traceBytes);
+  }
   return {
     job,
     cost,

@@ -16,6 +16,8 @@ export interface JobPlanFacts {
   readonly shape: unknown;
 }
 
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
 /** An object's text; undefined when there is none (a job from before the file was written). */
 async function readText(s3: IS3, bucket: string, key: string): Promise<string | undefined> {
   try {
@@ -30,7 +32,7 @@ async function readText(s3: IS3, bucket: string, key: string): Promise<string | 
  * contract.json's forecast (the steps, the rate and wall time the plan gave); for a job submitted before
  * forecasts were recorded, the steps from the config its trainer read. Missing files say nothing.
  */
-export async function readJobPlanFacts(s3: IS3, layout: S3Layout, job: string): Promise<JobPlanFacts> {
+async function readJobPlanFacts(s3: IS3, layout: S3Layout, job: string): Promise<JobPlanFacts> {
   const contractText = await readText(s3, layout.bucket, layout.jobKey(job, JOB_FILES.contract));
   let forecast: Record<string, unknown> = {};
   try {
@@ -39,7 +41,6 @@ export async function readJobPlanFacts(s3: IS3, layout: S3Layout, job: string): 
   } catch {
     // a contract that does not parse records nothing
   }
-  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   let maxSteps = num(forecast.maxSteps);
   if (maxSteps === undefined) {
     const configText = await readText(s3, layout.bucket, layout.jobKey(job, JOB_FILES.resolvedConfig));
@@ -58,10 +59,33 @@ export async function readJobPlanFacts(s3: IS3, layout: S3Layout, job: string): 
   };
 }
 
+/** What a trace's tail must hold for a rate: its latest steps (one ranged read). */
+export async function readProgressTail(
+  s3: IS3,
+  bucket: string,
+  checkpoints: { readonly traceKey: string | undefined; readonly traceBytes: number },
+): Promise<Buffer> {
+  if (!checkpoints.traceKey || checkpoints.traceBytes === 0) return Buffer.alloc(0);
+  return s3.getObjectRange(bucket, checkpoints.traceKey, -Math.min(checkpoints.traceBytes, TRACE_WINDOW));
+}
+
+/** The forecast the job's run.json keeps (the container copies it from contract.json), when it has its steps. */
+function recordedFacts(runInfo: unknown): JobPlanFacts | undefined {
+  const f = isObject(runInfo) && isObject(runInfo.forecast) ? runInfo.forecast : undefined;
+  if (!f || num(f.maxSteps) === undefined) return undefined;
+  return {
+    maxSteps: num(f.maxSteps),
+    forecastSecondsPerStep: num(f.secondsPerStep),
+    forecastWallSeconds: num(f.wallSeconds),
+    shape: f.shape,
+  };
+}
+
 /**
  * A running job's step of its steps, rate, ETA and cost at finish: the tail of its trace in S3 (one
- * ranged read, never the whole trace) and its contract. Undefined for a job that is not running or has
- * no trace yet.
+ * ranged read, never the whole trace; given when the caller read it) and the forecast its run.json
+ * keeps (its contract's when run.json has none). Undefined for a job that is not running or has no
+ * trace yet.
  */
 export async function jobProgress(
   s3: IS3,
@@ -74,18 +98,12 @@ export async function jobProgress(
   },
   cost: { readonly elapsedSeconds: number; readonly cost: number | undefined },
   region: string,
+  known: { readonly runInfo: unknown; readonly tail?: Buffer },
 ): Promise<LiveProgress | undefined> {
   if (job.TrainingJobStatus !== 'InProgress' || !checkpoints.traceKey) return undefined;
-  const name = job.TrainingJobName!;
   const [facts, tail] = await Promise.all([
-    readJobPlanFacts(s3, layout, name),
-    checkpoints.traceBytes > 0
-      ? s3.getObjectRange(
-          layout.bucket,
-          checkpoints.traceKey,
-          -Math.min(checkpoints.traceBytes, TRACE_WINDOW),
-        )
-      : Promise.resolve(Buffer.alloc(0)),
+    recordedFacts(known.runInfo) ?? readJobPlanFacts(s3, layout, job.TrainingJobName!),
+    known.tail ?? readProgressTail(s3, layout.bucket, checkpoints),
   ]);
   const type = job.ResourceConfig?.InstanceType ?? '';
   return liveProgress({

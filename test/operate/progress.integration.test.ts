@@ -1,4 +1,6 @@
-import { PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { openJobContext } from '../../lib/aws';
+import { jobStatus } from '../../lib/operate';
 import { runCli } from '../helpers/cli';
 import { BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';
 import { makeTrainerRepo } from '../helpers/fixtures';
@@ -79,6 +81,39 @@ describeWithPeer('moto_server', motoAvailable())(
 
       const jobs = await runCli(['jobs'], { env: emulator.cliEnv(), cwd: repo.root });
       expect(jobs.stdout).toMatch(new RegExp(`${job} .*step 120/200, ETA 5\\dm`));
+
+      // One ranged read of the trace serves the latest step and the progress; the forecast comes from
+      // the run.json already read (once the container wrote it), not another request.
+      const { s3 } = clients(emulator.moto.endpoint);
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `rlvr-experiments/checkpoints/${job}/run.json`,
+          Body: JSON.stringify({ job, forecast: contract.forecast }),
+        }),
+      );
+      const gets: string[] = [];
+      const context = await openJobContext({
+        settings: {},
+        configureClients: (client) =>
+          (client as unknown as S3Client).middlewareStack.add(
+            (next, ctx) => async (args) => {
+              if (ctx.commandName === 'GetObjectCommand') {
+                const input = args.input as { Key?: string; Range?: string };
+                gets.push(`${String(input.Key).split(`${job}/`)[1]} ${input.Range ?? ''}`.trim());
+              }
+              return next(args);
+            },
+            { step: 'initialize', name: 'record-gets' },
+          ),
+      });
+      try {
+        const inProcess = await jobStatus(context, job);
+        expect(inProcess.progress).toMatchObject({ step: 120, maxSteps: 200 });
+        expect(gets.sort()).toEqual(['run.json', `traces/trace.jsonl bytes=-${inProcess.trace!.bytesRead}`]);
+      } finally {
+        context.close();
+      }
     });
 
     it('flags a running job whose ETA is past its remaining max runtime, with the step it would stop at', async () => {
