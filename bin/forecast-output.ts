@@ -9,7 +9,6 @@ import {
   type LiveProgress,
 } from '../lib/forecast';
 
-export { pastRuntimeLine, roughDuration } from '../lib/forecast';
 import { formatUsd } from '../lib/job-options';
 
 function perStep(seconds: number): string {

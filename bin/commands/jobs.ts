@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { forecastChecks, listJobs, type ForecastChecks, type JobRow } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
-import { pastRuntimeLine, progressCell, roughDuration } from '../forecast-output';
+import { pastRuntimeLine, roughDuration } from '../../lib/forecast';
+import { progressCell } from '../forecast-output';
 import { defaultedJobLogPath } from '../../lib/submission';
 import {
   addSettingsOptions,

@@ -7,7 +7,8 @@ import {
   type JobStatusReport,
 } from '../../lib/operate';
 import { formatUsd } from '../../lib/job-options';
-import { pastRuntimeLine, progressLine } from '../forecast-output';
+import { pastRuntimeLine } from '../../lib/forecast';
+import { progressLine } from '../forecast-output';
 import {
   addSettingsOptions,
   exits,

@@ -1,3 +1,5 @@
+import * as path from 'node:path';
+import { LOCAL } from '../layout';
 import { SHAPE_KEYS, shapeDifferences, type RunShape, type ShapeKey } from './shape';
 import type { JobForecastRecord } from '../trainers';
 import { mergeRuns, resultsFolderRuns, type PastRun, type RunsSeen } from './past-runs';
@@ -197,21 +199,6 @@ function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
-/**
- * The forecast of a job of `shape` from the runs of a results folder (only the traces of runs of that
- * shape are read) and, when given, SageMaker's ended jobs.
- */
-export function forecastFromRuns(
-  input: Omit<ForecastInput, 'runs' | 'others' | 'seen' | 'unknownShape'> & {
-    readonly resultsDir: string;
-    readonly sagemaker?: RunsSeen;
-  },
-): Forecast {
-  const { resultsDir, sagemaker, ...rest } = input;
-  const local = resultsFolderRuns(resultsDir, (s) => shapeDifferences(s, input.shape).length === 0);
-  return forecastJob({ ...rest, ...mergeRuns(local, sagemaker) });
-}
-
 /** A forecast with where it looked: what the plan prints. */
 export interface ForecastReport {
   readonly forecast: Forecast;
@@ -219,4 +206,32 @@ export interface ForecastReport {
   readonly resultsDir: string;
   /** Whether SageMaker's ended jobs were looked at, and why not. */
   readonly sagemaker: { readonly read: boolean; readonly note?: string };
+}
+
+/** SageMaker's ended jobs as past runs, or why they could not be read. */
+export interface SageMakerPastRuns {
+  readonly runs?: RunsSeen;
+  readonly note?: string;
+}
+
+/**
+ * The forecast of a job of `shape` from the runs of the results folder (`resultsDir` from `cwd`, default
+ * `results/`; only the traces of runs of that shape are read) and, when read, SageMaker's ended jobs,
+ * with where it looked.
+ */
+export function forecastReport(
+  input: Omit<ForecastInput, 'runs' | 'others' | 'seen' | 'unknownShape'> & {
+    readonly cwd: string;
+    readonly resultsDir?: string;
+    readonly sagemaker?: SageMakerPastRuns;
+  },
+): ForecastReport {
+  const { cwd, resultsDir: given, sagemaker, ...rest } = input;
+  const resultsDir = path.resolve(cwd, given ?? LOCAL.resultsDir);
+  const local = resultsFolderRuns(resultsDir, (s) => shapeDifferences(s, input.shape).length === 0);
+  return {
+    forecast: forecastJob({ ...rest, ...mergeRuns(local, sagemaker?.runs) }),
+    resultsDir,
+    sagemaker: { read: sagemaker?.runs !== undefined, ...(sagemaker?.note ? { note: sagemaker.note } : {}) },
+  };
 }

@@ -29,7 +29,7 @@ export {
 } from './step-clock';
 export { mergeRuns, resultsFolderRuns, runFolderShape, type PastRun, type RunsSeen } from './past-runs';
 export {
-  forecastFromRuns,
+  forecastReport,
   forecastJob,
   GENEROUS_FACTOR,
   mean,
@@ -39,13 +39,14 @@ export {
   type Forecast,
   type ForecastInput,
   type ForecastReport,
+  type SageMakerPastRuns,
   type ForecastVerdict,
   type RecordedForecast,
   type SimilarRun,
 } from './forecast';
 export { liveProgress, RECENT_STEPS, type LiveInput, type LiveProgress } from './live';
 export {
-  sageMakerRuns,
+  sageMakerRunsOrWhy,
   SAGEMAKER_JOBS_SEEN,
   SAGEMAKER_TRACES_READ,
   type SageMakerRunsInput,

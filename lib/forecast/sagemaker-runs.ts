@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { IS3, ISageMaker } from '../aws';
+import { classifyAwsError, describeAwsError, type IS3, type ISageMaker } from '../aws';
+import type { SageMakerPastRuns } from './forecast';
 import type { S3Layout } from '../layout';
 import { newestTrace, readJobListing, readJobRunInfo } from '../results';
 import { isObject, mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
@@ -156,4 +157,13 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
     unknownIds,
     others,
   };
+}
+
+/** sageMakerRuns, or why they could not be read: a forecast then goes on with the results folder. */
+export async function sageMakerRunsOrWhy(input: SageMakerRunsInput): Promise<SageMakerPastRuns> {
+  try {
+    return { runs: await sageMakerRuns(input) };
+  } catch (err) {
+    return { note: `${classifyAwsError(err)}: ${describeAwsError(err)}` };
+  }
 }

@@ -20,7 +20,7 @@ import { planImportRoots, type ImportRootsPlan } from './import-roots';
 import { checkTrainerScript } from './trainer-checks';
 import { problemAt, type ResolvedJobOptions } from '../job-options';
 import { checkedSourceRoot } from './trainer-source';
-import type { RunsSeen } from '../forecast';
+import type { SageMakerPastRuns } from '../forecast';
 
 /**
  * Work a sweep's plans share: every combination stages the same source and reads the same inputs, so
@@ -30,7 +30,7 @@ export interface PlanCache {
   readonly sources: Map<string, Promise<SourceArtifact>>;
   readonly preflights: Map<string, Promise<PreflightResult>>;
   /** SageMaker's past runs, by the shape asked for. */
-  readonly pastRuns: Map<string, Promise<RunsSeen>>;
+  readonly pastRuns: Map<string, Promise<SageMakerPastRuns>>;
 }
 
 export function newPlanCache(): PlanCache {

@@ -1,7 +1,6 @@
-import * as path from 'node:path';
 import { formatDuration, runtimeForecast, type AllowedFinding, type RuleProblem } from '../config';
 import {
-  forecastFromRuns,
+  forecastReport,
   LOCAL_INSTANCE,
   maxStepsOf,
   resumeStepOf,
@@ -10,11 +9,10 @@ import {
   shapeOf,
   type Forecast,
   type ForecastReport,
-  type RunsSeen,
+  type SageMakerPastRuns,
   type RunShape,
 } from '../forecast';
 import { problemAt, type ResolvedJobOptions } from '../job-options';
-import { LOCAL } from '../layout';
 import type { TrainerSelection, YamlMap } from '../trainers';
 import { s3Uri, type InputPlan } from './inputs';
 
@@ -36,7 +34,7 @@ export interface ForecastStepInput {
   readonly resultsDir?: string;
   readonly cwd: string;
   /** SageMaker's ended jobs, when the plan could read them; else why not. */
-  readonly sagemaker?: { readonly runs?: RunsSeen; readonly note?: string };
+  readonly sagemaker?: SageMakerPastRuns;
   /** `launcher.allow`'s reason for the forecast's finding, if the config gives one. */
   readonly allowReason?: string;
 }
@@ -59,20 +57,19 @@ export function plannedShape(
 
 /** The forecast of a planned job from the runs it can see, and the max runtime's findings. */
 export function forecastStep(input: ForecastStepInput & { readonly local?: boolean }): PlannedForecast {
-  const shape = plannedShape(input);
-  const resultsDir = path.resolve(input.cwd, input.resultsDir ?? LOCAL.resultsDir);
   const o = input.options;
-  const forecast = forecastFromRuns({
-    shape,
+  const report = forecastReport({
+    shape: plannedShape(input),
     maxSteps: maxStepsOf(input.config, input.trainer.profile.ends?.maxStepsDefault),
     fromStep: resumeStepOf(input.config, input.trainer.profile.runtime.resumeWith?.stepKey),
     maxRuntimeSeconds: o.maxRuntimeSeconds.value,
     perHour: input.perHour,
     evalWaitSeconds: input.hasEvalConfig ? o.evalWaitSeconds.value : 0,
-    resultsDir,
-    sagemaker: input.sagemaker?.runs,
+    cwd: input.cwd,
+    resultsDir: input.resultsDir,
+    sagemaker: input.sagemaker,
   });
-  const found = findings(forecast, o);
+  const found = findings(report.forecast, o);
   const errors: RuleProblem[] = [];
   const warnings: RuleProblem[] = [];
   const allowed: AllowedFinding[] = [];
@@ -90,8 +87,7 @@ export function forecastStep(input: ForecastStepInput & { readonly local?: boole
       });
     } else errors.push(f.problem);
   }
-  const sagemaker = { read: input.sagemaker?.runs !== undefined, note: input.sagemaker?.note };
-  return { forecast, resultsDir, sagemaker, errors, warnings, allowed };
+  return { ...report, errors, warnings, allowed };
 }
 
 function findings(

@@ -13,7 +13,7 @@ import {
 } from '../config';
 import { classifyAwsError, describeAwsError, type AwsClientOptions } from '../aws';
 import { ProblemsError, RuntimeFailure, UserError, type Problem } from '../errors';
-import { recordOf, sageMakerRuns, type RunShape, type RunsSeen } from '../forecast';
+import { recordOf, sageMakerRunsOrWhy, type RunShape, type SageMakerPastRuns } from '../forecast';
 import { rlvrCacheDir } from '../util';
 import {
   EFA_LABEL,
@@ -689,27 +689,21 @@ async function sageMakerPastRuns(
   job: ResolvedJob,
   shape: RunShape,
   placeholders: Placeholders,
-): Promise<{ runs?: RunsSeen; note?: string }> {
+): Promise<SageMakerPastRuns> {
   if (input.local) return { note: 'a local run' };
   const aws = session.aws;
   if (!aws) return { note: session.note ?? 'AWS not available' };
   if (placeholders.names.includes('bucket')) return { note: 'the bucket is not resolved' };
-  const env = input.env ?? process.env;
-  try {
-    const runs = await cached(input.cache?.pastRuns, JSON.stringify(shape), () =>
-      sageMakerRuns({
-        s3: aws.s3,
-        sagemaker: aws.sagemaker,
-        layout: job.layout,
-        jobNamePrefix: session.settings.values.jobNamePrefix!,
-        shape,
-        cacheDir: rlvrCacheDir('runs', env),
-      }),
-    );
-    return { runs };
-  } catch (err) {
-    return { note: `${classifyAwsError(err)}: ${describeAwsError(err)}` };
-  }
+  return cached(input.cache?.pastRuns, JSON.stringify(shape), () =>
+    sageMakerRunsOrWhy({
+      s3: aws.s3,
+      sagemaker: aws.sagemaker,
+      layout: job.layout,
+      jobNamePrefix: session.settings.values.jobNamePrefix!,
+      shape,
+      cacheDir: rlvrCacheDir('runs', input.env ?? process.env),
+    }),
+  );
 }
 
 /**

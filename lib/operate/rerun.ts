@@ -9,27 +9,25 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { classifyAwsError, describeAwsError, requireLayout, type JobContext } from '../aws';
+import { requireLayout, type JobContext } from '../aws';
 import {
   batchOf,
-  forecastFromRuns,
+  forecastReport,
   maxStepsOf,
   readShape,
   resumeStepOf,
   recordOf,
   runtimeVerdict,
-  sageMakerRuns,
+  sageMakerRunsOrWhy,
   type ForecastReport,
-  type RunsSeen,
 } from '../forecast';
 import { costOf } from '../job-options';
 import { isMap } from '../trainers';
 import { isObject } from '../util';
 import { UserError } from '../errors';
 import { cachedCredentials, ecrCredentials, parseRepositoryUri, remoteDigest } from '../image';
-import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, LOCAL, parseS3Uri, type S3Layout } from '../layout';
+import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, parseS3Uri, type S3Layout } from '../layout';
 import {
   sanitizeTagValue,
   submitJob,
@@ -227,38 +225,31 @@ async function rerunForecast(
     isMap(config) && Array.isArray(stepKey)
       ? resumeStepOf(config, stepKey as (string | number)[])
       : undefined;
-  let sagemaker: RunsSeen | undefined;
-  let note: string | undefined;
-  try {
-    sagemaker = await sageMakerRuns({
-      s3: context.aws.s3,
-      sagemaker: context.aws.sagemaker,
-      layout: requireLayout(context),
-      jobNamePrefix: context.jobNamePrefix,
-      shape,
-      cacheDir: input.cacheDir,
-    });
-  } catch (err) {
-    note = `${classifyAwsError(err)}: ${describeAwsError(err)}`;
-  }
-  const resultsDir = path.resolve(input.cwd ?? process.cwd(), input.resultsDir ?? LOCAL.resultsDir);
   const resource = request.ResourceConfig;
   const evalWait = Number(request.Environment?.[JOB_ENV.evalWait] ?? 0);
-  const forecast = forecastFromRuns({
+  const report = forecastReport({
     shape,
     maxSteps,
     fromStep,
     maxRuntimeSeconds: request.StoppingCondition?.MaxRuntimeInSeconds ?? 0,
     perHour: costOf(resource?.InstanceType ?? '', context.region, resource?.InstanceCount ?? 1, 3600),
     evalWaitSeconds: Number.isFinite(evalWait) ? evalWait : 0,
-    resultsDir,
-    sagemaker,
+    cwd: input.cwd ?? process.cwd(),
+    resultsDir: input.resultsDir,
+    sagemaker: await sageMakerRunsOrWhy({
+      s3: context.aws.s3,
+      sagemaker: context.aws.sagemaker,
+      layout: requireLayout(context),
+      jobNamePrefix: context.jobNamePrefix,
+      shape,
+      cacheDir: input.cacheDir,
+    }),
   });
   files[at] = {
     ...files[at],
-    body: `${JSON.stringify({ ...contract, forecast: recordOf(forecast) }, null, 2)}\n`,
+    body: `${JSON.stringify({ ...contract, forecast: recordOf(report.forecast) }, null, 2)}\n`,
   };
-  return { forecast, resultsDir, sagemaker: { read: sagemaker !== undefined, ...(note ? { note } : {}) } };
+  return report;
 }
 
 /**
