@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { runCli } from '../helpers/cli';
 import { BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';
 import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable } from '../helpers/moto';
 import { assertNothingCreated, snapshot } from '../helpers/nothing-created';
-import { traceLines } from '../helpers/traces';
+import { jobContract, putRunOutputs } from '../helpers/past-runs';
 
 /*
  * SageMaker's record of completed jobs as the forecast's past runs: a job submitted (the emulator
@@ -26,31 +26,17 @@ describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s c
     });
     expect(submitted.code).toBe(0);
     const [job] = await jobNames(emulator.moto.endpoint);
-    const { s3 } = clients(emulator.moto.endpoint);
-    const contract = JSON.parse(
-      await (
-        await s3.send(
-          new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/contract.json` }),
-        )
-      ).Body!.transformToString(),
-    );
-    const prefix = `rlvr-experiments/checkpoints/${job}/`;
-    const runInfo = {
-      job,
-      trainer: contract.trainer,
-      forecast: contract.forecast,
-      trainerRun: { folder: 'run_x' },
-    };
-    await s3.send(
-      new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}run.json`, Body: JSON.stringify(runInfo) }),
-    );
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: `${prefix}run_x/traces/trace.jsonl`,
-        Body: [...traceLines({ steps: 80, stepSeconds, stepJitter: 0.1, startTs: 240 })].join(''),
-      }),
-    );
+    const contract = await jobContract(emulator.moto.endpoint, job);
+    await putRunOutputs(emulator.moto.endpoint, job, {
+      runInfo: {
+        job,
+        trainer: contract.trainer,
+        forecast: contract.forecast,
+        trainerRun: { folder: 'run_x' },
+      },
+      trace: { steps: 80, stepSeconds, stepJitter: 0.1, startTs: 240 },
+      traceAt: 'run_x/traces/trace.jsonl',
+    });
     return job;
   }
 
@@ -116,29 +102,11 @@ describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s s
       (await runCli(['submit', 'configs/gsm8k.yaml', '--image', IMAGE], { env, cwd: repo.root })).code,
     ).toBe(0);
     const [job] = await jobNames(emulator.moto.endpoint);
-    const { s3 } = clients(emulator.moto.endpoint);
-    const contract = JSON.parse(
-      await (
-        await s3.send(
-          new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/contract.json` }),
-        )
-      ).Body!.transformToString(),
-    );
-    const prefix = `rlvr-experiments/checkpoints/${job}/`;
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: `${prefix}run.json`,
-        Body: JSON.stringify({ job, forecast: contract.forecast }),
-      }),
-    );
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: `${prefix}traces/trace.jsonl`,
-        Body: [...traceLines({ steps: 40, stepSeconds: 70, startTs: 100 })].join(''),
-      }),
-    );
+    const contract = await jobContract(emulator.moto.endpoint, job);
+    await putRunOutputs(emulator.moto.endpoint, job, {
+      runInfo: { job, forecast: contract.forecast },
+      trace: { steps: 40, stepSeconds: 70, startTs: 100 },
+    });
     expect((await runCli(['stop', job], { env, cwd: repo.root })).code).toBe(0);
     const status = await runCli(['status', job, '--json'], { env, cwd: repo.root });
     expect(JSON.parse(status.stdout).job.TrainingJobStatus).toBe('Stopped');

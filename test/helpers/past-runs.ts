@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeTrace, type TraceOptions } from './traces';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { BUCKET, clients } from './emulator-data';
+import { traceLines, writeTrace, type TraceOptions } from './traces';
 
 /*
  * Run folders as `rlvr download` leaves them in the results folder: `results/<job>/run.json` (ours: the
@@ -48,4 +50,36 @@ export function writePastRun(resultsDir: string, spec: PastRunSpec): string {
   const trace = path.join(dir, runFolder, 'traces', 'trace.jsonl');
   writeTrace(trace, spec.trace);
   return trace;
+}
+
+/** A submitted job's contract.json, as the emulator's bucket holds it. */
+export async function jobContract(endpoint: string, job: string): Promise<Record<string, unknown>> {
+  const { s3 } = clients(endpoint);
+  const out = await s3.send(
+    new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/contract.json` }),
+  );
+  return JSON.parse(await out.Body!.transformToString()) as Record<string, unknown>;
+}
+
+/**
+ * What a job's container leaves under `checkpoints/<job>/`: run.json (with the forecast its contract
+ * gave) and its trace at `traceAt` (relative to that prefix).
+ */
+export async function putRunOutputs(
+  endpoint: string,
+  job: string,
+  o: { readonly runInfo: Record<string, unknown>; readonly trace: TraceOptions; readonly traceAt?: string },
+): Promise<void> {
+  const { s3 } = clients(endpoint);
+  const prefix = `rlvr-experiments/checkpoints/${job}/`;
+  await s3.send(
+    new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}run.json`, Body: JSON.stringify(o.runInfo) }),
+  );
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: BUCKET,
+      Key: `${prefix}${o.traceAt ?? 'traces/trace.jsonl'}`,
+      Body: [...traceLines(o.trace)].join(''),
+    }),
+  );
 }

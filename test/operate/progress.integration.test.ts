@@ -1,4 +1,4 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { openJobContext } from '../../lib/aws';
 import { jobStatus } from '../../lib/operate';
 import { runCli } from '../helpers/cli';
@@ -7,6 +7,7 @@ import { makeTrainerRepo } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable } from '../helpers/moto';
 import { traceLines } from '../helpers/traces';
+import { jobContract } from '../helpers/past-runs';
 
 /*
  * A running job's progress from its trace as it grows in S3 (the emulator keeps jobs InProgress for ten
@@ -38,13 +39,7 @@ describeWithPeer('moto_server', motoAvailable())(
       expect(submitted.code).toBe(0);
       const [job] = await jobNames(emulator.moto.endpoint);
       // The job recorded the steps it trains for (its contract), which status reads back.
-      const contract = JSON.parse(
-        await (
-          await clients(emulator.moto.endpoint).s3.send(
-            new GetObjectCommand({ Bucket: BUCKET, Key: `rlvr-experiments/jobs/${job}/contract.json` }),
-          )
-        ).Body!.transformToString(),
-      );
+      const contract = await jobContract(emulator.moto.endpoint, job);
       expect(contract.forecast).toMatchObject({
         maxSteps: 200,
         similarRuns: 0,
