@@ -1,0 +1,179 @@
+/**
+ * Merging the script's shards: each shard's `verification_results.jsonl` (one line per finished prompt)
+ * into one list of per-prompt counts and the pass@k table. Only the counts are kept: a line carries the
+ * prompt's n completions' full text, and a campaign's files run to gigabytes.
+ */
+import { isObject } from '../util';
+import { passAtKTable } from './estimator';
+import type { PasskJobPlan } from './job-plan';
+import type { MergedPasskResults, PromptResult } from './merged';
+
+export interface ShardLines {
+  /** The script's --gpu-index: the `<i>` of `shard_<i>`. */
+  readonly index: number;
+  /** The results file's lines, in file order. */
+  readonly lines: Iterable<string> | AsyncIterable<string>;
+}
+
+export interface MergeInput {
+  readonly source: string;
+  readonly plan?: PasskJobPlan;
+  readonly shards: readonly ShardLines[];
+}
+
+type Bad = { shard: number; line: number; why: string };
+type Counts = Omit<PromptResult, 'shard'>;
+
+/** A verifier score as their script judges it (`s > 0`); false for anything `> 0` would be false for. */
+function correct(score: unknown): boolean {
+  return (typeof score === 'number' && score > 0) || score === true;
+}
+
+/** A score their script could have written: a number, a bool, or null (a NaN read back, see parseLine). */
+function isScore(v: unknown): boolean {
+  return typeof v === 'number' || typeof v === 'boolean' || v === null;
+}
+
+function fromScores(promptId: string, scores: readonly unknown[]): Counts {
+  const n = scores.length;
+  const firstCorrect = scores.findIndex(correct);
+  const c = scores.reduce<number>((sum, s) => sum + (correct(s) ? 1 : 0), 0);
+  return { promptId, n, c, passRate: n > 0 ? c / n : 0, firstCorrect };
+}
+
+/** The counts of one record, or why it is not one. */
+function counts(record: unknown): Counts | string {
+  if (!isObject(record)) return 'not a JSON object';
+  const id = record.prompt_id;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)))) return 'no prompt_id';
+  const promptId = String(id);
+  const { scores, completions } = record;
+  if (scores !== undefined) {
+    if (!Array.isArray(scores) || !scores.every(isScore)) return 'scores is not a list of numbers';
+    return fromScores(promptId, scores);
+  }
+  // No scores list: each completion carries its own score in their records, in the same order.
+  if (
+    Array.isArray(completions) &&
+    completions.length > 0 &&
+    completions.every((x) => isObject(x) && isScore(x.score))
+  )
+    return fromScores(
+      promptId,
+      completions.map((x) => (x as Record<string, unknown>).score),
+    );
+  const n = record.num_completions;
+  const c = record.num_correct;
+  if (typeof n !== 'number' || typeof c !== 'number') return 'no scores, nor num_correct and num_completions';
+  if (!Number.isInteger(n) || !Number.isInteger(c) || c < 0 || c > n)
+    return `num_correct ${c} of num_completions ${n} is not a count`;
+  // Which completion came first is known only when none or all were correct.
+  const firstCorrect = c > 0 && c === n ? 0 : -1;
+  return { promptId, n, c, passRate: n > 0 ? c / n : 0, firstCorrect };
+}
+
+const PYTHON_NON_JSON = /NaN|Infinity/;
+/** String literals (passed over as they are) or Python's bare NaN / ±Infinity (outside strings). */
+const LITERAL_OR_NON_JSON = /"[^"\\]*(?:\\.[^"\\]*)*"|(-?)Infinity|NaN/g;
+
+/**
+ * JSON.parse, and Python's json.dumps extensions read back: a verifier score of nan or inf is written
+ * bare (`NaN`, `Infinity`), which JSON.parse refuses. NaN becomes null (their `nan > 0` is false) and
+ * ±Infinity a number that parses to ±Infinity.
+ */
+function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (e) {
+    if (!PYTHON_NON_JSON.test(line)) throw e;
+    let rewritten: string;
+    try {
+      rewritten = line.replace(LITERAL_OR_NON_JSON, (m: string, sign?: string) =>
+        m.startsWith('"') ? m : m === 'NaN' ? 'null' : `${sign ?? ''}1e999`,
+      );
+    } catch {
+      throw e;
+    }
+    try {
+      return JSON.parse(rewritten);
+    } catch {
+      throw e;
+    }
+  }
+}
+
+function shortWhy(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.length > 80 ? `${msg.slice(0, 77)}…` : msg;
+}
+
+/**
+ * The shards merged: read in index order and each line in file order; a prompt id's first record wins
+ * (a resumed or re-run shard may have written one twice); lines that are not a record are listed, not
+ * thrown, since a shard stopped mid-write leaves a cut-off last line.
+ */
+export async function mergeShards(input: MergeInput): Promise<MergedPasskResults> {
+  const shards = [...input.shards].sort((a, b) => a.index - b.index);
+  const seen = new Set<string>();
+  const prompts: PromptResult[] = [];
+  const badLines: Bad[] = [];
+  let duplicates = 0;
+
+  for (const shard of shards) {
+    let lineNo = 0;
+    let lastRecordLine = 0;
+    let lastBad: Bad | undefined;
+    for await (const raw of shard.lines) {
+      lineNo++;
+      const line = raw.trim();
+      if (line === '') continue;
+      lastRecordLine = lineNo;
+      let parsed: unknown;
+      try {
+        parsed = parseLine(line);
+      } catch (e) {
+        lastBad = { shard: shard.index, line: lineNo, why: `not JSON (${shortWhy(e)})` };
+        badLines.push(lastBad);
+        continue;
+      }
+      const got = counts(parsed);
+      if (typeof got === 'string') {
+        lastBad = { shard: shard.index, line: lineNo, why: got };
+        badLines.push(lastBad);
+        continue;
+      }
+      if (seen.has(got.promptId)) {
+        duplicates++;
+        continue;
+      }
+      seen.add(got.promptId);
+      prompts.push({ ...got, shard: shard.index });
+    }
+    // A shard's process stopped mid-write: its last line is the cut one, and the prompt is redone on resume.
+    if (lastBad && lastBad.line === lastRecordLine && lastBad.why.startsWith('not JSON'))
+      lastBad.why = `cut off: the file's last line is not whole JSON (${lastBad.why.slice('not JSON ('.length)}`;
+  }
+
+  const shardsRead = [...new Set(shards.map((s) => s.index))];
+  const plan = input.plan;
+  return {
+    source: input.source,
+    ...(plan
+      ? {
+          campaign: plan.campaign,
+          shardsExpected: plan.shards.length,
+        }
+      : {}),
+    shardsRead,
+    missingShards: plan
+      ? plan.shards
+          .map((s) => s.index)
+          .filter((i) => !shardsRead.includes(i))
+          .sort((a, b) => a - b)
+      : [],
+    prompts,
+    duplicates,
+    badLines,
+    passAtK: passAtKTable(prompts),
+  };
+}
