@@ -3,9 +3,12 @@
  * checkpoints, packing units into jobs, planning and submitting them through lib/submission, running
  * them locally, and reading their results back from S3.
  */
-export { parseEvalRequest, type EvalFlags } from './input';
+export { EVAL_DEFAULTS, parseEvalRequest, type EvalFlags } from './input';
 export { localJobOfEval, requireLocalImage, runEvalLocally } from './local';
 export { localRunTable, resultsOfJobs, waitForEvalJob, type ResultsOfJobs } from './tables';
 export { planEval, type EvalPlan } from './plan';
 export { ObjectCache, readJobResults, readLearnedDurations, recordLearnedDurations } from './s3-results';
 export { submitEval, type EvalSubmitResult } from './submit';
+export { parseJobFlags, type JobFlags, type ParsedJobFlags } from './input';
+export { parseCheckpointRef, type LabelledRef } from './refs';
+export { resolveCheckpoints, type ResolvedCheckpoint } from './resolve';

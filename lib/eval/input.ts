@@ -340,6 +340,93 @@ function positiveInt(
 }
 
 /** Flags (and the files they name) → what to evaluate and how; every problem at once (exit 2). */
+/** The job flags `rlvr eval` and `rlvr passk` share: instances, spot, runtime, retries, volume, image, --local. */
+export interface JobFlags {
+  instanceType?: string;
+  instanceCount?: string;
+  spot?: boolean;
+  maxRuntime?: string;
+  maxRetries?: string;
+  volumeGb?: string;
+  image?: string;
+  local?: boolean;
+  gpus?: string;
+}
+
+export interface ParsedJobFlags {
+  readonly instanceType: string;
+  readonly instanceCount: number;
+  readonly spot: boolean;
+  readonly maxRuntimeSeconds?: number;
+  readonly maxRetries?: number;
+  readonly volumeGb: number;
+  readonly image?: string;
+  readonly local?: { readonly gpus: readonly number[] };
+}
+
+/** The job flags, checked: each problem added to `problems` (the caller throws them all at once). */
+export function parseJobFlags(flags: JobFlags, problems: Problem[]): ParsedJobFlags {
+  const instanceCount = positiveInt(flags.instanceCount, '--instance-count', problems, 8) ?? 1;
+  const volumeGb = positiveInt(flags.volumeGb, '--volume-gb', problems) ?? EVAL_DEFAULTS.volumeGb;
+  // SageMaker's limits, as submit applies them (its RetryStrategy takes 1–30; no retries is no flag).
+  let maxRetries: number | undefined;
+  if (flags.maxRetries !== undefined) {
+    const n = Number(flags.maxRetries);
+    if (!Number.isInteger(n) || n < MAX_RETRIES.min || n > MAX_RETRIES.max)
+      problems.push(
+        flagProblem(
+          '--max-retries',
+          `${flags.maxRetries}: a retry count from ${MAX_RETRIES.min} to ${MAX_RETRIES.max} (SageMaker's limit)`,
+          'leave --max-retries out for no retries',
+        ),
+      );
+    else maxRetries = n;
+  }
+  let maxRuntimeSeconds = flags.maxRuntime === undefined ? undefined : parseDuration(flags.maxRuntime);
+  if (flags.maxRuntime !== undefined && !maxRuntimeSeconds)
+    problems.push(flagProblem('--max-runtime', `${flags.maxRuntime} is not a duration`, 'e.g. 6h, 90m, 2d'));
+  else if (maxRuntimeSeconds !== undefined && maxRuntimeSeconds > MAX_RUNTIME_SECONDS) {
+    problems.push(
+      flagProblem(
+        '--max-runtime',
+        `${flags.maxRuntime} is longer than SageMaker's limit of 28 days (${formatDuration(MAX_RUNTIME_SECONDS)})`,
+      ),
+    );
+    maxRuntimeSeconds = undefined;
+  }
+  let local: EvalRequest['local'];
+  if (flags.local) {
+    if (flags.gpus === undefined || flags.gpus.trim() === '')
+      problems.push(flagProblem('--gpus', `--local needs the GPUs to use: e.g. --gpus 0-7`));
+    else {
+      const parsed = parseGpusFlag(flags.gpus);
+      if ('problem' in parsed)
+        problems.push(flagProblem('--gpus', `--gpus ${flags.gpus}: ${parsed.problem}`));
+      else local = { gpus: parsed.gpus };
+    }
+    // SageMaker's options: a local run has no spot capacity to lose and no service to restart it.
+    if (flags.spot)
+      problems.push(flagProblem('--spot', "--spot means nothing with --local (managed spot is SageMaker's)"));
+    if (flags.maxRetries !== undefined)
+      problems.push(
+        flagProblem(
+          '--max-retries',
+          '--max-retries means nothing with --local (SageMaker restarts jobs, Docker does not)',
+        ),
+      );
+  } else if (flags.gpus !== undefined) problems.push(flagProblem('--gpus', '--gpus is for --local runs'));
+  return {
+    instanceType: flags.instanceType ?? EVAL_DEFAULTS.instanceType,
+    instanceCount,
+    spot: Boolean(flags.spot),
+    ...(maxRuntimeSeconds ? { maxRuntimeSeconds } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    volumeGb,
+    ...(flags.image ? { image: flags.image } : {}),
+    ...(local ? { local } : {}),
+  };
+}
+
 export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
   const problems: Problem[] = [];
   // Checked again below with this run's tasks (a max_gen_toks.<task> of a task it runs is taken).
@@ -433,55 +520,7 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
   const flagHarness = flags.harness;
   if (flagHarness !== undefined && flagHarness !== 'lm_eval' && flagHarness !== 'olmes')
     problems.push(flagProblem('--harness', `${flagHarness}: lm_eval or olmes`));
-  const instanceCount = positiveInt(flags.instanceCount, '--instance-count', problems, 8) ?? 1;
-  const volumeGb = positiveInt(flags.volumeGb, '--volume-gb', problems) ?? EVAL_DEFAULTS.volumeGb;
-  // SageMaker's limits, as submit applies them (its RetryStrategy takes 1–30; no retries is no flag).
-  let maxRetries: number | undefined;
-  if (flags.maxRetries !== undefined) {
-    const n = Number(flags.maxRetries);
-    if (!Number.isInteger(n) || n < MAX_RETRIES.min || n > MAX_RETRIES.max)
-      problems.push(
-        flagProblem(
-          '--max-retries',
-          `${flags.maxRetries}: a retry count from ${MAX_RETRIES.min} to ${MAX_RETRIES.max} (SageMaker's limit)`,
-          'leave --max-retries out for no retries',
-        ),
-      );
-    else maxRetries = n;
-  }
-  let maxRuntimeSeconds = flags.maxRuntime === undefined ? undefined : parseDuration(flags.maxRuntime);
-  if (flags.maxRuntime !== undefined && !maxRuntimeSeconds)
-    problems.push(flagProblem('--max-runtime', `${flags.maxRuntime} is not a duration`, 'e.g. 6h, 90m, 2d'));
-  else if (maxRuntimeSeconds !== undefined && maxRuntimeSeconds > MAX_RUNTIME_SECONDS) {
-    problems.push(
-      flagProblem(
-        '--max-runtime',
-        `${flags.maxRuntime} is longer than SageMaker's limit of 28 days (${formatDuration(MAX_RUNTIME_SECONDS)})`,
-      ),
-    );
-    maxRuntimeSeconds = undefined;
-  }
-  let local: EvalRequest['local'];
-  if (flags.local) {
-    if (flags.gpus === undefined || flags.gpus.trim() === '')
-      problems.push(flagProblem('--gpus', `--local needs the GPUs to use: e.g. --gpus 0-7`));
-    else {
-      const parsed = parseGpusFlag(flags.gpus);
-      if ('problem' in parsed)
-        problems.push(flagProblem('--gpus', `--gpus ${flags.gpus}: ${parsed.problem}`));
-      else local = { gpus: parsed.gpus };
-    }
-    // SageMaker's options: a local run has no spot capacity to lose and no service to restart it.
-    if (flags.spot)
-      problems.push(flagProblem('--spot', "--spot means nothing with --local (managed spot is SageMaker's)"));
-    if (flags.maxRetries !== undefined)
-      problems.push(
-        flagProblem(
-          '--max-retries',
-          '--max-retries means nothing with --local (SageMaker restarts jobs, Docker does not)',
-        ),
-      );
-  } else if (flags.gpus !== undefined) problems.push(flagProblem('--gpus', '--gpus is for --local runs'));
+  const job = parseJobFlags(flags, problems);
   if (problems.length > 0) throw new ProblemsError(`rlvr eval: ${problems.length} problem(s)`, problems);
   return {
     refs,
@@ -491,14 +530,7 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
     harness: (flagHarness as Harness | undefined) ?? harness ?? 'lm_eval',
     logSamples: Boolean(flags.logSamples),
     force: Boolean(flags.force),
-    instanceType: flags.instanceType ?? EVAL_DEFAULTS.instanceType,
-    instanceCount,
-    spot: Boolean(flags.spot),
-    ...(maxRuntimeSeconds ? { maxRuntimeSeconds } : {}),
-    ...(maxRetries !== undefined ? { maxRetries } : {}),
-    volumeGb,
-    ...(flags.image ? { image: flags.image } : {}),
-    ...(local ? { local } : {}),
+    ...job,
     cwd,
     ...(flags.description ? { description: flags.description } : {}),
     benchmarksFrom,

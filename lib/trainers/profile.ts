@@ -144,6 +144,8 @@ export interface TrainerRuntime {
   readonly sharedFolder?: { readonly env: string; readonly cite: string };
   /** Its eval script, when the repository's eval watcher runs beside it. */
   readonly evalScript?: EvalScriptContract;
+  /** The repository's pass@k script (`rlvr passk`), when it has one. */
+  readonly passkScript?: PasskScriptContract;
   /**
    * Folders of the shipped source its code imports from, besides those pyproject.toml gives (a src
    * layout): they go on PYTHONPATH for every process of the job.
@@ -183,6 +185,39 @@ export interface EvalScriptContract {
   /** The watch loop's poll interval key and default (seconds). */
   readonly pollKey: DottedKey;
   readonly pollDefault: number;
+  readonly cite: string;
+}
+
+/**
+ * How the repository's pass@k script is called and what it writes (their eval_pass_at_k.py): one process
+ * per GPU, each taking its shard of the prompts; a shard's output folder grows a line per finished prompt.
+ */
+export interface PasskScriptContract {
+  readonly script: string;
+  /**
+   * The command, one argv word per entry: `{python}`, `{script}`, `{dataset}`, `{model}`, `{gpus}`,
+   * `{shard}`, `{shards}`, `{output}`, and `{<setting>}` for each of `settings`. A `[flag, value]` pair
+   * whose value is an unset setting is left out.
+   */
+  readonly argv: readonly (string | readonly [string, string])[];
+  /** The settings the launcher records and passes, with the script's own default (undefined: unset). */
+  readonly settings: Readonly<Record<string, { readonly flag: string; readonly default?: string }>>;
+  /** Its dataset names: the loader whose copy it reads, or why a job (no network) cannot run it. */
+  readonly datasets: Readonly<Record<string, { readonly loader: string } | { readonly hubOnly: string }>>;
+  /** Output files in each shard folder (`{shard}`: its index). */
+  readonly files: {
+    readonly shardFolder: string;
+    readonly results: string;
+    readonly completions: string;
+    readonly summary: string;
+  };
+  /** The arguments that make it skip the prompt ids its results file already has. */
+  readonly resumeArgs: readonly string[];
+  /**
+   * How its `--gpus` and `--gpu-index` pick the device: it sets CUDA_VISIBLE_DEVICES to the
+   * `--gpu-index`-th entry of `--gpus`, so `--gpus` lists every shard's device, shard by shard.
+   */
+  readonly gpuRule: string;
   readonly cite: string;
 }
 

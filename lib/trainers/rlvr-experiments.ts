@@ -6,6 +6,7 @@ import {
   type EvalScriptContract,
   type KeyTree,
   type NetworkUse,
+  type PasskScriptContract,
   type TrainerProfile,
   type TrainerRuntime,
 } from './profile';
@@ -406,6 +407,76 @@ export const RLVR_EVAL_SCRIPT: EvalScriptContract = {
 };
 
 /**
+ * Their pass@k script (scripts/eval_pass_at_k.py, read 2026-11-27). It loads gsm8k and MATH itself from
+ * /tmp/<name>_<split>_cache when that holds dataset_info.json (:159-245), else from the Hub; aime,
+ * beyondaime, ifeval and ifbench from the Hub only (:247-361); the others through data.py's loaders
+ * (:377-386), which read the same caches. It shards with ceil(prompts / shards) per shard in dataset
+ * order (:960-971) and writes `shard_<i>/` under --output-dir (:984-986), a line per prompt flushed as it
+ * ends (:601-650). It reads the finished prompt ids back only when --resume-from > 0 (:541-550): the
+ * index itself is never used, so `--resume-from 1` means "skip what the results file has".
+ */
+export const RLVR_PASSK_SCRIPT: PasskScriptContract = {
+  script: 'scripts/eval_pass_at_k.py',
+  argv: [
+    '{python}',
+    '{script}',
+    '{dataset}',
+    ['--split', '{split}'],
+    ['--level', '{level}'],
+    ['--model-path', '{model}'],
+    ['--n', '{n}'],
+    ['--batch-size', '{batch_size}'],
+    ['--max-tokens', '{max_tokens}'],
+    ['--temperature', '{temperature}'],
+    ['--top-p', '{top_p}'],
+    ['--top-k', '{top_k}'],
+    ['--max-model-len', '{max_model_len}'],
+    ['--max-prompts', '{max_prompts}'],
+    ['--verifier-workers', '{verifier_workers}'],
+    ['--gpus', '{gpus}'],
+    ['--gpu-index', '{shard}'],
+    ['--num-shards', '{shards}'],
+    ['--output-dir', '{output}'],
+  ],
+  // Their defaults (:762-905), passed explicitly so that a result records what produced it.
+  settings: {
+    split: { flag: '--split', default: 'train' },
+    level: { flag: '--level' },
+    n: { flag: '--n', default: '128' },
+    batch_size: { flag: '--batch-size', default: '16' },
+    max_tokens: { flag: '--max-tokens', default: '1024' },
+    temperature: { flag: '--temperature', default: '1.0' },
+    top_p: { flag: '--top-p', default: '0.95' },
+    top_k: { flag: '--top-k', default: '50' },
+    max_model_len: { flag: '--max-model-len', default: '2048' },
+    max_prompts: { flag: '--max-prompts' },
+    verifier_workers: { flag: '--verifier-workers', default: '32' },
+  },
+  datasets: {
+    gsm8k: { loader: 'gsm8k' },
+    math: { loader: 'math' },
+    deepscaler: { loader: 'deepscaler' },
+    mbpp: { loader: 'mbpp' },
+    if_multi_constraints: { loader: 'if_multi_constraints' },
+    allenai_rlvr: { loader: 'allenai_rlvr' },
+    aime: { hubOnly: 'it loads AI-MO/aimo-validation-aime from the Hub only (:247-270)' },
+    beyondaime: { hubOnly: 'it loads its data from the Hub only (:272-295)' },
+    ifeval: { hubOnly: 'it loads google/IFEval from the Hub only (:297-338)' },
+    ifbench: { hubOnly: 'it loads allenai/IFBench_test from the Hub only (:340-361)' },
+    humaneval: { hubOnly: "data.py's load_humaneval reads the Hub only (S/data.py:121-155)" },
+  },
+  files: {
+    shardFolder: 'shard_{shard}',
+    results: 'verification_results.jsonl',
+    completions: 'completions.jsonl',
+    summary: 'summary.json',
+  },
+  resumeArgs: ['--resume-from', '1'],
+  gpuRule: 'args.gpus = gpu_list[shard_idx] (:974-975), then CUDA_VISIBLE_DEVICES = gpus (:476)',
+  cite: 'scripts/eval_pass_at_k.py',
+};
+
+/**
  * Their checkpoint export (`export_to_hf`, S/model.py:403) is written by rank 0 of the model group only
  * (`if rank == 0:`, S/model.py:465); Ray places that rank on any host of a multi-node job.
  */
@@ -549,6 +620,7 @@ function theirRuntime(resume?: TrainerRuntime['resumeWith']): TrainerRuntime {
     datasetCache: { path: '/tmp/{folder}_cache', marker: 'dataset_info.json', cite: 'S/data.py:58-92' },
     sharedFolder: { env: 'RLVR_TITAN_CONFIG_DIR', cite: 'S/titan_actor.py:613-619' },
     evalScript: RLVR_EVAL_SCRIPT,
+    passkScript: RLVR_PASSK_SCRIPT,
     networkUses: THEIR_NETWORK_USES,
   };
 }
