@@ -5,9 +5,11 @@ import type { Command } from 'commander';
 import { openJobContext, type JobContext } from '../../lib/aws';
 import {
   buildReport,
+  buildWriteup,
   DashboardData,
   jobViews,
   listRunIds,
+  readWriteupSpec,
   runFiles,
   startLive,
   startServer,
@@ -234,12 +236,22 @@ export function registerReport(program: Command): void {
   program
     .command('report')
     .description('write runs’ dashboard views to one self-contained HTML file (no server needed)')
-    .argument('<jobs...>', 'run folders in the results folder (job names)')
-    .option('--out <file>', 'the HTML file to write (required)')
+    .argument('[jobs...]', 'run folders in the results folder (job names); optional with --spec')
+    .option('--out <file>', 'the HTML file to write (required; with --spec, the spec’s output: *.html too)')
     .option('--results <dir>', 'the results folder', LOCAL.resultsDir)
+    .option(
+      '--spec <yaml>',
+      'a writeup spec (their generate_staleness_plots.py spec, run_dir/run and passk per run, base_model): the writeup page',
+    )
     .option('--debug', 'show stack traces')
     .action(
-      exits(async (ids: string[], flags: { out?: string; results: string }) => {
+      exits(async (ids: string[], flags: { out?: string; results: string; spec?: string }) => {
+        if (flags.spec !== undefined) return writeupReport(ids, flags);
+        if (ids.length === 0)
+          throw new UserError(
+            'report: name the runs (job names in the results folder), or give --spec writeup.yaml.',
+            'BadFlag',
+          );
         if (!flags.out)
           throw new UserError('--out <file>: where to write the report, e.g. --out report.html.', 'BadFlag');
         const resultsDir = resultsFolder(flags.results);
@@ -266,4 +278,40 @@ export function registerReport(program: Command): void {
         );
       }),
     );
+}
+
+/**
+ * `report --spec`: the writeup page of the runs a spec names. The spec's runs replace positional ones
+ * (both at once would leave one set unshown); `run:` ids are looked up in --results only when the spec
+ * has some, so a spec of run folders works without a results folder.
+ */
+async function writeupReport(
+  ids: string[],
+  flags: { out?: string; results: string; spec?: string },
+): Promise<void> {
+  if (ids.length)
+    throw new UserError(
+      `report --spec: the spec names the runs; drop ${ids.join(' ')} (or add them to its runs:).`,
+      'BadFlag',
+    );
+  const specFile = flags.spec!;
+  if (!fs.existsSync(specFile) || !fs.statSync(specFile).isFile())
+    throw new UserError(`--spec ${specFile}: no such file.`, 'BadFlag');
+  const spec = readWriteupSpec(specFile);
+  const out = flags.out ?? spec.output;
+  if (!out)
+    throw new UserError(
+      '--out <file>: where to write the writeup page, e.g. --out page.html (or output: page.html in the spec).',
+      'BadFlag',
+    );
+  outTarget(out);
+  const needsResults = spec.runs.some((r) => r.run !== undefined) || spec.base?.run !== undefined;
+  const resultsDir = needsResults ? resultsFolder(flags.results) : undefined;
+  for (const note of spec.notes) process.stderr.write(`note: ${note}\n`);
+  const { html, answer } = await buildWriteup(spec, { resultsDir });
+  writeReportFile(out, html);
+  for (const note of answer.notes.slice(spec.notes.length)) process.stderr.write(`note: ${note}\n`);
+  process.stdout.write(
+    `wrote ${out}: ${answer.runs.length} run(s), ${answer.curves.length} training, ${answer.evals.length} eval and ${answer.passk.length} pass@k panel(s), ${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB\n`,
+  );
 }

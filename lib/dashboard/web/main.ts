@@ -4,7 +4,8 @@
  * #/compare/<id>,<id>… It asks the server for JSON (urls.ts, client.ts), or, in an exported report,
  * reads the same answers from the page itself. Charts get data downsampled to their width; a live run
  * redraws when the server says its trace grew (server-sent events). This module: the toolbar, the
- * router and the live updates; the views are jobs-view.ts, run-view.ts and compare-view.ts.
+ * router and the live updates; the views are jobs-view.ts, run-view.ts and compare-view.ts, and
+ * writeup-view.ts (#/writeup: the page `rlvr report --spec` writes).
  */
 import { destroyCharts } from './charts';
 import { inline, probe, token } from './client';
@@ -13,6 +14,7 @@ import { app, h } from './dom';
 import { jobsView } from './jobs-view';
 import { runView } from './run-view';
 import { settings, store } from './settings';
+import { writeupView } from './writeup-view';
 
 /** Redraws the current view's charts (a run or a comparison; set once it is drawn). */
 let liveRefresh: (() => void) | undefined;
@@ -66,6 +68,7 @@ async function route(): Promise<void> {
   try {
     if (hash.startsWith('run/')) liveRefresh = await runView(decodeURIComponent(hash.slice(4)));
     else if (hash.startsWith('compare/')) liveRefresh = await compareView(hash.slice(8));
+    else if (hash === 'writeup') liveRefresh = await writeupView();
     else await jobsView(() => void route());
   } catch (e) {
     app.replaceChildren(h('div', { class: 'error' }, (e as Error).message));

@@ -1,0 +1,357 @@
+/// <reference lib="dom" />
+/*
+ * The writeup view (#/writeup): the page `rlvr report --spec` writes, like the team's writeup pages —
+ * training curves, eval accuracy over steps, pass@k curves per benchmark, and a summary table against
+ * the base model, for the runs the spec names (colours and labels as the spec gives them). Presets
+ * (the spec's `presets`) pick which runs are shown. Its data is one answer (writeup.ts) inlined in
+ * the page; the dashboard server has no spec, so it does not serve this view.
+ */
+import uPlot from 'uplot';
+import type { PasskCurve, WriteupAnswer } from '../writeup';
+import { PALETTE } from './charts';
+import { api, probe } from './client';
+import { app, cssVar, h, panelBox } from './dom';
+import { settings } from './settings';
+
+const WRITEUP_URL = '/api/writeup';
+const BASE_COLOR = '#7f7f7f';
+
+interface Line {
+  label: string;
+  color: string;
+  x: number[];
+  y: (number | null)[];
+  /** Canvas dash pattern: the base model's lines, and curves of a different figure. */
+  dash?: number[];
+  points?: boolean;
+}
+
+/** What tests read of each drawn chart: its series' labels and how many values uPlot holds for each. */
+const drawn: Record<string, { label: string; values: number }[]> = {};
+(window as unknown as { __rlvrWriteup: typeof drawn }).__rlvrWriteup = drawn;
+
+let plots: uPlot[] = [];
+
+function destroyPlots(): void {
+  for (const p of plots) p.destroy();
+  plots = [];
+  for (const k of Object.keys(drawn)) delete drawn[k];
+}
+
+/** Exponential moving average, as the run view's smoothing slider (gaps kept). */
+function smooth(y: (number | null)[], w: number): (number | null)[] {
+  if (w <= 0) return y;
+  let last: number | undefined;
+  return y.map((v) => {
+    if (v === null || !Number.isFinite(v)) return v;
+    last = last === undefined ? v : last * w + v * (1 - w);
+    return last;
+  });
+}
+
+const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
+
+function chart(
+  el: HTMLElement,
+  id: string,
+  lines: Line[],
+  o: { xLabel: string; yLabel: string; logX?: boolean; percent?: boolean },
+): void {
+  el.textContent = '';
+  const usable = lines.filter((l) => l.x.length > 0);
+  if (usable.length === 0) {
+    el.append(h('div', { class: 'empty' }, 'no data'));
+    probe.charts.push({ id, series: 0, points: 0 });
+    drawn[id] = [];
+    return;
+  }
+  const joined = uPlot.join(
+    usable.map((l) => [l.x, l.y.map((v) => (v === null || !o.percent ? v : v * 100))] as uPlot.AlignedData),
+  );
+  const text = cssVar('--fg');
+  const grid = cssVar('--grid');
+  const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
+  const plot = new uPlot(
+    {
+      width: Math.max(300, Math.floor(el.clientWidth || 560)),
+      height: 240,
+      legend: { live: true },
+      cursor: { drag: { x: true, y: false } },
+      scales: { x: o.logX ? { time: false, distr: 3, log: 2 } : { time: false } },
+      axes: [
+        { ...axis, label: o.xLabel },
+        { ...axis, label: o.yLabel },
+      ],
+      series: [
+        {},
+        ...usable.map((l) => ({
+          label: l.label,
+          stroke: l.color,
+          width: l.dash ? 1.5 : 2,
+          dash: l.dash,
+          spanGaps: true,
+          value: (_: uPlot, v: number | null) =>
+            v === null ? '–' : o.percent ? `${v.toFixed(1)}%` : v.toPrecision(4),
+          points: l.points ? { show: true, size: 6, fill: l.color } : { show: false },
+        })),
+      ],
+    },
+    joined,
+    el,
+  );
+  plots.push(plot);
+  const series = usable.map((l, i) => ({
+    label: l.label,
+    values: (plot.data[i + 1] as (number | null | undefined)[]).filter((v) => v !== null && v !== undefined)
+      .length,
+  }));
+  drawn[id] = series;
+  el.dataset.series = String(usable.length);
+  probe.charts.push({ id, series: usable.length, points: joined[0].length });
+}
+
+function passkLine(label: string, color: string, c: PasskCurve, base: boolean): Line | undefined {
+  // the unbiased estimate; a source with only their first-k figure is drawn dotted, and said so
+  const unbiased = c.unbiased.some((v) => v !== null);
+  const y = unbiased ? c.unbiased : c.firstK;
+  if (!y.some((v) => v !== null)) return undefined;
+  return {
+    label: `${label}${unbiased ? '' : ' (first-k figure)'}`,
+    color,
+    x: c.k,
+    y,
+    dash: unbiased ? (base ? [6, 4] : undefined) : [2, 3],
+    points: true,
+  };
+}
+
+function fmtDelta(d: number): string {
+  const pp = d * 100;
+  return `${pp >= 0 ? '+' : '−'}${Math.abs(pp).toFixed(1)} pp`;
+}
+
+function summaryTable(w: WriteupAnswer, shown: ReadonlySet<string>): HTMLElement {
+  const s = w.summary;
+  if (s.columns.length === 0) return h('div', { class: 'empty' }, 'no eval or pass@k results to summarise');
+  const head = h(
+    'tr',
+    {},
+    h('th', {}, 'run'),
+    ...s.columns.map((c) => h('th', { class: 'num', title: c.title, 'data-column': c.id }, c.label)),
+  );
+  const rows: HTMLElement[] = [];
+  if (s.base)
+    rows.push(
+      h(
+        'tr',
+        { class: 'base', 'data-base': 'true' },
+        h('td', {}, `${s.base.label} (base)`),
+        ...s.base.cells.map((v) => h('td', { class: 'num' }, v === null ? '–' : pct(v))),
+      ),
+    );
+  for (const r of s.rows) {
+    if (!shown.has(r.id)) continue;
+    rows.push(
+      h(
+        'tr',
+        { 'data-run': r.id },
+        h('td', {}, r.label),
+        ...r.cells.map((c) =>
+          c === null
+            ? h('td', { class: 'num' }, '–')
+            : h(
+                'td',
+                {
+                  class: 'num',
+                  title: c.step !== undefined ? `step ${c.step}` : undefined,
+                  'data-delta': c.delta !== undefined ? c.delta : undefined,
+                },
+                pct(c.value),
+                c.delta !== undefined
+                  ? h('span', { class: `delta ${c.delta >= 0 ? 'up' : 'down'}` }, ` ${fmtDelta(c.delta)}`)
+                  : '',
+              ),
+        ),
+      ),
+    );
+  }
+  return h('table', { class: 'writeup-summary' }, h('thead', {}, head), h('tbody', {}, ...rows));
+}
+
+/** Shows the writeup; resolves to what redraws it (the toolbar's smoothing and theme). */
+export async function writeupView(): Promise<() => void> {
+  probe.view = 'writeup';
+  destroyPlots();
+  const w = await api<WriteupAnswer>(WRITEUP_URL);
+  const colorOf = new Map(w.runs.map((r, i) => [r.id, r.color ?? PALETTE[i % PALETTE.length]]));
+  let shown = new Set(w.runs.map((r) => r.id));
+
+  const presetText = h('div', { class: 'sub preset-text' });
+  const presetButtons = w.presets.length
+    ? h(
+        'div',
+        { class: 'controls presets' },
+        ...[{ id: '', label: 'all runs', runs: w.runs.map((r) => r.id), text: undefined }, ...w.presets].map(
+          (p) => {
+            const b = h('button', { 'data-preset': p.id || 'all' }, p.label);
+            b.addEventListener('click', () => {
+              shown = new Set(p.runs);
+              presetText.textContent = p.text ?? '';
+              draw();
+            });
+            return b;
+          },
+        ),
+      )
+    : '';
+  const legend = h('div', { class: 'legend-names' });
+  const sections = h('div', {});
+  app.replaceChildren(
+    h('h1', {}, w.title),
+    h(
+      'div',
+      { class: 'sub' },
+      `${w.runs.length} run(s)${w.base ? ` against ${w.base.label}` : ''} · from ${w.spec} · exported: no server needed`,
+    ),
+    presetButtons,
+    presetText,
+    legend,
+    sections,
+  );
+
+  const draw = (): void => {
+    destroyPlots();
+    probe.charts = [];
+    const runs = w.runs.filter((r) => shown.has(r.id));
+    legend.replaceChildren(
+      ...runs.map((r) =>
+        h(
+          'span',
+          { style: `color:${colorOf.get(r.id)}`, title: r.source, 'data-legend': r.id },
+          `■ ${r.label}${r.family ? ` [${r.family}]` : ''} `,
+        ),
+      ),
+      w.base ? h('span', { style: `color:${BASE_COLOR}` }, `┅ ${w.base.label} (base)`) : '',
+    );
+    const todo: (() => void)[] = [];
+    const box = (
+      id: string,
+      title: string,
+      subtitle: string,
+      lines: () => Line[],
+      o: Parameters<typeof chart>[3],
+    ) => {
+      const el = h('div', { class: 'chart', 'data-chart': id });
+      todo.push(() => chart(el, id, lines(), o));
+      return panelBox(`wu-${id}`, title, subtitle, el);
+    };
+    const group = (title: string, sub: string, boxes: HTMLElement[], id: string): HTMLElement | string =>
+      boxes.length
+        ? h(
+            'section',
+            { class: 'writeup-group', 'data-group': id },
+            h('h2', {}, title),
+            h('div', { class: 'sub' }, sub),
+            h('div', { class: 'two' }, ...boxes),
+          )
+        : '';
+
+    const curves = w.curves.map((c) =>
+      box(
+        `curve-${c.id}`,
+        c.title,
+        c.subtitle,
+        () =>
+          runs
+            .filter((r) => c.runs[r.id])
+            .map((r) => ({
+              label: r.label,
+              color: colorOf.get(r.id)!,
+              x: c.runs[r.id].x,
+              y: smooth(c.runs[r.id].y, settings.smoothing),
+            })),
+        { xLabel: 'step', yLabel: c.title },
+      ),
+    );
+    const evals = w.evals.map((e) =>
+      box(
+        `eval-${e.benchmark}`,
+        e.benchmark,
+        `${e.metric} by checkpoint step${e.base !== undefined ? `; the base model dashed (${pct(e.base)})` : ''}`,
+        () => {
+          const lines: Line[] = runs
+            .filter((r) => e.runs[r.id])
+            .map((r) => ({
+              label: r.label,
+              color: colorOf.get(r.id)!,
+              x: e.runs[r.id].x,
+              y: e.runs[r.id].y,
+              points: true,
+            }));
+          if (e.base !== undefined && w.base) {
+            const xs = lines.flatMap((l) => l.x);
+            const hi = xs.length ? Math.max(...xs) : 1;
+            lines.push({
+              label: `${w.base.label} (base)`,
+              color: BASE_COLOR,
+              x: [0, hi],
+              y: [e.base, e.base],
+              dash: [6, 4],
+            });
+          }
+          return lines;
+        },
+        { xLabel: 'step', yLabel: 'accuracy %', percent: true },
+      ),
+    );
+    const passk = w.passk.map((p) =>
+      box(
+        `passk-${p.benchmark}`,
+        `${p.benchmark}: pass@k`,
+        'unbiased pass@k (1 − C(n−c, k)/C(n, k), mean over prompts); the base model dashed. Their first-k figure is not drawn, except dotted for a source that has only it.',
+        () => {
+          const lines = runs.flatMap((r) => {
+            const c = p.runs[r.id];
+            const l = c && passkLine(r.label, colorOf.get(r.id)!, c, false);
+            return l ? [l] : [];
+          });
+          const b = p.base && w.base && passkLine(`${w.base.label} (base)`, BASE_COLOR, p.base, true);
+          return b ? [...lines, b] : lines;
+        },
+        { xLabel: 'k', yLabel: 'pass@k %', logX: true, percent: true },
+      ),
+    );
+    sections.replaceChildren(
+      group(
+        'Training',
+        'per step, as the trainers’ traces have it (the toolbar’s smoothing applies)',
+        curves,
+        'curves',
+      ),
+      group('Evaluations', 'accuracy at each evaluated checkpoint', evals, 'evals'),
+      group('Pass@k', 'per benchmark, over k (log scale)', passk, 'passk'),
+      panelBox(
+        'wu-summary',
+        'Summary',
+        `latest evaluated accuracy and pass@k per run${w.base ? `, with the difference to ${w.base.label} in percentage points` : ''}`,
+        summaryTable(w, shown),
+      ),
+      w.notes.length
+        ? panelBox(
+            'wu-notes',
+            'Notes',
+            'what the spec’s reader ignored or did not find',
+            h('ul', { class: 'notes' }, ...w.notes.map((n) => h('li', {}, n))),
+          )
+        : '',
+    );
+    // drawn once in the document: a chart takes its width from its box
+    for (const t of todo) t();
+    probe.readyMs = performance.now() - probe.startedMs;
+  };
+  draw();
+  return () => {
+    probe.updates++;
+    draw();
+  };
+}
