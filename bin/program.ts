@@ -26,6 +26,7 @@ export const COMMANDS: Record<string, () => Register> = {
   image: () => (require('./commands/image') as typeof import('./commands/image')).registerImage,
   lint: () => (require('./commands/lint') as typeof import('./commands/lint')).registerLint,
   eval: () => (require('./commands/eval') as typeof import('./commands/eval')).registerEval,
+  passk: () => (require('./commands/passk') as typeof import('./commands/passk')).registerPassk,
   dashboard: () =>
     (require('./commands/dashboard') as typeof import('./commands/dashboard')).registerDashboard,
   report: () => (require('./commands/dashboard') as typeof import('./commands/dashboard')).registerReport,

@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BUILT_IN_DEFAULTS } from '../job-options';
 import { CONTAINER, JOB_ENV, RUN_FOLDER, RUNTIME_ENV } from '../layout';
+import { runPasskBatch } from './passk-batch';
 import {
   finishEvalWatcher,
   prepareEvalWatcher,
@@ -81,6 +82,7 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
   });
   const { env, say } = job;
   if (env[JOB_ENV.mode] === 'eval') return runEvalBatch(job, options.signal);
+  if (env[JOB_ENV.mode] === 'passk') return runPasskBatch(job, options.signal);
   const useRay = env[JOB_ENV.useRay] === '1';
   const timing = clusterTiming(env);
   const run: Running = {};

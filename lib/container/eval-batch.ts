@@ -36,7 +36,7 @@ export function hostIndex(job: Pick<ContainerJob, 'cluster' | 'host'>): number {
 }
 
 /** A container path as this process sees it (tests run the entrypoint with other roots). */
-function localizer(job: ContainerJob): (text: string) => string {
+export function localizer(job: ContainerJob): (text: string) => string {
   const to = new Map<string, string>([
     [CONTAINER.checkpointsDir, job.runDir],
     [CONTAINER.dataDir, job.dataDir],
@@ -52,7 +52,7 @@ function localizer(job: ContainerJob): (text: string) => string {
  * `model.safetensors` while the index names `model-00001-of-00001.safetensors`) fixed in the view,
  * never in the channel or S3. Returns the problem when the folder is not loadable.
  */
-function prepareView(
+export function prepareView(
   folder: string,
   view: string,
   say: (line: string) => void,

@@ -341,7 +341,7 @@ function underTmp(tmpRoot: string, p: string): string {
 }
 
 /** Datasets where the trainer's loaders look for a local copy (their /tmp/<name>_<split>_cache). */
-export function placeDatasets(job: ContainerJob, contract: JobContract): void {
+export function placeDatasets(job: ContainerJob, contract: Pick<JobContract, 'datasetCaches'>): void {
   const placed: Yaml[] = [];
   for (const d of contract.datasetCaches) {
     const channel = path.join(job.dataDir, d.channel);
@@ -377,7 +377,10 @@ export function placeDatasets(job: ContainerJob, contract: JobContract): void {
  * only, so its own packages come from the source this job shipped, for every process that imports them
  * (the trainer, its eval script, and `ray start`, whose workers host the trainer's actors).
  */
-export function pythonPath(job: ContainerJob, contract: JobContract): string | undefined {
+export function pythonPath(
+  job: ContainerJob,
+  contract: Pick<JobContract, 'importRoots'>,
+): string | undefined {
   const roots = (contract.importRoots ?? []).map((r) =>
     r === '.' ? job.codeDir : path.join(job.codeDir, r),
   );

@@ -1,0 +1,238 @@
+/**
+ * The image's passk mode (`RLVR_MODE=passk`): a pass@k campaign. Each host runs the repository's pass@k
+ * script once per GPU, each process its shard (the plan's argv, with the script's own shard flags), its
+ * output folder inside the run folder so every finished prompt streams to S3 as it is written. A shard
+ * whose results file already has prompts (a restarted job gets its run folder back; `--continue` brings
+ * an earlier campaign's in the `resume` channel) is started with the script's resume arguments, so it
+ * skips those prompt ids; a line cut off by the stop is removed first, since the script cannot parse it.
+ * A failing shard does not stop the others; the job fails at the end naming it.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  PASSK_DIR,
+  PASSK_PLAN_FILE,
+  SHARD_RECORD_FILE,
+  shardFolder,
+  type PasskJobPlan,
+  type PlannedShard,
+  type ShardAttempt,
+  type ShardRecord,
+} from '../passk-records';
+import { readJsonFile } from '../util';
+import { hostIndex, localizer, prepareView } from './eval-batch';
+import { shellQuote, signalGroup, startProcess, type Started } from './process';
+import { JobFailure, placeDatasets, prepareCode, pythonPath, type ContainerJob } from './setup';
+
+const RESUME_CHANNEL = 'resume';
+const SHARD_LOG = 'shard.log';
+
+function readPlan(job: ContainerJob): PasskJobPlan {
+  const file = path.join(job.configChannel, PASSK_PLAN_FILE);
+  const plan = readJsonFile<PasskJobPlan | undefined>(file, undefined);
+  if (!plan || plan.version !== 1 || !Array.isArray(plan.shards))
+    throw new JobFailure(`${file} is missing or not a pass@k plan of version 1 (submit with rlvr passk)`);
+  return plan;
+}
+
+/**
+ * Cuts a file back to its last complete line: a process stopped mid-write leaves half a JSON line, which
+ * the script's resume (json.loads on every line) would fail on. Returns the bytes removed.
+ */
+export function dropPartialLine(file: string): number {
+  if (!fs.existsSync(file)) return 0;
+  const size = fs.statSync(file).size;
+  if (size === 0) return 0;
+  const fd = fs.openSync(file, 'r+');
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    let end = size;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const n = fs.readSync(fd, chunk, 0, end - start, start);
+      const at = chunk.subarray(0, n).lastIndexOf(0x0a);
+      if (at >= 0) {
+        const keep = start + at + 1;
+        if (keep < size) fs.ftruncateSync(fd, keep);
+        return size - keep;
+      }
+      end = start;
+    }
+    fs.ftruncateSync(fd, 0);
+    return size;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Complete lines of a file (its finished prompts, for the results file). */
+export function countLines(file: string): number {
+  if (!fs.existsSync(file)) return 0;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const chunk = Buffer.alloc(1024 * 1024);
+    let lines = 0;
+    let pos = 0;
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, chunk.length, pos);
+      if (n === 0) return lines;
+      for (let i = 0; i < n; i++) if (chunk[i] === 0x0a) lines++;
+      pos += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+interface Campaign {
+  readonly job: ContainerJob;
+  readonly plan: PasskJobPlan;
+  readonly localize: (text: string) => string;
+  readonly running: Set<Started>;
+  readonly stopping: () => boolean;
+  readonly env: NodeJS.ProcessEnv;
+  readonly failed: string[];
+}
+
+function shardDir(c: Campaign, shard: PlannedShard): string {
+  return path.join(c.job.runDir, PASSK_DIR, shardFolder(c.plan.files, shard.index));
+}
+
+/** An earlier campaign's output for this shard, when this run folder has none of its own. */
+function seedFromResume(c: Campaign, shard: PlannedShard, dir: string): void {
+  const results = path.join(dir, c.plan.files.results);
+  if (fs.existsSync(results) && fs.statSync(results).size > 0) return;
+  const earlier = path.join(c.job.dataDir, RESUME_CHANNEL, shardFolder(c.plan.files, shard.index));
+  if (!fs.existsSync(path.join(earlier, c.plan.files.results))) return;
+  for (const f of [c.plan.files.results, c.plan.files.completions])
+    if (fs.existsSync(path.join(earlier, f))) fs.copyFileSync(path.join(earlier, f), path.join(dir, f));
+  c.job.say(
+    `shard ${shard.index}: continues the earlier campaign's ${countLines(results)} finished prompt(s)`,
+  );
+}
+
+function writeAttempt(dir: string, index: number, attempt: ShardAttempt, replaceLast: boolean): void {
+  const file = path.join(dir, SHARD_RECORD_FILE);
+  const earlier = readJsonFile<ShardRecord | undefined>(file, undefined)?.attempts ?? [];
+  const attempts = replaceLast ? [...earlier.slice(0, -1), attempt] : [...earlier, attempt];
+  const record: ShardRecord = { index, attempts };
+  fs.writeFileSync(`${file}.partial`, `${JSON.stringify(record, null, 2)}\n`);
+  fs.renameSync(`${file}.partial`, file);
+}
+
+async function runShard(c: Campaign, shard: PlannedShard): Promise<void> {
+  const { job, plan } = c;
+  const dir = shardDir(c, shard);
+  fs.mkdirSync(dir, { recursive: true });
+  seedFromResume(c, shard, dir);
+  const results = path.join(dir, plan.files.results);
+  const cut = dropPartialLine(results) + dropPartialLine(path.join(dir, plan.files.completions));
+  if (cut > 0) job.say(`shard ${shard.index}: removed a line cut off by the last stop (${cut} bytes)`);
+  const before = countLines(results);
+  const argv = [...shard.argv.map(c.localize), ...(before > 0 ? plan.resumeArgs : [])];
+  const attempt: ShardAttempt = {
+    host: job.host,
+    gpu: shard.gpu,
+    instanceType: job.instanceType,
+    startedAt: new Date().toISOString(),
+    promptsBefore: before,
+  };
+  writeAttempt(dir, shard.index, attempt, false);
+  const name = `shard ${shard.index} gpu${shard.gpu}`;
+  job.say(`${name}: started${before > 0 ? ` (${before} prompt(s) done earlier are skipped)` : ''}`);
+  const started = startProcess({
+    name,
+    command: `exec ${argv.map(shellQuote).join(' ')}`,
+    cwd: job.codeDir,
+    env: { ...c.env, CUDA_VISIBLE_DEVICES: String(shard.gpu) },
+    logFile: path.join(dir, SHARD_LOG),
+    out: job.out,
+  });
+  c.running.add(started);
+  const { code, signal } = await started.exited;
+  c.running.delete(started);
+  const after = countLines(results);
+  const outcome = code === 0 ? 'finished' : c.stopping() ? 'stopped' : 'failed';
+  writeAttempt(
+    dir,
+    shard.index,
+    { ...attempt, endedAt: new Date().toISOString(), promptsAfter: after, exitCode: code, outcome },
+    true,
+  );
+  if (outcome === 'finished')
+    return void job.say(`${name}: done, ${after} prompt(s) (${after - before} now)`);
+  if (outcome === 'stopped')
+    return void job.say(`${name}: stopped at ${after} prompt(s) (a restart resumes it)`);
+  const why = `exit ${code ?? signal}: ${started.tail.get().slice(-3).join(' / ') || 'no output'}`;
+  c.failed.push(`shard ${shard.index} (${why.slice(0, 200)})`);
+  job.say(`${name}: FAILED (${why}); the other shards go on`);
+}
+
+export async function runPasskBatch(job: ContainerJob, signal?: AbortSignal): Promise<number> {
+  let stopRequested = false;
+  const running = new Set<Started>();
+  const onTerm = () => {
+    stopRequested = true;
+    job.say('SIGTERM: stopping the shards (a restart resumes each from its results file)');
+    for (const p of running) signalGroup(p, 'SIGTERM');
+  };
+  if (signal?.aborted) onTerm();
+  signal?.addEventListener('abort', onTerm);
+  try {
+    const plan = readPlan(job);
+    const index = hostIndex(job);
+    const mine = plan.shards.filter((s) => s.host === index);
+    fs.mkdirSync(path.join(job.runDir, PASSK_DIR), { recursive: true });
+    if (index === 0)
+      fs.writeFileSync(path.join(job.runDir, PASSK_PLAN_FILE), `${JSON.stringify(plan, null, 2)}\n`);
+    const runInfo = {
+      ...job.runInfo,
+      kind: 'passk',
+      campaign: plan.campaignId,
+      hostIndex: index,
+      shards: mine.map((s) => s.index),
+    };
+    fs.writeFileSync(job.runInfoFile, `${JSON.stringify(runInfo, null, 2)}\n`);
+    await prepareCode(job);
+    placeDatasets(job, plan);
+    const localize = localizer(job);
+    const problem = prepareView(
+      localize(plan.model.containerPath),
+      localize(plan.model.modelPath),
+      job.say,
+      'model',
+    );
+    if (problem) throw new JobFailure(`the model cannot be loaded: ${problem}`);
+    const pythonpath = pythonPath(job, plan);
+    const c: Campaign = {
+      job,
+      plan,
+      localize,
+      running,
+      stopping: () => stopRequested,
+      env: { ...job.env, ...(pythonpath ? { PYTHONPATH: pythonpath } : {}), PYTHONUNBUFFERED: '1' },
+      failed: [],
+    };
+    job.say(
+      `passk: ${mine.length} shard(s) of ${plan.shards.length} on this host (${mine.map((s) => `${s.index}→gpu${s.gpu}`).join(', ')})`,
+    );
+    await Promise.all(mine.map((s) => (stopRequested ? undefined : runShard(c, s))));
+    if (stopRequested) {
+      job.say('stopped: the finished prompts are in the run folder');
+      return 0;
+    }
+    if (c.failed.length > 0)
+      throw new JobFailure(`${c.failed.length} of ${mine.length} shard(s) failed: ${c.failed.join('; ')}`);
+    job.say(`passk: ${mine.length} shard(s) done`);
+    return 0;
+  } catch (err) {
+    const failure =
+      err instanceof JobFailure ? err : new JobFailure(`passk mode error: ${(err as Error).message}`);
+    fs.mkdirSync(path.dirname(job.failureFile), { recursive: true });
+    fs.writeFileSync(job.failureFile, `${failure.message}\n`);
+    job.say(`FAILED: ${failure.message}`);
+    return 1;
+  } finally {
+    signal?.removeEventListener('abort', onTerm);
+  }
+}

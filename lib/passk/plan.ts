@@ -1,0 +1,584 @@
+/**
+ * `rlvr passk`: from a model, a dataset and settings to one pass@k campaign job: the repository's script
+ * (its trainer profile's contract) run once per GPU of every host, each process its own shard of the
+ * prompts, the model and the dataset copy in channels, the trainer's source shipped as a training job's
+ * is, and an earlier campaign's finished prompts kept. Every problem is found before anything is written.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Channel, CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
+import { describeAwsError, type AwsClients } from '../aws';
+import { formatDuration } from '../config';
+import { readDatasetIds, resolveIdRule } from '../curriculum';
+import { ProblemsError, RlvrError, RuntimeFailure, UserError } from '../errors';
+import { resolveCheckpoints, type ResolvedCheckpoint } from '../eval';
+import {
+  checkRequestLimits,
+  costOf,
+  gpuCount,
+  isTrainingInstanceType,
+  MAX_RUNTIME_SECONDS,
+} from '../job-options';
+import { channelPath, CHANNELS, CONTAINER, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
+import {
+  PASSK_DIR,
+  PASSK_PLAN_FILE,
+  readPasskFolder,
+  type PasskCampaign,
+  type PasskJobPlan,
+  type PlannedShard,
+} from '../passk-records';
+import { packSource, stageSource, type PackedSource, type StagedSource } from '../source';
+import {
+  assembleRequest,
+  OFFLINE_ENVIRONMENT,
+  PLACEHOLDERS,
+  s3Channel,
+  sanitizeTagValue,
+  type RequestSettings,
+  type SubmitConnection,
+} from '../submission';
+import { BUILT_IN_PROFILES, LOADERS, type PasskScriptContract, type TrainerProfile } from '../trainers';
+import { earlierCampaignRate, type PasskRate } from './rate';
+import type { PasskRequest } from './input';
+
+/** Channels of a campaign job besides the config and the source. */
+export const PASSK_CHANNELS = { model: CHANNELS.model, dataset: 'dataset', resume: 'resume' } as const;
+
+/** Where the script loads the model: a view of the channel (the index fix applied there, never in S3). */
+const MODEL_VIEW = '/tmp/rlvr-passk-model';
+
+export interface PasskPlan {
+  readonly request: PasskRequest;
+  readonly profile: TrainerProfile;
+  readonly script: PasskScriptContract;
+  readonly layout: S3Layout;
+  readonly jobNamePrefix: string;
+  readonly jobName: string;
+  readonly image: string;
+  readonly imageFrom: string;
+  readonly model: ResolvedCheckpoint;
+  readonly jobPlan: PasskJobPlan;
+  readonly hosts: number;
+  readonly gpusPerHost: number;
+  /** The dataset copy the job reads (S3), or the local folder (--local). */
+  readonly datasetFrom: string;
+  readonly datasetCopy?: { readonly bucket: string; readonly key: string };
+  /** At most this many prompts per shard (undefined: the copy's size is not known here). */
+  readonly promptsPerShard?: number;
+  readonly continued?: {
+    readonly from: string;
+    readonly prompts: number;
+    readonly uri?: string;
+    readonly local?: string;
+  };
+  readonly rate: PasskRate | undefined;
+  readonly wallS?: number;
+  readonly maxRuntimeSeconds: number;
+  readonly costUsd?: number;
+  readonly source: { readonly staged: StagedSource; readonly packed: PackedSource };
+  readonly warnings: readonly string[];
+  readonly notes: readonly string[];
+  readonly placeholders: readonly string[];
+  readonly submitId: string;
+  readonly submittedAt: Date;
+  buildRequest(jobName: string): CreateTrainingJobRequest;
+  uploads(): { file: string; body: string }[];
+}
+
+/** The repository's pass@k script: the first trainer profile that has one. */
+export function passkProfile(): { profile: TrainerProfile; script: PasskScriptContract } {
+  const profile = BUILT_IN_PROFILES.find((p) => p.runtime.passkScript);
+  if (!profile) throw new Error('no trainer profile has a pass@k script');
+  return { profile, script: profile.runtime.passkScript! };
+}
+
+async function awsStep<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof RlvrError) throw err;
+    throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
+  }
+}
+
+function gpusPerHost(request: PasskRequest): number {
+  if (request.local) {
+    const n = request.local.gpus.length;
+    if (n === 0 || n % request.instanceCount !== 0)
+      throw new UserError(
+        `--gpus gives ${n} GPU(s) to ${request.instanceCount} host(s): pass a multiple of ${request.instanceCount}`,
+        'BadGpuSplit',
+      );
+    return n / request.instanceCount;
+  }
+  if (!isTrainingInstanceType(request.instanceType))
+    throw new UserError(
+      `--instance-type ${request.instanceType} is not a SageMaker training instance type`,
+      'BadInstanceType',
+    );
+  const gpus = gpuCount(request.instanceType);
+  if (!gpus)
+    throw new UserError(
+      `--instance-type ${request.instanceType} has no GPU: the script runs vLLM on one GPU per shard (e.g. ml.g6e.48xlarge, 8 GPUs)`,
+      'BadInstanceType',
+    );
+  return gpus;
+}
+
+/** What the campaign measures, and its id: the same campaign on the same shard count resumes another. */
+export function campaignOf(request: PasskRequest, model: ResolvedCheckpoint, trainer: string): PasskCampaign {
+  return {
+    dataset: request.dataset,
+    split: request.settings.split ?? 'train',
+    ...(request.settings.level ? { level: request.settings.level } : {}),
+    n: Number(request.settings.n),
+    sampling: Object.fromEntries(
+      Object.entries(request.settings).filter(
+        ([k]) => !['split', 'level', 'n', 'verifier_workers', 'batch_size'].includes(k),
+      ),
+    ),
+    model: {
+      label: model.label,
+      id: model.id,
+      from: model.s3 ? `s3://${model.s3.bucket}/${model.s3.key}` : (model.local ?? model.given),
+    },
+    trainer,
+  };
+}
+
+/**
+ * The campaign's identity: what decides which prompts a shard gets and what its results mean. The
+ * script's batch size and verifier workers change neither; the shard count does (ceil(prompts / shards)
+ * per shard), so it is part of it.
+ */
+export function campaignId(c: PasskCampaign, shards: number): string {
+  const identity = {
+    d: c.dataset,
+    s: c.split,
+    l: c.level ?? null,
+    n: c.n,
+    sampling: c.sampling,
+    model: c.model.id,
+    shards,
+  };
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
+}
+
+/** The argv of one shard: the contract's words with this shard's values; a pair with an unset value left out. */
+export function shardArgv(
+  script: PasskScriptContract,
+  values: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const fill = (word: string) =>
+    word.replace(/\{(\w+)\}/g, (_m, name: string) => values[name] ?? `{${name}}`);
+  const out: string[] = [];
+  for (const word of script.argv) {
+    if (typeof word === 'string') out.push(fill(word));
+    else {
+      const name = /^\{(\w+)\}$/.exec(word[1])?.[1];
+      if (name && values[name] === undefined) continue;
+      out.push(word[0], fill(word[1]));
+    }
+  }
+  return out;
+}
+
+function plannedShards(
+  script: PasskScriptContract,
+  request: PasskRequest,
+  hosts: number,
+  perHost: number,
+): PlannedShard[] {
+  const total = hosts * perHost;
+  // Shard i runs on host floor(i / perHost), GPU i mod perHost. The script sets CUDA_VISIBLE_DEVICES to
+  // the i-th entry of --gpus, so --gpus lists each shard's GPU on its own host, shard by shard.
+  const gpus = Array.from({ length: total }, (_, i) => String(i % perHost)).join(',');
+  return Array.from({ length: total }, (_, index) => ({
+    index,
+    host: Math.floor(index / perHost),
+    gpu: index % perHost,
+    argv: shardArgv(script, {
+      ...request.settings,
+      python: 'python',
+      script: script.script,
+      dataset: request.dataset,
+      model: MODEL_VIEW,
+      gpus,
+      shard: String(index),
+      shards: String(total),
+      output: `${CONTAINER.checkpointsDir}/${PASSK_DIR}`,
+    }),
+  }));
+}
+
+/** The one model the campaign measures, resolved and checked as `rlvr eval` checks a checkpoint. */
+async function checkedModel(request: PasskRequest, session: SubmitConnection, layout: S3Layout) {
+  const resolved = await awsStep('look up the model in S3', () =>
+    resolveCheckpoints([request.model], {
+      aws: session.aws,
+      layout,
+      noAwsNote: session.note,
+      local: Boolean(request.local),
+      cwd: request.cwd,
+    }),
+  );
+  if (resolved.problems.length > 0)
+    throw new ProblemsError(
+      'The model cannot be measured',
+      resolved.problems.map((p) => ({ ...p, where: '--model' })),
+    );
+  if (resolved.checkpoints.length !== 1)
+    throw new UserError(
+      `--model ${request.model.given} names ${resolved.checkpoints.length} checkpoints: a campaign measures one (e.g. <job>:final)`,
+      'BadFlag',
+    );
+  return { model: resolved.checkpoints[0], warnings: resolved.warnings };
+}
+
+/** The dataset's copy: the loader's folder under the datasets prefix (S3), or --dataset-dir (local). */
+async function datasetCopy(
+  request: PasskRequest,
+  script: PasskScriptContract,
+  session: SubmitConnection,
+  layout: S3Layout,
+): Promise<{
+  folder: string;
+  from: string;
+  copy?: { bucket: string; key: string };
+  prompts?: number;
+  notes: string[];
+}> {
+  const entry = script.datasets[request.dataset] as { loader: string };
+  const loader = LOADERS[entry.loader];
+  if (!loader?.folder)
+    throw new UserError(
+      `the trainer profile names no dataset copy for the loader ${entry.loader}`,
+      'NoDatasetCopy',
+    );
+  const folder = loader.folder.replace('{split}', request.settings.split ?? 'train');
+  if (request.datasetDir) {
+    if (!fs.existsSync(path.join(request.datasetDir, 'dataset_info.json')))
+      throw new UserError(
+        `--dataset-dir ${request.datasetDir} has no dataset_info.json: the script reads a datasets.save_to_disk folder`,
+        'BadFlag',
+      );
+    return { folder, from: request.datasetDir, prompts: promptsOfLocalCopy(request.datasetDir), notes: [] };
+  }
+  const copy = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
+  const from = `s3://${copy.bucket}/${copy.key}`;
+  if (!session.aws)
+    return { folder, from, copy, notes: [`dataset copy ${from} not checked (${session.note ?? 'no AWS'})`] };
+  const listing = await awsStep(`list ${from}`, () => session.aws!.s3.listObjects(copy.bucket, copy.key));
+  if (!listing.some((o) => o.key === `${copy.key}dataset_info.json`))
+    throw new UserError(
+      `${from} holds no dataset copy (no dataset_info.json): the job has no network, so the script reads only this copy. Upload it first: rlvr upload <folder saved with save_to_disk> --dataset ${folder}`,
+      'NoDatasetCopy',
+    );
+  const prompts = await promptsOfS3Copy(session.aws, copy, entry.loader, request.settings).catch(
+    () => undefined,
+  );
+  return { folder, from, copy, ...(prompts !== undefined ? { prompts } : {}), notes: [] };
+}
+
+/** Rows of a save_to_disk folder: dataset_info.json's split sizes, when it records them. */
+function rowsOfInfo(info: unknown): number | undefined {
+  const splits = (info as { splits?: Record<string, { num_examples?: number }> })?.splits;
+  if (!splits) return undefined;
+  const counts = Object.values(splits)
+    .map((s) => s?.num_examples)
+    .filter((n): n is number => typeof n === 'number');
+  return counts.length === 1 ? counts[0] : undefined;
+}
+
+function promptsOfLocalCopy(dir: string): number | undefined {
+  try {
+    return rowsOfInfo(JSON.parse(fs.readFileSync(path.join(dir, 'dataset_info.json'), 'utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The copy's prompts: dataset_info.json's split size when it records one, else the ids the loader gives
+ * (the curriculum pre-flight's reader: only the id columns, cached by the copy's ETags).
+ */
+async function promptsOfS3Copy(
+  aws: AwsClients,
+  copy: { bucket: string; key: string },
+  loader: string,
+  settings: Readonly<Record<string, string>>,
+): Promise<number | undefined> {
+  const info = rowsOfInfo(
+    JSON.parse(await aws.s3.getObjectText(copy.bucket, `${copy.key}dataset_info.json`)),
+  );
+  if (info !== undefined) return info;
+  const rule = resolveIdRule(loader, {
+    split: settings.split ?? 'train',
+    ...(settings.level ? { level: settings.level.split(',').map(Number) } : {}),
+  });
+  if (!rule.checkable) return undefined;
+  const read = await readDatasetIds(aws.s3, { bucket: copy.bucket, prefix: copy.key }, rule);
+  return read.ok ? read.ids.length : undefined;
+}
+
+/** An earlier campaign whose finished prompts this one keeps: the same campaign id, else exit 2. */
+async function continuedFrom(
+  request: PasskRequest,
+  id: string,
+  session: SubmitConnection,
+  layout: S3Layout,
+): Promise<PasskPlan['continued']> {
+  const from = request.continueFrom;
+  if (!from) return undefined;
+  const folder = path.resolve(request.cwd, from);
+  if (fs.existsSync(folder)) {
+    if (!request.local)
+      throw new UserError(
+        `--continue ${from} is a local folder: a SageMaker job cannot read it. Continue a job by its name, or run with --local.`,
+        'BadFlag',
+      );
+    const planFile = path.join(folder, PASSK_PLAN_FILE);
+    if (!fs.existsSync(planFile))
+      throw new UserError(
+        `--continue ${from}: no ${PASSK_PLAN_FILE} there (a run folder of rlvr passk)`,
+        'BadFlag',
+      );
+    checkSameCampaign(from, (JSON.parse(fs.readFileSync(planFile, 'utf8')) as PasskJobPlan).campaignId, id);
+    const results = await readPasskFolder(folder);
+    return { from, prompts: results?.prompts.length ?? 0, local: path.join(folder, PASSK_DIR) };
+  }
+  if (/[/\\]/.test(from)) throw new UserError(`--continue ${from}: no folder at ${folder}`, 'BadFlag');
+  if (!session.aws)
+    return { from, prompts: 0, uri: layout.uri(`${layout.checkpointsPrefix(from)}${PASSK_DIR}/`) };
+  const text = await awsStep(`read ${from}'s plan`, () =>
+    session.aws!.s3.getObjectText(layout.bucket, layout.jobKey(from, PASSK_PLAN_FILE)),
+  ).catch((err: unknown) => {
+    if (err instanceof RuntimeFailure && /NoSuchKey|not found|404/i.test(err.message))
+      throw new UserError(
+        `--continue ${from}: no pass@k campaign job of that name (no ${layout.jobKey(from, PASSK_PLAN_FILE)})`,
+        'BadFlag',
+      );
+    throw err;
+  });
+  const plan = JSON.parse(text) as PasskJobPlan;
+  checkSameCampaign(from, plan.campaignId, id);
+  return { from, prompts: 0, uri: layout.uri(`${layout.checkpointsPrefix(from)}${PASSK_DIR}/`) };
+}
+
+function checkSameCampaign(from: string, theirs: string, ours: string): void {
+  if (theirs !== ours)
+    throw new UserError(
+      `--continue ${from}: it measured another campaign (id ${theirs}, this one ${ours}): the model, dataset, split, n, sampling settings and shard count must be the same for its results to count here`,
+      'CampaignMismatch',
+    );
+}
+
+export async function planPasskCampaign(
+  request: PasskRequest,
+  session: SubmitConnection,
+): Promise<PasskPlan> {
+  const { profile, script } = passkProfile();
+  if (!fs.existsSync(path.join(request.trainerSrc, script.script)))
+    throw new UserError(
+      `${request.trainerSrc} has no ${script.script}: run rlvr passk in the trainer's repository, or pass --trainer-src <its folder>`,
+      'NoPasskScript',
+    );
+  const placeholders: string[] = [];
+  const value = (name: keyof typeof PLACEHOLDERS, v: string | undefined) => {
+    if (v !== undefined) return v;
+    if (!placeholders.includes(name)) placeholders.push(name);
+    return PLACEHOLDERS[name];
+  };
+  const { settings, aws } = session;
+  const layout = new S3Layout(value('bucket', settings.values.bucket), settings.values.prefix);
+  const perHost = gpusPerHost(request);
+  const { model, warnings: modelWarnings } = await checkedModel(request, session, layout);
+  const warnings = [...modelWarnings];
+  const notes = model.notes.map((n) => `model: ${n}`);
+  const dataset = await datasetCopy(request, script, session, layout);
+  notes.push(...dataset.notes);
+  const hosts = request.instanceCount;
+  const shards = plannedShards(script, request, hosts, perHost);
+  const campaign = campaignOf(request, model, profile.id);
+  const id = campaignId(campaign, shards.length);
+  const continued = await continuedFrom(request, id, session, layout);
+  const cache = profile.runtime.datasetCache;
+  const jobPlan: PasskJobPlan = {
+    version: 1,
+    campaign,
+    campaignId: id,
+    shards,
+    files: script.files,
+    model: {
+      containerPath: channelPath(PASSK_CHANNELS.model),
+      modelPath: MODEL_VIEW,
+    },
+    resumeArgs: script.resumeArgs,
+    datasetCaches: cache
+      ? [
+          {
+            channel: PASSK_CHANNELS.dataset,
+            path: cache.path.replaceAll('{folder}', dataset.folder),
+            marker: cache.marker,
+          },
+        ]
+      : [],
+    importRoots: profile.runtime.importRoots?.paths ?? [],
+    ...(dataset.prompts !== undefined ? { datasetPrompts: dataset.prompts } : {}),
+  };
+  const maxPrompts = request.settings.max_prompts ? Number(request.settings.max_prompts) : undefined;
+  const prompts =
+    dataset.prompts === undefined ? undefined : Math.min(dataset.prompts, maxPrompts ?? Infinity);
+  const promptsPerShard = prompts === undefined ? undefined : Math.ceil(prompts / shards.length);
+  if (prompts !== undefined && prompts < shards.length)
+    warnings.push(
+      `${prompts} prompt(s) over ${shards.length} shards: ${shards.length - prompts} GPU(s) get none and are paid idle; a smaller instance type uses them`,
+    );
+  const rate = earlierCampaignRate(
+    request.resultsDir,
+    campaign,
+    request.local ? 'local' : request.instanceType,
+  );
+  const todo =
+    promptsPerShard === undefined
+      ? undefined
+      : Math.max(0, promptsPerShard - (continued?.prompts ?? 0) / shards.length);
+  const wallS = rate && todo !== undefined ? rate.startupS + todo / rate.promptsPerSecond : undefined;
+  if (request.maxRuntimeSeconds !== undefined && wallS !== undefined && request.maxRuntimeSeconds < wallS)
+    warnings.push(
+      `--max-runtime ${formatDuration(request.maxRuntimeSeconds)} is below the expected ~${formatDuration(Math.ceil(wallS))}: SageMaker would stop it; a rerun with --continue keeps what it finished`,
+    );
+  const maxRuntimeSeconds =
+    request.maxRuntimeSeconds ??
+    (wallS !== undefined
+      ? Math.min(MAX_RUNTIME_SECONDS, Math.max(3600, Math.ceil(wallS * 2 + 1800)))
+      : 24 * 3600);
+  if (request.maxRuntimeSeconds === undefined && wallS === undefined && !request.local)
+    notes.push('max runtime 24h (no earlier campaign of this shape to go by): --max-runtime sets it');
+  const costUsd =
+    request.local || wallS === undefined
+      ? undefined
+      : costOf(request.instanceType, settings.values.region ?? 'us-west-2', hosts, wallS);
+  const image = request.image
+    ? { image: request.image, from: '--image' }
+    : model.jobImage
+      ? { image: model.jobImage, from: `the image of ${model.job}` }
+      : aws
+        ? undefined
+        : { image: PLACEHOLDERS.image, from: 'unresolved (no AWS)' };
+  if (!image)
+    throw new UserError(
+      `No image to run the script in: pass --image <repository@sha256:…> (the image rlvr submit built from this repository), or measure a job's checkpoint (its image is used).`,
+      'NoImage',
+    );
+  if (image.image === PLACEHOLDERS.image) placeholders.push('image');
+  const staged = await stageSource({ root: request.trainerSrc });
+  const packed = await packSource(staged);
+  const submittedAt = new Date();
+  const submitId = randomUUID();
+  const jobNamePrefix = `${settings.values.jobNamePrefix ?? 'rlvr'}-passk`;
+  const requestSettings: RequestSettings = {
+    bucket: layout.bucket,
+    prefix: layout.root,
+    roleArn: value('roleArn', settings.values.roleArn),
+    subnets: settings.values.subnets,
+    securityGroups: settings.values.securityGroups,
+    kmsKeyId: settings.values.kmsKeyId,
+  };
+  const plan: PasskPlan = {
+    request,
+    profile,
+    script,
+    layout,
+    jobNamePrefix,
+    jobName: jobNameCandidate(jobNamePrefix, submittedAt, 1),
+    image: image.image,
+    imageFrom: image.from,
+    model,
+    jobPlan,
+    hosts,
+    gpusPerHost: perHost,
+    datasetFrom: dataset.from,
+    ...(dataset.copy ? { datasetCopy: dataset.copy } : {}),
+    ...(promptsPerShard !== undefined ? { promptsPerShard } : {}),
+    ...(continued ? { continued } : {}),
+    rate,
+    ...(wallS !== undefined ? { wallS } : {}),
+    maxRuntimeSeconds,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    source: { staged, packed },
+    warnings,
+    notes,
+    placeholders,
+    submitId,
+    submittedAt,
+    buildRequest: (jobName) => passkJobRequest({ plan, jobName, settings: requestSettings }),
+    uploads: () => [{ file: PASSK_PLAN_FILE, body: `${JSON.stringify(jobPlan, null, 2)}\n` }],
+  };
+  if (placeholders.length === 0) {
+    const limitProblems = checkRequestLimits(plan.buildRequest(plan.jobName));
+    if (limitProblems.length > 0)
+      throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);
+  }
+  return plan;
+}
+
+function passkJobRequest(o: {
+  plan: PasskPlan;
+  jobName: string;
+  settings: RequestSettings;
+}): CreateTrainingJobRequest {
+  const { plan, jobName } = o;
+  const { layout, request, model } = plan;
+  const channels: Channel[] = [
+    s3Channel(CHANNELS.config, layout.uri(layout.jobPrefix(jobName)), 'File'),
+    s3Channel(CHANNELS.code, layout.uri(layout.sourceKey(plan.source.packed.sha256)), 'File'),
+    s3Channel(
+      PASSK_CHANNELS.model,
+      model.s3 ? `s3://${model.s3.bucket}/${model.s3.key}` : model.given,
+      'File',
+    ),
+  ];
+  if (plan.datasetCopy)
+    channels.push(
+      s3Channel(PASSK_CHANNELS.dataset, `s3://${plan.datasetCopy.bucket}/${plan.datasetCopy.key}`, 'File'),
+    );
+  if (plan.continued?.uri) channels.push(s3Channel(PASSK_CHANNELS.resume, plan.continued.uri, 'File'));
+  const { campaign } = plan.jobPlan;
+  return assembleRequest({
+    jobName,
+    settings: o.settings,
+    image: plan.image,
+    channels,
+    environment: {
+      [JOB_ENV.mode]: 'passk',
+      [JOB_ENV.submitId]: plan.submitId,
+      [JOB_ENV.image]: plan.image,
+      [JOB_ENV.sourceSha256]: plan.source.packed.sha256,
+      ...OFFLINE_ENVIRONMENT,
+    },
+    tags: Object.entries({
+      'rlvr:kind': 'passk',
+      'rlvr:user': os.userInfo().username,
+      'rlvr:campaign': plan.jobPlan.campaignId,
+      'rlvr:dataset': `${campaign.dataset}/${campaign.split} n=${campaign.n}`,
+      'rlvr:model': campaign.model.id,
+    }).map(([Key, Value]) => ({ Key, Value: sanitizeTagValue(Value) })),
+    metricDefinitions: [],
+    options: {
+      instanceType: request.instanceType,
+      instanceCount: request.instanceCount,
+      volumeGb: request.volumeGb,
+      keepAliveSeconds: 0,
+      maxRuntimeSeconds: plan.maxRuntimeSeconds,
+      spot: request.spot,
+      maxWaitSeconds: undefined,
+      maxRetries: request.maxRetries,
+      // The script needs no network: the model, the dataset and the source come in channels, the Hub is off.
+      networkIsolation: true,
+    },
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * `rlvr passk results`: the shards of campaigns merged, from local run folders (as `rlvr download` or a
+ * local run left them, or a bare folder of the script's shards) and from jobs in S3, each shard's results
+ * streamed line by line (a campaign of 512 completions per prompt is gigabytes of text).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import { describeAwsError, type JobContext } from '../aws';
+import { RuntimeFailure, UserError } from '../errors';
+import {
+  mergeShards,
+  PASSK_DIR,
+  PASSK_PLAN_FILE,
+  readPasskFolder,
+  shardFolder,
+  type MergedPasskResults,
+  type PasskJobPlan,
+} from '../passk-records';
+
+export interface PasskResultsOptions {
+  readonly cwd: string;
+  readonly openContext: () => Promise<JobContext>;
+}
+
+/** A name that is a folder here is read there; any other is a job. */
+export async function passkResultsOf(
+  sources: readonly string[],
+  options: PasskResultsOptions,
+): Promise<MergedPasskResults[]> {
+  const out: MergedPasskResults[] = [];
+  let context: JobContext | undefined;
+  try {
+    for (const source of sources) {
+      const folder = path.resolve(options.cwd, source);
+      if (fs.existsSync(folder)) {
+        const read = await readPasskFolder(folder);
+        if (!read)
+          throw new UserError(
+            `${source}: no pass@k results there (a run folder with ${PASSK_PLAN_FILE}, or shard_<i>/ folders)`,
+            'NoPasskResults',
+          );
+        out.push(read);
+        continue;
+      }
+      if (/[/\\]/.test(source)) throw new UserError(`${source}: no folder at ${folder}`, 'NoSuchRunFolder');
+      context ??= await options.openContext();
+      out.push(await jobResults(context, source));
+    }
+  } finally {
+    context?.close();
+  }
+  return out;
+}
+
+async function jobResults(context: JobContext, job: string): Promise<MergedPasskResults> {
+  const { layout, aws } = context;
+  if (!layout) throw new UserError('No bucket is configured: deploy the stack or pass --bucket', 'NoBucket');
+  try {
+    let plan: PasskJobPlan | undefined;
+    const planKey = layout.jobKey(job, PASSK_PLAN_FILE);
+    if (await aws.s3.headObject(layout.bucket, planKey))
+      plan = JSON.parse(await aws.s3.getObjectText(layout.bucket, planKey)) as PasskJobPlan;
+    const prefix = `${layout.checkpointsPrefix(job)}${PASSK_DIR}/`;
+    const files = plan?.files ?? { shardFolder: 'shard_{shard}', results: 'verification_results.jsonl' };
+    const listed = await aws.s3.listObjects(layout.bucket, prefix);
+    const keys = new Set(listed.map((o) => o.key));
+    const indices = plan
+      ? plan.shards.map((s) => s.index)
+      : listed
+          .map(
+            (o) => /^shard_(0|[1-9]\d*)\/verification_results\.jsonl$/.exec(o.key.slice(prefix.length))?.[1],
+          )
+          .filter((m): m is string => m !== undefined)
+          .map(Number);
+    if (!plan && indices.length === 0)
+      throw new UserError(
+        `${job}: no pass@k results (neither ${planKey} nor shard results under s3://${layout.bucket}/${prefix})`,
+        'NoPasskResults',
+      );
+    const shards = indices
+      .map((index) => ({ index, key: `${prefix}${shardFolder(files, index)}/${files.results}` }))
+      .filter((s) => keys.has(s.key))
+      .map((s) => ({
+        index: s.index,
+        lines: streamLines(() => aws.s3.getObjectStream(layout.bucket, s.key, {})),
+      }));
+    return await mergeShards({ source: job, ...(plan ? { plan } : {}), shards });
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new RuntimeFailure(
+      `Could not read ${job}'s pass@k results: ${describeAwsError(err)}`,
+      'AwsFailure',
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+/** The lines of an object, opened only when the merge reaches its shard. */
+async function* streamLines(open: () => Promise<NodeJS.ReadableStream>): AsyncIterable<string> {
+  const stream = await open();
+  yield* readline.createInterface({ input: stream, crlfDelay: Infinity });
+}

@@ -1,0 +1,240 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { submit } from '../../lib/jobs';
+import { unbiasedPassAtK } from '../../lib/passk-records';
+import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
+import { runCli } from '../helpers/cli';
+import { allKeys, BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';
+import { useEmulator } from '../helpers/emulator-suite';
+import { makeTrainerRepo, safetensorsWith, tempDir } from '../helpers/fixtures';
+import { describeWithPeer, motoAvailable } from '../helpers/moto';
+import { theirRepository } from '../helpers/python';
+
+jest.setTimeout(120_000);
+
+const model = loadBotocoreModel('sagemaker');
+
+/**
+ * `rlvr passk` against the emulator (moto): a training job's checkpoint and the dataset copy resolved in
+ * S3, the campaign's request against AWS's API model, the submit and what it writes, `--continue` of a
+ * job, and the merged results read back from the job's streamed output.
+ */
+describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulator', () => {
+  const emulator = useEmulator();
+  const s3 = () => clients(emulator.moto.endpoint).s3;
+  const put = (key: string, body: string | Buffer) =>
+    s3().send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+  const text = async (key: string) =>
+    (await s3().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString();
+
+  async function trainingJob(): Promise<string> {
+    const job = (await submit(emulator.submitInput(makeTrainerRepo().configPath))).jobName;
+    const ck = `rlvr-experiments/checkpoints/${job}/checkpoints/r_final`;
+    await put(`${ck}/config.json`, '{"model_type": "qwen3"}');
+    await put(`${ck}/model.safetensors`, safetensorsWith(Buffer.alloc(64, 1)));
+    return job;
+  }
+
+  let repo: string;
+  beforeAll(() => {
+    repo = theirRepository();
+  });
+  const cli = (args: string[], cwd = tempDir('rlvr-passk-cli-')) =>
+    runCli(['passk', ...args], {
+      cwd,
+      env: emulator.cliEnv({
+        RLVR_JOB_LOG: path.join(cwd, 'job_log.md'),
+        XDG_CACHE_HOME: path.join(cwd, '.cache'),
+      }),
+    });
+
+  it('--dry-run of a 2-host campaign on 8-GPU instances: 16 shards with distinct indices, each its GPU; a request the API model accepts', async () => {
+    const job = await trainingJob();
+    await put(
+      'rlvr-experiments/datasets/gsm8k_train/dataset_info.json',
+      JSON.stringify({ splits: { train: { name: 'train', num_examples: 7473 } } }),
+    );
+    const r = await cli([
+      '--model',
+      `${job}:final`,
+      '--dataset',
+      'gsm8k',
+      '--n',
+      '64',
+      '--instance-type',
+      'ml.g6e.48xlarge',
+      '--instance-count',
+      '2',
+      '--trainer-src',
+      repo,
+      '--dry-run',
+      '--json',
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout);
+    expect(plan.shards).toHaveLength(16);
+    expect(new Set(plan.shards.map((s: { index: number }) => s.index))).toEqual(
+      new Set(Array.from({ length: 16 }, (_, i) => i)),
+    );
+    const flag = (argv: string[], name: string) => argv[argv.indexOf(name) + 1];
+    for (const s of plan.shards as { index: number; host: string; gpu: number; argv: string[] }[]) {
+      expect(s.host).toBe(s.index < 8 ? 'algo-1' : 'algo-2');
+      expect(s.gpu).toBe(s.index % 8);
+      expect(flag(s.argv, '--gpu-index')).toBe(String(s.index));
+      expect(flag(s.argv, '--num-shards')).toBe('16');
+      // Their script runs on the --gpu-index-th entry of --gpus: that entry is this shard's GPU on its host.
+      expect(flag(s.argv, '--gpus').split(',')[s.index]).toBe(String(s.gpu));
+      expect(flag(s.argv, '--output-dir')).toBe('/opt/ml/checkpoints/passk');
+      expect(flag(s.argv, '--n')).toBe('64');
+      expect(s.argv.slice(0, 3)).toEqual(['python', 'scripts/eval_pass_at_k.py', 'gsm8k']);
+    }
+    expect(plan.datasetPrompts).toBe(7473);
+    expect(plan.promptsPerShard).toBe(Math.ceil(7473 / 16));
+    expect(plan.image).toBe(IMAGE);
+    const request = plan.createTrainingJobRequest;
+    expect(validateAgainstModel(model, 'CreateTrainingJob', request)).toEqual([]);
+    expect(request.ResourceConfig).toMatchObject({ InstanceType: 'ml.g6e.48xlarge', InstanceCount: 2 });
+    expect(request.EnableNetworkIsolation).toBe(true);
+    expect(request.Environment.RLVR_MODE).toBe('passk');
+    const channels = Object.fromEntries(
+      request.InputDataConfig.map(
+        (c: { ChannelName: string; DataSource: { S3DataSource: { S3Uri: string } } }) => [
+          c.ChannelName,
+          c.DataSource.S3DataSource.S3Uri,
+        ],
+      ),
+    );
+    expect(channels).toMatchObject({
+      model: `s3://${BUCKET}/rlvr-experiments/checkpoints/${job}/checkpoints/r_final/`,
+      dataset: `s3://${BUCKET}/rlvr-experiments/datasets/gsm8k_train/`,
+      code: `s3://${BUCKET}/rlvr-experiments/source/${plan.source.sha256}.tar.gz`,
+    });
+  });
+
+  it('refuses what a job cannot run, before anything is written: a Hub-only dataset, a misspelt one, a missing copy', async () => {
+    const before = await allKeys(emulator.moto.endpoint);
+    const jobsBefore = await jobNames(emulator.moto.endpoint);
+    const base = ['--model', 'Qwen/Qwen3-1.7B-Base', '--trainer-src', repo];
+    const hub = await cli([...base, '--dataset', 'ifeval']);
+    expect(hub.code).toBe(2);
+    expect(hub.stderr).toMatch(/ifeval cannot run in a job: it loads google\/IFEval from the Hub only/);
+    const typo = await cli([...base, '--dataset', 'gsm8kk']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/did you mean gsm8k\?/);
+    const missing = await cli([...base, '--dataset', 'mbpp']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/datasets\/mbpp_train\/ holds no dataset copy/);
+    for (const r of [hub, typo, missing]) expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await allKeys(emulator.moto.endpoint)).toEqual(before);
+    expect(await jobNames(emulator.moto.endpoint)).toEqual(jobsBefore);
+  });
+
+  it('submits: the source and the plan uploaded, the job created and logged; its streamed shards merge into exact pass@k; --continue takes its output in a channel', async () => {
+    const job = await trainingJob();
+    const cwd = tempDir('rlvr-passk-cli-');
+    const args = [
+      '--model',
+      `${job}:final`,
+      '--dataset',
+      'gsm8k',
+      '--n',
+      '4',
+      '--instance-type',
+      'ml.g6e.12xlarge',
+    ];
+    const r = await cli([...args, '--trainer-src', repo], cwd);
+    expect(r.code).toBe(0);
+    const passkJob = /^Submitted (\S+):/m.exec(r.stdout)![1];
+    expect(passkJob).toMatch(/^annotations-adhoc-passk-\d{8}-\d{6}$/);
+    const plan = JSON.parse(await text(`rlvr-experiments/jobs/${passkJob}/passk-plan.json`));
+    expect(plan.shards).toHaveLength(4);
+    const described = await clients(emulator.moto.endpoint).sagemaker.send(
+      new DescribeTrainingJobCommand({ TrainingJobName: passkJob }),
+    );
+    expect(described.Environment?.RLVR_SOURCE_SHA256).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      (await allKeys(emulator.moto.endpoint)).some((k) =>
+        k.endsWith(`${described.Environment!.RLVR_SOURCE_SHA256}.tar.gz`),
+      ),
+    ).toBe(true);
+    expect(fs.readFileSync(path.join(cwd, 'job_log.md'), 'utf8')).toContain(`| ${passkJob} |`);
+
+    // What the job streamed: shards 0-2 (shard 3 never wrote), prompt 5 twice (a restart), a cut-off line.
+    const line = (i: number, c: number) =>
+      JSON.stringify({
+        prompt_id: `gsm8k_${i}`,
+        num_completions: 4,
+        num_correct: c,
+        scores: [...Array(4 - c).fill(0), ...Array(c).fill(1)],
+      });
+    const out = `rlvr-experiments/checkpoints/${passkJob}/passk`;
+    await put(`${out}/shard_0/verification_results.jsonl`, `${line(0, 0)}\n${line(1, 1)}\n`);
+    await put(`${out}/shard_1/verification_results.jsonl`, `${line(5, 2)}\n${line(6, 4)}\n${line(5, 2)}\n`);
+    await put(`${out}/shard_2/verification_results.jsonl`, `${line(9, 3)}\n{"prompt_id": "gsm8k_10", "sco`);
+    const results = await runCli(['passk', 'results', passkJob, '--format', 'json'], {
+      cwd,
+      env: emulator.cliEnv(),
+    });
+    expect(results.code).toBe(0);
+    const [merged] = JSON.parse(results.stdout);
+    expect(merged.missingShards).toEqual([3]);
+    expect(merged.duplicates).toBe(1);
+    expect(merged.badLines).toHaveLength(1);
+    expect(results.stderr).toMatch(/shard\(s\) 3 have no results/);
+    const cs = [0, 1, 2, 4, 3];
+    for (const k of [1, 2, 4]) {
+      const row = merged.passAtK.find((p: { k: number }) => p.k === k);
+      expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + unbiasedPassAtK(4, c, k), 0) / cs.length, 12);
+      expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + byHand(4, c, k), 0) / cs.length, 12);
+    }
+
+    // The same campaign again, continuing the job: its output is a channel of the new one.
+    const again = await cli(
+      [...args, '--trainer-src', repo, '--continue', passkJob, '--dry-run', '--json'],
+      cwd,
+    );
+    expect(again.code).toBe(0);
+    const channels = JSON.parse(again.stdout).createTrainingJobRequest.InputDataConfig.map(
+      (c: { ChannelName: string; DataSource: { S3DataSource: { S3Uri: string } } }) => [
+        c.ChannelName,
+        c.DataSource.S3DataSource.S3Uri,
+      ],
+    );
+    expect(channels).toContainEqual(['resume', `s3://${BUCKET}/${out}/`]);
+    // Another campaign (n differs) cannot continue it.
+    const other = await cli(
+      [
+        '--model',
+        `${job}:final`,
+        '--dataset',
+        'gsm8k',
+        '--n',
+        '8',
+        '--instance-type',
+        'ml.g6e.12xlarge',
+        '--trainer-src',
+        repo,
+        '--continue',
+        passkJob,
+        '--dry-run',
+      ],
+      cwd,
+    );
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/it measured another campaign/);
+  });
+});
+
+/** 1 − C(n−c, k) / C(n, k), the binomials counted out. */
+function byHand(n: number, c: number, k: number): number {
+  const choose = (a: number, b: number): number => {
+    if (b < 0 || b > a) return 0;
+    let r = 1;
+    for (let i = 1; i <= b; i++) r = (r * (a - b + i)) / i;
+    return r;
+  };
+  return 1 - choose(n - c, k) / choose(n, k);
+}
