@@ -18,6 +18,7 @@ import {
 } from './query';
 import { writeFileAtomic } from '../util';
 import { overview, type Overview } from './overview';
+import { PasskCampaigns, type PasskAnswer } from './passk';
 import {
   listRunIds,
   overrideLabels,
@@ -182,8 +183,12 @@ export interface NotesAnswer {
 export class DashboardData {
   private runs = new Map<string, OpenRun>();
   private evalRows: { at: number; rows: ResultRow[] } | undefined;
+  /** The results folder's pass@k campaigns, each merged once and again only when its files change. */
+  readonly passkCampaigns: PasskCampaigns;
 
-  constructor(readonly options: DashboardOptions) {}
+  constructor(readonly options: DashboardOptions) {
+    this.passkCampaigns = new PasskCampaigns(options.resultsDir);
+  }
 
   get resultsDir(): string {
     return this.options.resultsDir;
@@ -441,6 +446,11 @@ export class DashboardData {
           : undefined,
       ),
     };
+  }
+
+  /** `/api/passk`: the pass@k campaigns of the results folder (passk.ts). */
+  passk(): Promise<PasskAnswer> {
+    return this.passkCampaigns.answer();
   }
 
   /** Writes a run's notes (NOTES.md in its local folder; never uploaded). */

@@ -103,6 +103,8 @@ export async function startServer(o: ServerOptions): Promise<DashboardServer> {
         return sendJson(res, 200, await d.samples(q));
       case '/api/compare':
         return sendJson(res, 200, await d.compare(q));
+      case '/api/passk':
+        return sendJson(res, 200, await d.passk());
       case '/api/notes': {
         if (req.method !== 'PUT') throw new HttpError(405, 'notes: PUT only');
         // same origin: the page this server sent, under the name the request reached it by

@@ -38,6 +38,7 @@ export const urls = {
   ): string =>
     `/api/compare?ids=${ids.map(enc).join(',')}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${baseline ? `&baseline=${enc(baseline)}` : ''}${sum.length ? `&sum=${sum.map(enc).join(',')}` : ''}`,
   notes: (id: string): string => `/api/notes?id=${enc(id)}`,
+  passk: (): string => '/api/passk',
 };
 
 /** What a run view asks for its charts: every panel's series, bar panels' summed per step. */

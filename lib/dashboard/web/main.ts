@@ -5,13 +5,16 @@
  * reads the same answers from the page itself. Charts get data downsampled to their width; a live run
  * redraws when the server says its trace grew (server-sent events). This module: the toolbar, the
  * router and the live updates; the views are jobs-view.ts, run-view.ts and compare-view.ts, and
- * writeup-view.ts (#/writeup: the page `rlvr report --spec` writes).
+ * writeup-view.ts (#/writeup: the page `rlvr report --spec` writes) and passk-view.ts (#/passk: the
+ * results folder's pass@k campaigns).
  */
 import { destroyCharts } from './charts';
 import { inline, probe, token } from './client';
 import { compareView } from './compare-view';
 import { app, h } from './dom';
+import { destroyPlots } from './curve-chart';
 import { jobsView } from './jobs-view';
+import { passkView } from './passk-view';
 import { runView } from './run-view';
 import { settings, store } from './settings';
 import { writeupView } from './writeup-view';
@@ -51,6 +54,8 @@ function toolbar(): HTMLElement {
     {},
     h('a', { href: '#/jobs', class: 'brand' }, 'rlvr'),
     h('a', { href: '#/jobs' }, 'Jobs'),
+    // the campaigns are the server's answer: an exported report does not hold them
+    inline ? '' : h('a', { href: '#/passk' }, 'Pass@k'),
     inline ? h('span', { class: 'sub' }, ' report (exported; no server)') : '',
     h('span', { class: 'spacer' }),
     axisSel,
@@ -62,6 +67,7 @@ function toolbar(): HTMLElement {
 async function route(): Promise<void> {
   liveRefresh = undefined;
   destroyCharts();
+  destroyPlots();
   probe.readyMs = NaN;
   probe.startedMs = performance.now();
   const hash = location.hash.replace(/^#\/?/, '') || (inline ? String(inline.__start ?? 'jobs') : 'jobs');
@@ -69,6 +75,7 @@ async function route(): Promise<void> {
     if (hash.startsWith('run/')) liveRefresh = await runView(decodeURIComponent(hash.slice(4)));
     else if (hash.startsWith('compare/')) liveRefresh = await compareView(hash.slice(8));
     else if (hash === 'writeup') liveRefresh = await writeupView();
+    else if (hash === 'passk') liveRefresh = await passkView();
     else await jobsView(() => void route());
   } catch (e) {
     app.replaceChildren(h('div', { class: 'error' }, (e as Error).message));
@@ -91,7 +98,9 @@ if (!inline && typeof EventSource !== 'undefined') {
   events.addEventListener('jobs', () => {
     if (probe.view === 'jobs') void route();
   });
+  // a campaign's shards grow without a trace event; the server reads only files that changed
   setInterval(() => {
-    if (probe.view === 'jobs' && document.visibilityState === 'visible') void route();
+    if ((probe.view === 'jobs' || probe.view === 'passk') && document.visibilityState === 'visible')
+      void route();
   }, 60_000);
 }

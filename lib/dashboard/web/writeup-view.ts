@@ -6,37 +6,15 @@
  * (the spec's `presets`) pick which runs are shown. Its data is one answer (writeup.ts) inlined in
  * the page; the dashboard server has no spec, so it does not serve this view.
  */
-import uPlot from 'uplot';
 import type { PasskCurve, WriteupAnswer } from '../writeup';
 import { PALETTE } from './charts';
 import { api, probe } from './client';
-import { app, cssVar, h, panelBox } from './dom';
+import { chart, destroyPlots, type Line } from './curve-chart';
+import { app, h, panelBox } from './dom';
 import { settings } from './settings';
 
 const WRITEUP_URL = '/api/writeup';
 const BASE_COLOR = '#7f7f7f';
-
-interface Line {
-  label: string;
-  color: string;
-  x: number[];
-  y: (number | null)[];
-  /** Canvas dash pattern: the base model's lines, and curves of a different figure. */
-  dash?: number[];
-  points?: boolean;
-}
-
-/** What tests read of each drawn chart: its series' labels and how many values uPlot holds for each. */
-const drawn: Record<string, { label: string; values: number }[]> = {};
-(window as unknown as { __rlvrWriteup: typeof drawn }).__rlvrWriteup = drawn;
-
-let plots: uPlot[] = [];
-
-function destroyPlots(): void {
-  for (const p of plots) p.destroy();
-  plots = [];
-  for (const k of Object.keys(drawn)) delete drawn[k];
-}
 
 /** Exponential moving average, as the run view's smoothing slider (gaps kept). */
 function smooth(y: (number | null)[], w: number): (number | null)[] {
@@ -50,65 +28,6 @@ function smooth(y: (number | null)[], w: number): (number | null)[] {
 }
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
-
-function chart(
-  el: HTMLElement,
-  id: string,
-  lines: Line[],
-  o: { xLabel: string; yLabel: string; logX?: boolean; percent?: boolean },
-): void {
-  el.textContent = '';
-  const usable = lines.filter((l) => l.x.length > 0);
-  if (usable.length === 0) {
-    el.append(h('div', { class: 'empty' }, 'no data'));
-    probe.charts.push({ id, series: 0, points: 0 });
-    drawn[id] = [];
-    return;
-  }
-  const joined = uPlot.join(
-    usable.map((l) => [l.x, l.y.map((v) => (v === null || !o.percent ? v : v * 100))] as uPlot.AlignedData),
-  );
-  const text = cssVar('--fg');
-  const grid = cssVar('--grid');
-  const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
-  const plot = new uPlot(
-    {
-      width: Math.max(300, Math.floor(el.clientWidth || 560)),
-      height: 240,
-      legend: { live: true },
-      cursor: { drag: { x: true, y: false } },
-      scales: { x: o.logX ? { time: false, distr: 3, log: 2 } : { time: false } },
-      axes: [
-        { ...axis, label: o.xLabel },
-        { ...axis, label: o.yLabel },
-      ],
-      series: [
-        {},
-        ...usable.map((l) => ({
-          label: l.label,
-          stroke: l.color,
-          width: l.dash ? 1.5 : 2,
-          dash: l.dash,
-          spanGaps: true,
-          value: (_: uPlot, v: number | null) =>
-            v === null ? '–' : o.percent ? `${v.toFixed(1)}%` : v.toPrecision(4),
-          points: l.points ? { show: true, size: 6, fill: l.color } : { show: false },
-        })),
-      ],
-    },
-    joined,
-    el,
-  );
-  plots.push(plot);
-  const series = usable.map((l, i) => ({
-    label: l.label,
-    values: (plot.data[i + 1] as (number | null | undefined)[]).filter((v) => v !== null && v !== undefined)
-      .length,
-  }));
-  drawn[id] = series;
-  el.dataset.series = String(usable.length);
-  probe.charts.push({ id, series: usable.length, points: joined[0].length });
-}
 
 function passkLine(label: string, color: string, c: PasskCurve, base: boolean): Line | undefined {
   // the unbiased estimate; a source with only their first-k figure is drawn dotted, and said so
