@@ -27,6 +27,8 @@ export const COMMANDS: Record<string, () => Register> = {
   lint: () => (require('./commands/lint') as typeof import('./commands/lint')).registerLint,
   eval: () => (require('./commands/eval') as typeof import('./commands/eval')).registerEval,
   passk: () => (require('./commands/passk') as typeof import('./commands/passk')).registerPassk,
+  curriculum: () =>
+    (require('./commands/curriculum') as typeof import('./commands/curriculum')).registerCurriculum,
   dashboard: () =>
     (require('./commands/dashboard') as typeof import('./commands/dashboard')).registerDashboard,
   report: () => (require('./commands/dashboard') as typeof import('./commands/dashboard')).registerReport,

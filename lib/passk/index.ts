@@ -17,3 +17,10 @@ export {
   type OrderKind,
 } from './curriculum';
 export { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet } from './sft';
+export {
+  buildCurriculum,
+  buildSft,
+  orderFileName,
+  type CurriculumBuildInput,
+  type CurriculumBuilt,
+} from './build-curriculum';

@@ -1,0 +1,165 @@
+import type { Command } from 'commander';
+import { openJobContext } from '../../lib/aws';
+import { UserError } from '../../lib/errors';
+import { buildCurriculum, buildSft, describeOrder, type OrderKind } from '../../lib/passk';
+import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
+
+interface BuildFlags extends SettingsFlagValues {
+  from?: string[];
+  name?: string;
+  order: string;
+  min?: string;
+  max?: string;
+  dryRun?: boolean;
+  replace?: boolean;
+  out?: string;
+  json?: boolean;
+}
+
+interface SftFlags {
+  from?: string[];
+  out?: string;
+  minPassRate?: string;
+  maxPassRate?: string;
+  seed?: string;
+  json?: boolean;
+}
+
+function rate(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d*\.?\d+$/.test(text) || n > 1)
+    throw new UserError(`${flag} ${text}: a pass rate from 0 to 1`, 'BadFlag');
+  return n;
+}
+
+export function registerCurriculum(program: Command): void {
+  const curriculum = program.command('curriculum').description('curricula built from pass@k campaigns');
+  curriculum.enablePositionalOptions();
+  addSettingsOptions(curriculum.command('build'))
+    .description(
+      "an order file from campaigns' pass rates, uploaded to the bucket's curricula/, and the config lines that use it",
+    )
+    .option('--from <sources...>', 'passk jobs or run folders (their rates are pooled)')
+    .option('--name <name>', 'its name under curricula/, e.g. pass-at-64/gsm8k_curriculum')
+    .option(
+      '--order <kind>',
+      'easy-first, hard-first, or band (min ≤ pass rate < max, easy first)',
+      'easy-first',
+    )
+    .option('--min <rate>', 'keep prompts with a pass rate ≥ this (band default 0)')
+    .option('--max <rate>', 'keep prompts with a pass rate < this (band default 0.5)')
+    .option('--replace', 'overwrite an order file of that name with other content')
+    .option('--out <file>', 'write it here instead of uploading it')
+    .option('--dry-run', 'build and show it; write nothing')
+    .option('--json', 'print JSON')
+    .action(exits((flags: BuildFlags) => runBuild(flags)));
+  curriculum
+    .command('sft')
+    .description(
+      'an SFT set from the correct completions of prompts in a pass-rate band, as their build_sft_from_pass_at_k.py makes it',
+    )
+    .option('--from <folders...>', 'run folders of passk campaigns (a job: rlvr download it first)')
+    .option('--out <file>', 'the JSONL file to write (required)')
+    .option('--min-pass-rate <rate>', 'keep prompts with a pass rate ≥ this', '0')
+    .option('--max-pass-rate <rate>', 'keep prompts with a pass rate < this', '0.5')
+    .option('--seed <n>', 'the random seed of the choice and the shuffle', '42')
+    .option('--json', 'print JSON')
+    .action(exits((flags: SftFlags) => runSft(flags)));
+}
+
+/** The campaigns to read (a flag, not a required option: a forgotten value is named first). */
+function sources(from: string[] | undefined, what: string): string[] {
+  if (!from?.length) throw new UserError(`--from <${what}...>: the pass@k campaigns to read`, 'BadFlag');
+  return from;
+}
+
+async function runBuild(flags: BuildFlags): Promise<number> {
+  if (!flags.name) throw new UserError('--name <name>: the order file’s name under curricula/', 'BadFlag');
+  if (!['easy-first', 'hard-first', 'band'].includes(flags.order))
+    throw new UserError(`--order ${flags.order}: easy-first, hard-first or band`, 'BadFlag');
+  const min = rate(flags.min, '--min');
+  const max = rate(flags.max, '--max');
+  const built = await buildCurriculum({
+    from: sources(flags.from, 'jobs or folders'),
+    name: flags.name,
+    order: flags.order as OrderKind,
+    ...(min !== undefined ? { min } : {}),
+    ...(max !== undefined ? { max } : {}),
+    dryRun: Boolean(flags.dryRun),
+    replace: Boolean(flags.replace),
+    ...(flags.out ? { out: flags.out } : {}),
+    cwd: process.cwd(),
+    openContext: () => openJobContext({ settings: settingsOf(flags) }),
+  });
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          ok: true,
+          ids: built.order.ids.length,
+          dataset: built.order.dataset,
+          uri: built.uri ?? null,
+          upload: built.upload,
+          out: built.out ?? null,
+          datasetIds: built.datasetIds,
+          excluded: {
+            noResult: built.order.excluded.noResult.length,
+            outsideBand: built.order.excluded.outsideBand,
+          },
+          conflicts: built.order.conflicts,
+          configLines: built.configLines,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    return 0;
+  }
+  const out: string[] = [`Order file ${built.uri ?? built.out ?? flags.name}  (${flags.order})`];
+  for (const line of describeOrder(built.order)) out.push(`  ${line}`);
+  out.push(
+    'datasetIds' in built && 'from' in built.datasetIds
+      ? `  ties in the dataset's row order; every id is in ${built.datasetIds.from} (${built.datasetIds.prompts} prompts)`
+      : `  ties by id: the dataset copy's ids were not read (${(built.datasetIds as { why: string }).why}); the submit's pre-flight checks them`,
+  );
+  const said = {
+    created: 'uploaded',
+    unchanged: 'already there with this content',
+    replaced: 'replaced (--replace)',
+    'dry-run': 'not written (--dry-run)',
+    local: 'written here, not uploaded (--out)',
+    'no AWS': 'not uploaded (no AWS)',
+  }[built.upload];
+  out.push(`  ${said}`);
+  out.push('', 'In a config:', ...built.configLines.map((l) => `  ${l}`), '');
+  process.stdout.write(out.join('\n'));
+  return 0;
+}
+
+async function runSft(flags: SftFlags): Promise<number> {
+  if (!flags.out) throw new UserError('--out <file>: where to write the SFT set (JSONL)', 'BadFlag');
+  const seed = Number(flags.seed ?? '42');
+  if (!Number.isInteger(seed)) throw new UserError(`--seed ${flags.seed}: a whole number`, 'BadFlag');
+  const set = await buildSft({
+    from: sources(flags.from, 'folders'),
+    out: flags.out,
+    minPassRate: rate(flags.minPassRate, '--min-pass-rate') ?? 0,
+    maxPassRate: rate(flags.maxPassRate, '--max-pass-rate') ?? 0.5,
+    seed,
+    cwd: process.cwd(),
+  });
+  const summary = {
+    ok: true,
+    out: set.out,
+    examples: set.lines.length,
+    skippedNoCorrect: set.skippedNoCorrect,
+    skippedNoPrompt: set.skippedNoPrompt,
+  };
+  process.stdout.write(
+    flags.json
+      ? `${JSON.stringify(summary, null, 2)}\n`
+      : `wrote ${set.out}: ${set.lines.length} example(s); skipped ${set.skippedNoCorrect} with no correct completion, ${set.skippedNoPrompt} with no prompt\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,226 @@
+/**
+ * `rlvr curriculum build` and `rlvr curriculum sft`: from campaigns' merged results to an order file in
+ * the bucket's curricula/ (ids in the dataset copy's row order for ties, every id one the copy has, so the
+ * curriculum pre-flight accepts it by construction) and the config lines that use it; and the SFT set
+ * their build_sft_from_pass_at_k.py makes from the same results.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describeAwsError, type JobContext } from '../aws';
+import { readDatasetIds, resolveIdRule } from '../curriculum';
+import { RlvrError, RuntimeFailure, UserError } from '../errors';
+import { PASSK_DIR, PASSK_PLAN_FILE, type MergedPasskResults } from '../passk-records';
+import { buildOrder, curriculumConfigLines, type CurriculumOrder, type OrderKind } from './curriculum';
+import { passkProfile } from './plan';
+import { passkResultsOf } from './results';
+import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet } from './sft';
+
+export interface CurriculumBuildInput {
+  readonly from: readonly string[];
+  /** The order file's name under curricula/ (`pass-at-64/gsm8k_curriculum`; `.txt` added when absent). */
+  readonly name: string;
+  readonly order: OrderKind;
+  readonly min?: number;
+  readonly max?: number;
+  readonly dryRun: boolean;
+  /** Overwrite an order file of that name whose content differs. */
+  readonly replace: boolean;
+  /** Write the file here instead of uploading it. */
+  readonly out?: string;
+  readonly cwd: string;
+  readonly openContext: () => Promise<JobContext>;
+}
+
+export interface CurriculumBuilt {
+  readonly order: CurriculumOrder;
+  readonly results: readonly MergedPasskResults[];
+  /** Where it is (or would be) in S3. */
+  readonly uri?: string;
+  readonly upload: 'created' | 'unchanged' | 'replaced' | 'dry-run' | 'local' | 'no AWS';
+  readonly out?: string;
+  readonly configLines: string[];
+  /** Where the dataset's ids came from, or why they could not be read. */
+  readonly datasetIds: { readonly from: string; readonly prompts: number } | { readonly why: string };
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
+export function orderFileName(name: string): string {
+  if (!NAME.test(name) || name.split('/').some((p) => p === '..' || p === '.'))
+    throw new UserError(
+      `--name ${name}: letters, digits, . _ - and / between parts (e.g. pass-at-64/gsm8k_curriculum)`,
+      'BadFlag',
+    );
+  return name.endsWith('.txt') ? name : `${name}.txt`;
+}
+
+/** The copy's ids in row order, through the curriculum pre-flight's own reader (cached by ETags). */
+async function datasetIdsOf(
+  context: JobContext | undefined,
+  results: readonly MergedPasskResults[],
+): Promise<{ ids?: readonly string[]; note: CurriculumBuilt['datasetIds'] }> {
+  const campaign = results.find((r) => r.campaign)?.campaign;
+  if (!campaign)
+    return { note: { why: 'the results have no plan naming their dataset copy (a bare folder of shards)' } };
+  if (!context?.layout) return { note: { why: 'no AWS access to read the dataset copy' } };
+  const entry = passkProfile().script.datasets[campaign.dataset];
+  const loader = entry && 'loader' in entry ? entry.loader : campaign.dataset;
+  const rule = resolveIdRule(loader, {
+    split: campaign.split,
+    ...(campaign.level ? { level: campaign.level.split(',').map(Number) } : {}),
+  });
+  if (!rule.checkable) return { note: { why: rule.reason } };
+  const copy = { bucket: context.layout.bucket, prefix: context.layout.datasetPrefix(rule.folder) };
+  const read = await readDatasetIds(context.aws.s3, copy, rule);
+  const from = `s3://${copy.bucket}/${copy.prefix}`;
+  if (!read.ok) return { note: { why: `${from}: ${read.reason}` } };
+  return { ids: read.ids, note: { from, prompts: read.ids.length } };
+}
+
+async function openOrNot(openContext: () => Promise<JobContext>): Promise<JobContext | undefined> {
+  try {
+    return await openContext();
+  } catch (err) {
+    if (err instanceof UserError) return undefined;
+    throw err;
+  }
+}
+
+export async function buildCurriculum(input: CurriculumBuildInput): Promise<CurriculumBuilt> {
+  const file = orderFileName(input.name);
+  const results = await passkResultsOf(input.from, { cwd: input.cwd, openContext: input.openContext });
+  const context = await openOrNot(input.openContext);
+  try {
+    // Without the copy's ids the order is still right (ties by id); the submit's pre-flight checks it.
+    const ids = await datasetIdsOf(context, results).catch((err: unknown) => ({
+      ids: undefined,
+      note: { why: err instanceof RlvrError ? err.message : describeAwsError(err) },
+    }));
+    const order = buildOrder(results, {
+      order: input.order,
+      ...(input.min !== undefined ? { min: input.min } : {}),
+      ...(input.max !== undefined ? { max: input.max } : {}),
+      ...(ids.ids ? { datasetIds: ids.ids } : {}),
+    });
+    const layout = context?.layout;
+    const key = layout?.curriculumKey(file);
+    const uri = layout && key ? `s3://${layout.bucket}/${key}` : undefined;
+    let upload: CurriculumBuilt['upload'] = input.dryRun ? 'dry-run' : input.out ? 'local' : 'no AWS';
+    if (!input.dryRun && !input.out && context && layout && key) {
+      upload = await step(`upload ${uri}`, async () => {
+        if (await context.aws.s3.putObjectIfAbsent(layout.bucket, key, order.text, 'text/plain'))
+          return 'created';
+        const there = await context.aws.s3.getObjectText(layout.bucket, key);
+        if (there === order.text) return 'unchanged';
+        if (!input.replace)
+          throw new UserError(
+            `${uri} exists with other content: a job that names it would train on another order. Pick another --name, or --replace it.`,
+            'OrderFileExists',
+          );
+        await context.aws.s3.putObject(layout.bucket, key, order.text, 'text/plain');
+        return 'replaced';
+      });
+    }
+    if (!input.dryRun && !uri && !input.out)
+      throw new UserError(
+        'No AWS access to upload the order file: configure AWS, or write it with --out <file>.',
+        'NoAws',
+      );
+    let out: string | undefined;
+    if (input.out && !input.dryRun) {
+      out = path.resolve(input.cwd, input.out);
+      fs.mkdirSync(path.dirname(out), { recursive: true });
+      fs.writeFileSync(`${out}.partial`, order.text);
+      fs.renameSync(`${out}.partial`, out);
+    }
+    const level = order.level;
+    const configLines = curriculumConfigLines(
+      uri ?? out ?? `s3://<bucket>/curricula/${file}`,
+      order.dataset,
+      {
+        ...(order.split ? { split: order.split } : {}),
+        ...(level ? { level } : {}),
+      },
+    );
+    return {
+      order,
+      results,
+      ...(uri ? { uri } : {}),
+      upload,
+      ...(out ? { out } : {}),
+      configLines,
+      datasetIds: ids.note,
+    };
+  } finally {
+    context?.close();
+  }
+}
+
+async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof RlvrError) throw err;
+    throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
+  }
+}
+
+export interface SftBuildInput {
+  readonly from: readonly string[];
+  readonly out: string;
+  readonly minPassRate?: number;
+  readonly maxPassRate?: number;
+  readonly seed?: number;
+  readonly cwd: string;
+}
+
+/**
+ * The SFT set of their build_sft_from_pass_at_k.py from run folders: it needs each correct completion's
+ * text and each prompt, which only the shards' files hold (a job's: after `rlvr download`).
+ */
+export async function buildSft(
+  input: SftBuildInput,
+): Promise<SftSet & { readonly out: string; readonly prompts: number }> {
+  const lines: string[] = [];
+  let skippedNoCorrect = 0;
+  let skippedNoPrompt = 0;
+  let prompts = 0;
+  const datasets = new Set<string>();
+  for (const source of input.from) {
+    const dir = path.resolve(input.cwd, source);
+    if (!fs.existsSync(dir))
+      throw new UserError(
+        `${source}: no folder here. The SFT set needs the completions' text, which only the shards' files hold: download the job first (rlvr download ${source}), then name its folder.`,
+        'NoSuchRunFolder',
+      );
+    const plan = fs.existsSync(path.join(dir, PASSK_PLAN_FILE))
+      ? (JSON.parse(fs.readFileSync(path.join(dir, PASSK_PLAN_FILE), 'utf8')) as {
+          campaign?: { dataset?: string };
+        })
+      : undefined;
+    const shardsDir = plan ? path.join(dir, PASSK_DIR) : dir;
+    const read = await readSftShards(shardsDir, {
+      ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
+      ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
+    });
+    const dataset = plan?.campaign?.dataset ?? read.results[0]?.promptId.replace(/_\d+$/, '') ?? 'unknown';
+    datasets.add(dataset);
+    const set = buildSftSet({
+      results: read.results,
+      prompts: read.prompts,
+      dataset,
+      ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
+      ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
+      seed: input.seed ?? SFT_DEFAULTS.seed,
+    });
+    lines.push(...set.lines);
+    skippedNoCorrect += set.skippedNoCorrect;
+    skippedNoPrompt += set.skippedNoPrompt;
+    prompts += read.results.length;
+  }
+  const out = path.resolve(input.cwd, input.out);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(`${out}.partial`, lines.map((l) => `${l}\n`).join(''));
+  fs.renameSync(`${out}.partial`, out);
+  return { lines, skippedNoCorrect, skippedNoPrompt, out, prompts };
+}

@@ -1,0 +1,183 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { S3Layout } from '../../lib/layout';
+import { runCli } from '../helpers/cli';
+import { allKeys, BUCKET, clients } from '../helpers/emulator-data';
+import { useEmulator } from '../helpers/emulator-suite';
+import { gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
+import { describeWithPeer, motoAvailable } from '../helpers/moto';
+import { gsm8kColumns, saveToDisk } from '../curriculum/save-to-disk';
+
+jest.setTimeout(120_000);
+
+const ROWS = 50;
+const MEASURED = 44;
+const N = 8;
+/** Prompt i solved c(i) times of N: several ties, so the row order decides among them. */
+const correctOf = (i: number) => (i * 3) % (N + 1);
+
+/** A run folder of a passk campaign as the job leaves it: its plan and the script's shard output. */
+function campaignFolder(): string {
+  const dir = tempDir('rlvr-passk-run-');
+  const shards = 2;
+  fs.writeFileSync(
+    path.join(dir, 'passk-plan.json'),
+    JSON.stringify({
+      version: 1,
+      campaign: {
+        dataset: 'gsm8k',
+        split: 'train',
+        n: N,
+        sampling: { max_tokens: '1024' },
+        model: { label: 'base', id: 's3://b/models/base/', from: 's3://b/models/base/' },
+        trainer: 'grpo-sft',
+      },
+      campaignId: 'c0ffee',
+      shards: Array.from({ length: shards }, (_, index) => ({ index, host: 0, gpu: index, argv: [] })),
+      files: {
+        shardFolder: 'shard_{shard}',
+        results: 'verification_results.jsonl',
+        completions: 'completions.jsonl',
+        summary: 'summary.json',
+      },
+      model: { containerPath: '/opt/ml/input/data/model', modelPath: '/tmp/m' },
+      resumeArgs: ['--resume-from', '1'],
+      datasetCaches: [],
+      importRoots: ['src'],
+    }),
+  );
+  for (let s = 0; s < shards; s++) {
+    const folder = path.join(dir, 'passk', `shard_${s}`);
+    fs.mkdirSync(folder, { recursive: true });
+    const per = Math.ceil(MEASURED / shards);
+    const results: string[] = [];
+    const completions: string[] = [];
+    for (let i = s * per; i < Math.min(MEASURED, (s + 1) * per); i++) {
+      const c = correctOf(i);
+      const scores = [...Array(N - c).fill(0), ...Array(c).fill(1)];
+      const texts = scores.map((x, k) => (x ? `#### ${i}` : `#### wrong ${k}`));
+      results.push(
+        JSON.stringify({
+          prompt_id: `gsm8k_${i}`,
+          num_completions: N,
+          num_correct: c,
+          pass_rate: c / N,
+          scores,
+          completions: texts.map((text, k) => ({
+            text,
+            finish_reason: 'stop',
+            num_tokens: 3,
+            score: scores[k],
+          })),
+        }),
+      );
+      completions.push(
+        JSON.stringify({
+          prompt_id: `gsm8k_${i}`,
+          prompt: `Q: question ${i}\nA:`,
+          problem: { answer: String(i), prompt_id: `gsm8k_${i}` },
+          completions: texts.map((text) => ({ text, finish_reason: 'stop', num_tokens: 3 })),
+        }),
+      );
+    }
+    fs.writeFileSync(path.join(folder, 'verification_results.jsonl'), results.map((l) => `${l}\n`).join(''));
+    fs.writeFileSync(path.join(folder, 'completions.jsonl'), completions.map((l) => `${l}\n`).join(''));
+  }
+  return dir;
+}
+
+/**
+ * `rlvr curriculum build` against the emulator: the order file from a campaign's rates, uploaded to
+ * curricula/, its config lines, and `rlvr lint --curricula` (the pre-flight a submit runs) accepting the
+ * config made of them; `rlvr curriculum sft` from the same folder.
+ */
+describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)', () => {
+  const emulator = useEmulator();
+  const put = (key: string, body: Uint8Array | string) =>
+    clients(emulator.moto.endpoint).s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+  const text = async (key: string) =>
+    (
+      await clients(emulator.moto.endpoint).s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))
+    ).Body!.transformToString();
+
+  it('writes the order easiest first (ties in row order), uploads it, and a config using its lines passes the pre-flight', async () => {
+    const layout = new S3Layout(BUCKET);
+    for (const [name, body] of Object.entries(saveToDisk(gsm8kColumns(ROWS), { rowsPerBatch: 16 })))
+      await put(`${layout.datasetPrefix('gsm8k_train')}${name}`, body);
+    const run = campaignFolder();
+    const cwd = tempDir('rlvr-curriculum-cli-');
+    const env = emulator.cliEnv({ XDG_CACHE_HOME: path.join(cwd, '.cache') });
+    const r = await runCli(
+      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--json'],
+      { cwd, env },
+    );
+    expect({ code: r.code, err: r.code ? r.stderr : '' }).toEqual({ code: 0, err: '' });
+    const built = JSON.parse(r.stdout);
+    const key = 'rlvr-experiments/curricula/pass-at-8/gsm8k_curriculum.txt';
+    expect(built).toMatchObject({
+      upload: 'created',
+      uri: `s3://${BUCKET}/${key}`,
+      ids: MEASURED,
+      excluded: { noResult: ROWS - MEASURED },
+      datasetIds: { prompts: ROWS },
+    });
+    const expected = Array.from({ length: MEASURED }, (_, i) => i)
+      .sort((a, b) => correctOf(b) - correctOf(a) || a - b)
+      .map((i) => `gsm8k_${i}`);
+    expect(await text(key)).toBe(`${expected.join('\n')}\n`);
+
+    // The same build again changes nothing; another order under that name is refused unless --replace.
+    const again = await runCli(
+      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--json'],
+      { cwd, env },
+    );
+    expect(JSON.parse(again.stdout).upload).toBe('unchanged');
+    const keys = await allKeys(emulator.moto.endpoint);
+    const other = await runCli(
+      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--order', 'hard-first'],
+      { cwd, env },
+    );
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/exists with other content.*--replace/);
+    expect(await allKeys(emulator.moto.endpoint)).toEqual(keys);
+
+    // The printed lines in a config: the pre-flight (rlvr lint --curricula) finds every id in the copy.
+    const dir = tempDir('rlvr-config-');
+    const config = gsm8kWith([
+      'data:\n  dataset: gsm8k\n  split: train\n',
+      `${built.configLines.join('\n')}\n`,
+    ]);
+    const lint = await runCli(
+      ['lint', writeConfig(dir, 'curriculum.yaml', config), '--curricula', '--json'],
+      {
+        cwd,
+        env,
+      },
+    );
+    const findings = JSON.parse(lint.stdout);
+    expect(JSON.stringify(findings)).toMatch(new RegExp(`${MEASURED} ids, all in gsm8k_train`));
+    expect(lint.code).toBe(0);
+  });
+
+  it('sft: one correct completion per prompt below the band’s top, as their script picks it', async () => {
+    const run = campaignFolder();
+    const cwd = tempDir('rlvr-sft-cli-');
+    const r = await runCli(['curriculum', 'sft', '--from', run, '--out', 'sft.jsonl', '--json'], { cwd });
+    expect(r.code).toBe(0);
+    const lines = fs
+      .readFileSync(path.join(cwd, 'sft.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // pass rate < 0.5 and at least one correct: c in 1..3 of 8.
+    const wanted = Array.from({ length: MEASURED }, (_, i) => i).filter(
+      (i) => correctOf(i) >= 1 && correctOf(i) <= 3,
+    );
+    expect(lines.map((l) => l.prompt_id).sort()).toEqual(wanted.map((i) => `gsm8k_${i}`).sort());
+    for (const l of lines) expect(l.completion).toBe(`#### ${l.prompt_id.split('_')[1]}`);
+    expect(JSON.parse(r.stdout).skippedNoCorrect).toBe(
+      Array.from({ length: MEASURED }, (_, i) => i).filter((i) => correctOf(i) === 0).length,
+    );
+  });
+});
