@@ -48,7 +48,7 @@ export function registerDownload(program: Command): void {
         print(flags, report, () => renderDownload(job, report));
         // A completed job without checkpoints, or a file that failed its check, is a failed download.
         const noCheckpoints =
-          report.availableCheckpoints.length === 0 && report.jobStatus === 'Completed' && !report.evalJob;
+          report.availableCheckpoints.length === 0 && report.jobStatus === 'Completed' && !report.resultsOnly;
         return noCheckpoints || report.checks.some((c) => !c.ok) ? 1 : 0;
       }),
     );

@@ -218,6 +218,15 @@ export const JOB_ENV = {
   mode: 'RLVR_MODE',
 } as const;
 
+/**
+ * Jobs that write results, never checkpoints (`RLVR_MODE`): a batch evaluation and a pass@k campaign.
+ * "Completed without a checkpoint" is no incident for them.
+ */
+export function writesResultsOnly(environment: Readonly<Record<string, string>> | undefined): boolean {
+  const mode = environment?.[JOB_ENV.mode];
+  return mode === 'eval' || mode === 'passk';
+}
+
 /** Multi-host jobs: the ports hosts use between them (inside the job's network only). */
 export const CLUSTER = {
   /** Ray's GCS on the head (`ray start --head --port`). */

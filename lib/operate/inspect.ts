@@ -1,6 +1,6 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import { describeJob, isTerminal, requireLayout, type IS3, type JobContext } from '../aws';
-import { JOB_ENV, parseCheckpointFolder, type S3Layout } from '../layout';
+import { parseCheckpointFolder, writesResultsOnly, type S3Layout } from '../layout';
 import { checkpointOfKey, newestTrace, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
 import { readJobLogDescriptions } from '../submission';
 import { costOf } from '../job-options';
@@ -151,14 +151,14 @@ export function describeResume(resume: ResumeInfo): string {
 }
 
 /**
- * The "Completed but no checkpoints" incident, said loudly. An eval job (`RLVR_MODE=eval`) writes
- * results, not checkpoints: it has no such incident.
+ * The "Completed but no checkpoints" incident, said loudly. An eval or pass@k job writes results, not
+ * checkpoints: it has no such incident.
  */
 export function postJobProblem(
   job: Pick<DescribeTrainingJobResponse, 'TrainingJobStatus' | 'Environment'>,
   checkpoints: CheckpointSummary,
 ): string | undefined {
-  if (job.TrainingJobStatus !== 'Completed' || job.Environment?.[JOB_ENV.mode] === 'eval') return undefined;
+  if (job.TrainingJobStatus !== 'Completed' || writesResultsOnly(job.Environment)) return undefined;
   if (checkpoints.count === 0) return 'COMPLETED WITHOUT ANY CHECKPOINT IN S3';
   if (!checkpoints.final)
     return `completed, but no final checkpoint (latest: step ${checkpoints.latestStep})`;

@@ -11,7 +11,14 @@ import {
 } from '../aws';
 import { RlvrError, RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
-import { JOB_ENV, LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
+import {
+  LOCAL,
+  parseCheckpointFolder,
+  parseS3Uri,
+  RUN_FOLDER,
+  writesResultsOnly,
+  type S3Layout,
+} from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { judgeJobCheckpoints } from './job-checkpoints';
 import { extractTarGz, mapLimited, readJsonFile, readTextFile, walkTree } from '../util';
@@ -52,8 +59,8 @@ export interface DownloadOptions {
 export interface DownloadReport {
   readonly dir: string;
   readonly jobStatus: string;
-  /** A batch evaluation job (`rlvr eval`): results only, no checkpoints expected. */
-  readonly evalJob: boolean;
+  /** A batch evaluation or pass@k job (`rlvr eval`, `rlvr passk`): results only, no checkpoints expected. */
+  readonly resultsOnly: boolean;
   readonly downloaded: number;
   readonly skipped: number;
   readonly bytes: number;
@@ -442,9 +449,9 @@ async function downloadSteps(context: JobContext, options: DownloadOptions): Pro
   // Every checkpoint folder must be loadable and its weights whole, nested ones included.
   const { checks, folderNames } = verifyCheckpoints(run, listing.checkpointDirs);
   const { job, warnings, tally } = run;
-  // An eval job writes results (evals/), never checkpoints.
-  const evalJob = job.Environment?.[JOB_ENV.mode] === 'eval';
-  if (listing.available.length === 0 && !evalJob) {
+  // An eval job writes results (evals/), never checkpoints; a pass@k job its shards (passk/).
+  const resultsOnly = writesResultsOnly(job.Environment);
+  if (listing.available.length === 0 && !resultsOnly) {
     warnings.push(
       `${options.job} has NO CHECKPOINTS in ${layout.uri(run.prefix)}${job.TrainingJobStatus === 'Completed' ? ' although it Completed' : ` (${job.TrainingJobStatus})`}`,
     );
@@ -452,7 +459,7 @@ async function downloadSteps(context: JobContext, options: DownloadOptions): Pro
   return {
     dir: run.dir,
     jobStatus: job.TrainingJobStatus ?? 'Unknown',
-    evalJob,
+    resultsOnly,
     downloaded: tally.downloaded,
     skipped: tally.skipped,
     bytes: tally.bytes,

@@ -191,6 +191,23 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
       expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + byHand(4, c, k), 0) / cs.length, 12);
     }
 
+    // A pass@k job writes results, never checkpoints: no incident in its status; download brings its shards.
+    await put(`rlvr-experiments/checkpoints/${passkJob}/passk-plan.json`, JSON.stringify(plan));
+    const status = await runCli(['status', passkJob], { cwd, env: emulator.cliEnv() });
+    expect(status.stdout).toContain('Completed');
+    expect(status.stdout + status.stderr).not.toMatch(/WITHOUT ANY CHECKPOINT|NO CHECKPOINTS/);
+    const download = await runCli(['download', passkJob], { cwd, env: emulator.cliEnv() });
+    expect(download.stdout + download.stderr).not.toMatch(/NO CHECKPOINTS/);
+    expect({ code: download.code, out: download.code ? download.stdout + download.stderr : '' }).toEqual({
+      code: 0,
+      out: '',
+    });
+    const local = await runCli(['passk', 'results', path.join('results', passkJob), '--format', 'json'], {
+      cwd,
+      env: emulator.cliEnv(),
+    });
+    expect(JSON.parse(local.stdout)[0].passAtK).toEqual(merged.passAtK);
+
     // The same campaign again, continuing the job: its output is a channel of the new one.
     const again = await cli(
       [...args, '--trainer-src', repo, '--continue', passkJob, '--dry-run', '--json'],
