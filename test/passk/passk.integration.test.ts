@@ -114,6 +114,67 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     });
   });
 
+  it('the plan’s time and cost come from an earlier campaign’s measured rate, else are said to be unknown', async () => {
+    const job = await trainingJob();
+    await put(
+      'rlvr-experiments/datasets/gsm8k_train/dataset_info.json',
+      JSON.stringify({ splits: { train: { name: 'train', num_examples: 1600 } } }),
+    );
+    const cwd = tempDir('rlvr-passk-cli-');
+    const args = [
+      '--model',
+      `${job}:final`,
+      '--dataset',
+      'gsm8k',
+      '--trainer-src',
+      repo,
+      '--dry-run',
+      '--json',
+    ];
+    const first = JSON.parse((await cli(args, cwd)).stdout);
+    expect(first.wallSeconds).toBeNull();
+    expect(first.costUsd).toBeNull();
+    const unknown = await cli(args.slice(0, -1), cwd);
+    expect(unknown.stdout).toMatch(
+      /time +unknown: no earlier campaign of this model, dataset, n and sampling on ml\.g6e\.48xlarge/,
+    );
+    // A campaign of the same shape ran before: 100 prompts in 400 s on each shard.
+    const earlier = path.join(cwd, 'results', 'passk_20261101-000000');
+    fs.mkdirSync(earlier, { recursive: true });
+    fs.writeFileSync(
+      path.join(earlier, 'passk-plan.json'),
+      JSON.stringify({ ...first, shards: first.shards, files: { shardFolder: 'shard_{shard}' } }),
+    );
+    for (const s of [0, 1]) {
+      const dir = path.join(earlier, 'passk', `shard_${s}`);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(
+        path.join(dir, 'rlvr-shard.json'),
+        JSON.stringify({
+          index: s,
+          attempts: [
+            {
+              host: 'algo-1',
+              gpu: s,
+              instanceType: 'ml.g6e.48xlarge',
+              startedAt: '2026-11-01T00:00:00Z',
+              endedAt: '2026-11-01T00:06:40Z',
+              promptsBefore: 0,
+              promptsAfter: 100,
+            },
+          ],
+        }),
+      );
+    }
+    const second = JSON.parse((await cli(args, cwd)).stdout);
+    expect(second.promptsPerSecondPerGpu).toBeCloseTo(0.25, 12);
+    expect(second.promptsPerShard).toBe(200);
+    expect(second.wallSeconds).toBeCloseTo(800, 6);
+    expect(second.costUsd).toBeGreaterThan(0);
+    // Twice the expected time and half an hour, at least an hour.
+    expect(second.maxRuntimeSeconds).toBe(3600);
+  });
+
   it('refuses what a job cannot run, before anything is written: a Hub-only dataset, a misspelt one, a missing copy', async () => {
     const before = await allKeys(emulator.moto.endpoint);
     const jobsBefore = await jobNames(emulator.moto.endpoint);
