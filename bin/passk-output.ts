@@ -84,7 +84,7 @@ export function renderPasskPlan(plan: PasskPlan): string {
   if (plan.continued)
     row(
       'continues',
-      `${plan.continued.from}${plan.continued.prompts ? `: ${plan.continued.prompts} prompt(s) done are kept` : ''} (campaign ${jobPlan.campaignId})`,
+      `${plan.continued.from}${plan.continued.prompts ? `: ${plan.continued.prompts} prompt(s) done are kept` : plan.continued.shards ? `: ${plan.continued.shards} shard(s) with results are kept` : ''} (campaign ${jobPlan.campaignId})`,
     );
   row('time', timeLine(plan));
   row('max runtime', minutes(plan.maxRuntimeSeconds));

@@ -45,7 +45,7 @@ export function registerPassk(program: Command): void {
     .option('--max-model-len <n>', 'vLLM max model length (default 2048)')
     .option('--batch-size <n>', 'prompts per vLLM call (default 16)')
     .option('--max-prompts <n>', 'only the first n prompts')
-    .option('--verifier-workers <n>', 'verifier workers per shard (default 32)')
+    .option('--verifier-workers <n>', 'verifier workers per shard (default 8, as their launchers pass)')
     .option('--continue <job|folder>', "keep an earlier run of the same campaign's finished prompts")
     .option('--trainer-src <dir>', "the trainer's repository (default: here)")
     .option(

@@ -9,6 +9,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
+import { finished as streamFinished } from 'node:stream/promises';
 import {
   PASSK_DIR,
   PASSK_PLAN_FILE,
@@ -84,6 +86,59 @@ export function countLines(file: string): number {
   }
 }
 
+/** A line's prompt id: their records start with it (json.dumps keeps the dict's order). */
+const PROMPT_ID = /^\{"prompt_id": ("(?:[^"\\]|\\.)*")/;
+
+function promptIdOf(line: string): string | undefined {
+  const m = PROMPT_ID.exec(line);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(m[1]) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+async function* linesOf(file: string): AsyncIterable<string> {
+  yield* readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
+}
+
+/**
+ * completions.jsonl as the results file has it: the script writes a prompt's completions before it
+ * verifies them, so a stop in between leaves completions the resume generates again (a second line),
+ * and a restored folder may hold an older copy of one file than of the other. Kept: the first line of
+ * each prompt the results file has. Returns the lines dropped and the results without completions.
+ */
+export async function alignCompletions(
+  resultsFile: string,
+  completionsFile: string,
+): Promise<{ dropped: number; missing: number }> {
+  if (!fs.existsSync(completionsFile) || !fs.existsSync(resultsFile)) return { dropped: 0, missing: 0 };
+  const finished = new Set<string>();
+  for await (const line of linesOf(resultsFile)) {
+    const id = promptIdOf(line);
+    if (id !== undefined) finished.add(id);
+  }
+  const kept = new Set<string>();
+  const partial = `${completionsFile}.partial`;
+  const out = fs.createWriteStream(partial);
+  let dropped = 0;
+  for await (const line of linesOf(completionsFile)) {
+    const id = promptIdOf(line);
+    if (id === undefined || !finished.has(id) || kept.has(id)) {
+      if (line.trim()) dropped++;
+      continue;
+    }
+    kept.add(id);
+    if (!out.write(`${line}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  out.end();
+  await streamFinished(out);
+  if (dropped > 0) fs.renameSync(partial, completionsFile);
+  else fs.rmSync(partial, { force: true });
+  return { dropped, missing: finished.size - kept.size };
+}
+
 interface Campaign {
   readonly job: ContainerJob;
   readonly plan: PasskJobPlan;
@@ -126,8 +181,25 @@ async function runShard(c: Campaign, shard: PlannedShard): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
   seedFromResume(c, shard, dir);
   const results = path.join(dir, plan.files.results);
-  const cut = dropPartialLine(results) + dropPartialLine(path.join(dir, plan.files.completions));
+  const completions = path.join(dir, plan.files.completions);
+  const earlier = readJsonFile<ShardRecord | undefined>(path.join(dir, SHARD_RECORD_FILE), undefined);
+  const last = earlier?.attempts.at(-1);
+  if (last?.outcome === 'finished' && fs.existsSync(path.join(dir, plan.files.summary))) {
+    // A restart after this shard ended: loading vLLM again would find nothing to do.
+    job.say(`shard ${shard.index}: finished in an earlier attempt (${last.promptsAfter} prompt(s)), skipped`);
+    return;
+  }
+  const cut = dropPartialLine(results) + dropPartialLine(completions);
   if (cut > 0) job.say(`shard ${shard.index}: removed a line cut off by the last stop (${cut} bytes)`);
+  const aligned = await alignCompletions(results, completions);
+  if (aligned.dropped > 0)
+    job.say(
+      `shard ${shard.index}: ${aligned.dropped} completions line(s) without a result dropped (generated again)`,
+    );
+  if (aligned.missing > 0)
+    job.say(
+      `shard ${shard.index}: ${aligned.missing} finished prompt(s) have no completions line (an older copy came back): their prompts are not in an SFT set`,
+    );
   const before = countLines(results);
   const argv = [...shard.argv.map(c.localize), ...(before > 0 ? plan.resumeArgs : [])];
   const attempt: ShardAttempt = {
@@ -216,7 +288,19 @@ export async function runPasskBatch(job: ContainerJob, signal?: AbortSignal): Pr
     job.say(
       `passk: ${mine.length} shard(s) of ${plan.shards.length} on this host (${mine.map((s) => `${s.index}→gpu${s.gpu}`).join(', ')})`,
     );
-    await Promise.all(mine.map((s) => (stopRequested ? undefined : runShard(c, s))));
+    // Every shard ends before the job does: one that throws (a full disk) stops the others.
+    const ended = await Promise.allSettled(
+      mine.map((s) =>
+        stopRequested
+          ? undefined
+          : runShard(c, s).catch((err: unknown) => {
+              for (const p of running) signalGroup(p, 'SIGTERM');
+              throw err;
+            }),
+      ),
+    );
+    const thrown = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+    if (thrown) throw thrown.reason;
     if (stopRequested) {
       job.say('stopped: the finished prompts are in the run folder');
       return 0;

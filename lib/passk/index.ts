@@ -4,7 +4,8 @@
  * them (curricula, SFT sets).
  */
 export { parsePasskRequest, type PasskFlags, type PasskRequest } from './input';
-export { campaignId, passkProfile, planPasskCampaign, shardArgv, type PasskPlan } from './plan';
+export { passkProfile, planPasskCampaign, shardArgv, type PasskPlan } from './plan';
+export { campaignId, campaignOf } from './campaign';
 export { localJobOfPasskPlan, requireLocalImage, runPasskLocally } from './local';
 export { passkSubmission, submitPassk } from './submit';
 export { passkResultsOf, type PasskResultsOptions } from './results';

@@ -157,6 +157,20 @@ export function parsePasskRequest(flags: PasskFlags, script: PasskScriptContract
     if (problem) problems.push(flagProblem(cliFlag(known!.flag), `${given}: ${problem}`));
     else settings[name] = value;
   }
+  // Their script keeps prompts up to max_model_len − max_tokens tokens: at 0 or below it keeps them all,
+  // and one that does not fit makes vLLM fail the shard.
+  if (
+    settings.max_tokens !== undefined &&
+    settings.max_model_len !== undefined &&
+    Number(settings.max_tokens) >= Number(settings.max_model_len)
+  )
+    problems.push(
+      flagProblem(
+        flags.maxTokens !== undefined ? '--max-tokens' : '--max-model-len',
+        `max_tokens ${settings.max_tokens} leaves no room for the prompt in max_model_len ${settings.max_model_len}`,
+        'max_tokens must be below max_model_len (e.g. --max-model-len 4096 with --max-tokens 2048)',
+      ),
+    );
   if (settings.level !== undefined && dataset !== 'math')
     problems.push(flagProblem('--level', '--level filters MATH only', 'leave it out, or use --dataset math'));
   const job = parseJobFlags(flags, problems);

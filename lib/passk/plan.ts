@@ -4,7 +4,7 @@
  * prompts, the model and the dataset copy in channels, the trainer's source shipped as a training job's
  * is, and an earlier campaign's finished prompts kept. Every problem is found before anything is written.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,7 +26,7 @@ import {
   PASSK_DIR,
   PASSK_PLAN_FILE,
   readPasskFolder,
-  type PasskCampaign,
+  readPasskPlan,
   type PasskJobPlan,
   type PlannedShard,
 } from '../passk-records';
@@ -41,6 +41,7 @@ import {
   type SubmitConnection,
 } from '../submission';
 import { BUILT_IN_PROFILES, LOADERS, type PasskScriptContract, type TrainerProfile } from '../trainers';
+import { campaignId, campaignOf } from './campaign';
 import { earlierCampaignRate, type PasskRate } from './rate';
 import type { PasskRequest } from './input';
 
@@ -70,7 +71,10 @@ export interface PasskPlan {
   readonly promptsPerShard?: number;
   readonly continued?: {
     readonly from: string;
+    /** Finished prompts it keeps (counted for a folder; a job's are not read at plan time: 0). */
     readonly prompts: number;
+    /** A job's shards with results. */
+    readonly shards?: number;
     readonly uri?: string;
     readonly local?: string;
   };
@@ -126,45 +130,6 @@ function gpusPerHost(request: PasskRequest): number {
       'BadInstanceType',
     );
   return gpus;
-}
-
-/** What the campaign measures, and its id: the same campaign on the same shard count resumes another. */
-export function campaignOf(request: PasskRequest, model: ResolvedCheckpoint, trainer: string): PasskCampaign {
-  return {
-    dataset: request.dataset,
-    split: request.settings.split ?? 'train',
-    ...(request.settings.level ? { level: request.settings.level } : {}),
-    n: Number(request.settings.n),
-    sampling: Object.fromEntries(
-      Object.entries(request.settings).filter(
-        ([k]) => !['split', 'level', 'n', 'verifier_workers', 'batch_size'].includes(k),
-      ),
-    ),
-    model: {
-      label: model.label,
-      id: model.id,
-      from: model.s3 ? `s3://${model.s3.bucket}/${model.s3.key}` : (model.local ?? model.given),
-    },
-    trainer,
-  };
-}
-
-/**
- * The campaign's identity: what decides which prompts a shard gets and what its results mean. The
- * script's batch size and verifier workers change neither; the shard count does (ceil(prompts / shards)
- * per shard), so it is part of it.
- */
-export function campaignId(c: PasskCampaign, shards: number): string {
-  const identity = {
-    d: c.dataset,
-    s: c.split,
-    l: c.level ?? null,
-    n: c.n,
-    sampling: c.sampling,
-    model: c.model.id,
-    shards,
-  };
-  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
 }
 
 /** The argv of one shard: the contract's words with this shard's values; a pair with an unset value left out. */
@@ -327,6 +292,7 @@ async function promptsOfS3Copy(
 /** An earlier campaign whose finished prompts this one keeps: the same campaign id, else exit 2. */
 async function continuedFrom(
   request: PasskRequest,
+  script: PasskScriptContract,
   id: string,
   session: SubmitConnection,
   layout: S3Layout,
@@ -340,32 +306,47 @@ async function continuedFrom(
         `--continue ${from} is a local folder: a SageMaker job cannot read it. Continue a job by its name, or run with --local.`,
         'BadFlag',
       );
-    const planFile = path.join(folder, PASSK_PLAN_FILE);
-    if (!fs.existsSync(planFile))
+    const plan = readPasskPlan(folder);
+    if (!plan)
       throw new UserError(
-        `--continue ${from}: no ${PASSK_PLAN_FILE} there (a run folder of rlvr passk)`,
+        `--continue ${from}: no readable ${PASSK_PLAN_FILE} there (a run folder of rlvr passk)`,
         'BadFlag',
       );
-    checkSameCampaign(from, (JSON.parse(fs.readFileSync(planFile, 'utf8')) as PasskJobPlan).campaignId, id);
+    checkSameCampaign(from, plan.campaignId, id);
     const results = await readPasskFolder(folder);
     return { from, prompts: results?.prompts.length ?? 0, local: path.join(folder, PASSK_DIR) };
   }
   if (/[/\\]/.test(from)) throw new UserError(`--continue ${from}: no folder at ${folder}`, 'BadFlag');
-  if (!session.aws)
-    return { from, prompts: 0, uri: layout.uri(`${layout.checkpointsPrefix(from)}${PASSK_DIR}/`) };
-  const text = await awsStep(`read ${from}'s plan`, () =>
-    session.aws!.s3.getObjectText(layout.bucket, layout.jobKey(from, PASSK_PLAN_FILE)),
-  ).catch((err: unknown) => {
-    if (err instanceof RuntimeFailure && /NoSuchKey|not found|404/i.test(err.message))
-      throw new UserError(
-        `--continue ${from}: no pass@k campaign job of that name (no ${layout.jobKey(from, PASSK_PLAN_FILE)})`,
-        'BadFlag',
-      );
-    throw err;
-  });
-  const plan = JSON.parse(text) as PasskJobPlan;
-  checkSameCampaign(from, plan.campaignId, id);
-  return { from, prompts: 0, uri: layout.uri(`${layout.checkpointsPrefix(from)}${PASSK_DIR}/`) };
+  const prefix = `${layout.checkpointsPrefix(from)}${PASSK_DIR}/`;
+  const uri = layout.uri(prefix);
+  if (!session.aws) return { from, prompts: 0, uri };
+  const aws = session.aws;
+  const planKey = layout.jobKey(from, PASSK_PLAN_FILE);
+  if (!(await awsStep(`look for ${from}'s plan`, () => aws.s3.headObject(layout.bucket, planKey))))
+    throw new UserError(
+      `--continue ${from}: no pass@k campaign job of that name (no ${layout.uri(planKey)})`,
+      'BadFlag',
+    );
+  const text = await awsStep(`read ${from}'s plan`, () => aws.s3.getObjectText(layout.bucket, planKey));
+  let theirs: string | undefined;
+  try {
+    theirs = (JSON.parse(text) as Partial<PasskJobPlan> | null)?.campaignId;
+  } catch {
+    theirs = undefined;
+  }
+  if (typeof theirs !== 'string')
+    throw new UserError(`--continue ${from}: ${layout.uri(planKey)} is not a pass@k plan`, 'BadFlag');
+  checkSameCampaign(from, theirs, id);
+  // SageMaker fails a job whose channel has no object only once its instances are up: an earlier job that
+  // never wrote a result is refused here.
+  const listed = await awsStep(`list ${uri}`, () => aws.s3.listObjects(layout.bucket, prefix));
+  const shards = listed.filter((o) => o.key.endsWith(`/${script.files.results}`) && o.size > 0).length;
+  if (shards === 0)
+    throw new UserError(
+      `--continue ${from}: it left no results under ${uri} (nothing to keep): run the campaign without --continue`,
+      'NothingToContinue',
+    );
+  return { from, prompts: 0, shards, uri };
 }
 
 function checkSameCampaign(from: string, theirs: string, ours: string): void {
@@ -404,7 +385,7 @@ export async function planPasskCampaign(
   const shards = plannedShards(script, request, hosts, perHost);
   const campaign = campaignOf(request, model, profile.id);
   const id = campaignId(campaign, shards.length);
-  const continued = await continuedFrom(request, id, session, layout);
+  const continued = await continuedFrom(request, script, id, session, layout);
   const cache = profile.runtime.datasetCache;
   const jobPlan: PasskJobPlan = {
     version: 1,
@@ -429,6 +410,10 @@ export async function planPasskCampaign(
     importRoots: profile.runtime.importRoots?.paths ?? [],
     ...(dataset.prompts !== undefined ? { datasetPrompts: dataset.prompts } : {}),
   };
+  if (Number(request.settings.temperature) === 0 && campaign.n > 1)
+    warnings.push(
+      `temperature 0 with n ${campaign.n}: greedy sampling gives every completion the same answer, so pass@k for k > 1 measures nothing more than pass@1`,
+    );
   const maxPrompts = request.settings.max_prompts ? Number(request.settings.max_prompts) : undefined;
   const prompts =
     dataset.prompts === undefined ? undefined : Math.min(dataset.prompts, maxPrompts ?? Infinity);

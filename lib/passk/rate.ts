@@ -15,6 +15,7 @@ import {
   type ShardRecord,
 } from '../passk-records';
 import { readJsonFile } from '../util';
+import { campaignId } from './campaign';
 
 export interface PasskRate {
   readonly promptsPerSecond: number;
@@ -23,11 +24,8 @@ export interface PasskRate {
   readonly from: readonly string[];
 }
 
-const sameShape = (a: PasskCampaign, b: PasskCampaign) =>
-  a.dataset === b.dataset &&
-  a.n === b.n &&
-  a.model.id === b.model.id &&
-  JSON.stringify(a.sampling) === JSON.stringify(b.sampling);
+/** The same campaign, whatever its shard count: the rate is per shard. */
+const sameShape = (a: PasskCampaign, b: PasskCampaign) => campaignId(a, 0) === campaignId(b, 0);
 
 export function earlierCampaignRate(
   resultsDir: string,

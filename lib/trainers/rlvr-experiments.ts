@@ -438,7 +438,9 @@ export const RLVR_PASSK_SCRIPT: PasskScriptContract = {
     ['--num-shards', '{shards}'],
     ['--output-dir', '{output}'],
   ],
-  // Their defaults (:762-905), passed explicitly so that a result records what produced it.
+  // Their defaults (:762-905), passed explicitly so that a result records what produced it; verifier
+  // workers as every launcher of theirs passes them (launch_pass_at_k.sh:56): the script's own 32 per
+  // shard is 256 verifier processes for 8 shards on one host.
   settings: {
     split: { flag: '--split', default: 'train' },
     level: { flag: '--level' },
@@ -450,7 +452,7 @@ export const RLVR_PASSK_SCRIPT: PasskScriptContract = {
     top_k: { flag: '--top-k', default: '50' },
     max_model_len: { flag: '--max-model-len', default: '2048' },
     max_prompts: { flag: '--max-prompts' },
-    verifier_workers: { flag: '--verifier-workers', default: '32' },
+    verifier_workers: { flag: '--verifier-workers', default: '8' },
   },
   datasets: {
     gsm8k: { loader: 'gsm8k' },

@@ -181,6 +181,8 @@ describeWithPeer('dockerd', dockerAvailable())('rlvr passk --local (real engine,
       expect(ids.map((id) => Number(id.split('_')[1])).sort((a, b) => a - b)).toEqual(
         Array.from({ length: PROMPTS / SHARDS }, (_, j) => i * (PROMPTS / SHARDS) + j),
       );
+      // The prompts and completions file has each finished prompt once, in the results' order.
+      expect(resultIds(shardFile(runDir2, i, 'completions.jsonl'))).toEqual(ids);
       const metadata = JSON.parse(fs.readFileSync(shardFile(runDir2, i, 'metadata.json'), 'utf8'));
       expect(metadata.gpus).toBe(String(i));
       const record = JSON.parse(fs.readFileSync(shardFile(runDir2, i, 'rlvr-shard.json'), 'utf8'));

@@ -188,7 +188,20 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     const missing = await cli([...base, '--dataset', 'mbpp']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/datasets\/mbpp_train\/ holds no dataset copy/);
-    for (const r of [hub, typo, missing]) expect(r.stderr).not.toMatch(/\n\s+at /);
+    const noRoom = await cli([...base, '--dataset', 'gsm8k', '--max-tokens', '4096']);
+    expect(noRoom.code).toBe(2);
+    expect(noRoom.stderr).toMatch(/max_tokens 4096 leaves no room for the prompt in max_model_len 2048/);
+    // A job that left no results, and one that is no campaign, cannot be continued.
+    const empty = await cli([
+      ...base,
+      '--dataset',
+      'gsm8k',
+      '--continue',
+      'annotations-adhoc-passk-20261101-000000',
+    ]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/no pass@k campaign job of that name/);
+    for (const r of [hub, typo, missing, noRoom, empty]) expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(await allKeys(emulator.moto.endpoint)).toEqual(before);
     expect(await jobNames(emulator.moto.endpoint)).toEqual(jobsBefore);
   });
@@ -282,6 +295,11 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
       ],
     );
     expect(channels).toContainEqual(['resume', `s3://${BUCKET}/${out}/`]);
+    // A job that streamed nothing yet has nothing to keep.
+    const idle = /^Submitted (\S+):/m.exec((await cli([...args, '--trainer-src', repo], cwd)).stdout)![1];
+    const nothing = await cli([...args, '--trainer-src', repo, '--continue', idle, '--dry-run'], cwd);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toMatch(/it left no results under .*nothing to keep/);
     // Another campaign (n differs) cannot continue it.
     const other = await cli(
       [

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { countLines, dropPartialLine } from '../../lib/container/passk-batch';
+import { alignCompletions, countLines, dropPartialLine } from '../../lib/container/passk-batch';
 import { campaignId, passkProfile, shardArgv } from '../../lib/passk';
 import { earlierCampaignRate } from '../../lib/passk/rate';
 import type { PasskCampaign } from '../../lib/passk-records';
@@ -47,6 +47,13 @@ describe("a campaign's shard commands", () => {
     expect(campaignId({ ...campaign, sampling: { ...campaign.sampling, temperature: '0.6' } }, 8)).not.toBe(
       campaignId(campaign, 8),
     );
+    // The script parses numbers, and filters MATH levels by membership: the same values, the same campaign.
+    expect(campaignId({ ...campaign, sampling: { temperature: '1', max_tokens: '1024' } }, 8)).toBe(
+      campaignId(campaign, 8),
+    );
+    const math = { ...campaign, dataset: 'math', level: '3,4,5' };
+    expect(campaignId({ ...math, level: '5,4,3' }, 8)).toBe(campaignId(math, 8));
+    expect(campaignId({ ...math, level: '4,5' }, 8)).not.toBe(campaignId(math, 8));
     // Another label for the same model is the same campaign.
     expect(campaignId({ ...campaign, model: { ...campaign.model, label: 'other' } }, 8)).toBe(
       campaignId(campaign, 8),
@@ -66,6 +73,40 @@ describe('a shard results file before a restart', () => {
     expect(dropPartialLine(file)).toBe(200_000);
     expect(fs.statSync(file).size).toBe(0);
     expect(dropPartialLine(path.join(path.dirname(file), 'absent'))).toBe(0);
+  });
+});
+
+describe("a shard's completions before a restart", () => {
+  it('keeps the first line of each prompt the results file has: a line generated again and one never verified go', async () => {
+    const dir = tempDir('rlvr-passk-align-');
+    const results = path.join(dir, 'verification_results.jsonl');
+    const completions = path.join(dir, 'completions.jsonl');
+    const line = (id: string, extra = '') =>
+      `{"prompt_id": ${JSON.stringify(id)}, "completions": []${extra}}`;
+    fs.writeFileSync(
+      results,
+      [line('gsm8k_0'), line('gsm8k_1'), line('q"uote')].map((l) => `${l}\n`).join(''),
+    );
+    // gsm8k_1 twice (generated again after a stop), gsm8k_2 never verified, q"uote escaped, gsm8k_0 kept.
+    fs.writeFileSync(
+      completions,
+      [
+        line('gsm8k_0'),
+        line('gsm8k_1', ', "a": 1'),
+        line('gsm8k_1', ', "a": 2'),
+        line('q"uote'),
+        line('gsm8k_2'),
+      ]
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    expect(await alignCompletions(results, completions)).toEqual({ dropped: 2, missing: 0 });
+    expect(fs.readFileSync(completions, 'utf8')).toBe(
+      [line('gsm8k_0'), line('gsm8k_1', ', "a": 1'), line('q"uote')].map((l) => `${l}\n`).join(''),
+    );
+    // An older completions file than results: the prompts it lacks are counted.
+    fs.writeFileSync(completions, `${line('gsm8k_0')}\n`);
+    expect(await alignCompletions(results, completions)).toEqual({ dropped: 0, missing: 2 });
   });
 });
 
