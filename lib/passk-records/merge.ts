@@ -102,6 +102,27 @@ function parseLine(line: string): unknown {
   }
 }
 
+/**
+ * Their records put the counts and scores before the completions (json.dumps keeps the dict's order:
+ * prompt_id, num_completions, num_correct, pass_rate, scores, completions), and the completions are all
+ * but a few hundred bytes of the line: the head alone is parsed when the line is a whole record (it ends
+ * the completions list and the object). Anything else is parsed whole.
+ */
+const COMPLETIONS_KEY = ', "completions": [';
+
+function parseRecord(line: string): unknown {
+  const at = line.indexOf(COMPLETIONS_KEY);
+  if (at > 0 && line.endsWith(']}')) {
+    try {
+      const head: unknown = JSON.parse(`${line.slice(0, at)}}`);
+      if (isObject(head) && Array.isArray(head.scores)) return head;
+    } catch {
+      // A head that does not parse alone (a NaN score, a key spelt inside a string): the whole line.
+    }
+  }
+  return parseLine(line);
+}
+
 function shortWhy(e: unknown): string {
   const msg = e instanceof Error ? e.message : String(e);
   return msg.length > 80 ? `${msg.slice(0, 77)}…` : msg;
@@ -130,7 +151,7 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
       lastRecordLine = lineNo;
       let parsed: unknown;
       try {
-        parsed = parseLine(line);
+        parsed = parseRecord(line);
       } catch (e) {
         lastBad = { shard: shard.index, line: lineNo, why: `not JSON (${shortWhy(e)})` };
         badLines.push(lastBad);

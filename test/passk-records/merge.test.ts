@@ -186,6 +186,40 @@ describe('mergeShards', () => {
   });
 });
 
+describe('mergeShards on lines as Python writes them', () => {
+  /** json.dumps' own spacing (", " and ": "), the form their script writes. */
+  const py = (id: string, scores: number[], text = 'x') =>
+    `{"prompt_id": ${JSON.stringify(id)}, "num_completions": ${scores.length}, "num_correct": ${scores.filter((x) => x > 0).length}, "pass_rate": 0.5, "scores": [${scores.map((x) => x.toFixed(1)).join(', ')}], "completions": [${scores.map((x) => `{"text": ${JSON.stringify(text)}, "finish_reason": "stop", "num_tokens": 3, "score": ${x.toFixed(1)}}`).join(', ')}]}`;
+
+  it('reads the counts from the head of each record, whatever the completions hold', async () => {
+    const merged = await mergeShards({
+      source: 'py',
+      shards: [
+        {
+          index: 0,
+          lines: [
+            py('gsm8k_0', [0, 1, 1, 0]),
+            // The key spelt inside a prompt id and inside a completion: the record is still read right.
+            py('odd, "completions": [', [1, 0, 0, 0]),
+            py('gsm8k_2', [0, 0, 0, 1], ', "completions": [ ]}'),
+            // A NaN score (bare in Python's output): read as not correct.
+            py('gsm8k_3', [1, 1, 0, 0]).replace('"scores": [1.0', '"scores": [NaN'),
+            // Cut off inside its completions: not a whole record, listed as a bad line.
+            py('gsm8k_4', [1, 1, 1, 1]).slice(0, 200),
+          ],
+        },
+      ],
+    });
+    expect(merged.prompts.map((p) => [p.promptId, p.n, p.c, p.firstCorrect])).toEqual([
+      ['gsm8k_0', 4, 2, 1],
+      ['odd, "completions": [', 4, 1, 0],
+      ['gsm8k_2', 4, 1, 3],
+      ['gsm8k_3', 4, 1, 1],
+    ]);
+    expect(merged.badLines.map((b) => b.line)).toEqual([5]);
+  });
+});
+
 describe('readPasskFolder', () => {
   function write(file: string, lines: string[], ending = '\n'): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
