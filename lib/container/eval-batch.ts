@@ -25,7 +25,8 @@ import {
 } from '../eval-records';
 import { CONTAINER, RUN_FOLDER } from '../layout';
 import { readJsonFile, readTextFile } from '../util';
-import { shellQuote, signalGroup, startProcess, type Started } from './process';
+import { runBatchMode } from './batch-mode';
+import { shellQuote, startProcess, type Started } from './process';
 import { JobFailure, type ContainerJob } from './setup';
 
 /** Hosts in their natural order (`algo-2` before `algo-10`): host i of the plan is the i-th. */
@@ -198,72 +199,59 @@ function readPlan(job: ContainerJob): EvalJobPlan {
   return plan;
 }
 
-export async function runEvalBatch(job: ContainerJob, signal?: AbortSignal): Promise<number> {
-  let stopRequested = false;
-  const running = new Set<Started>();
-  const onTerm = () => {
-    stopRequested = true;
-    job.say('SIGTERM: stopping the running units (they run again if the job restarts)');
-    for (const p of running) signalGroup(p, 'SIGTERM');
-  };
-  if (signal?.aborted) onTerm();
-  signal?.addEventListener('abort', onTerm);
-  try {
-    const plan = readPlan(job);
-    const index = hostIndex(job);
-    const mine = plan.units.filter((u) => u.host === index);
-    fs.mkdirSync(job.runDir, { recursive: true });
-    const runInfo = { ...job.runInfo, kind: 'eval', hostIndex: index, units: mine.length };
-    fs.writeFileSync(job.runInfoFile, `${JSON.stringify(runInfo, null, 2)}\n`);
-    const localize = localizer(job);
-    const b: Batch = {
-      job,
-      plan,
-      localize,
-      running,
-      stopping: () => stopRequested,
-      unloadable: new Map(),
-      failed: [],
-      counts: { ran: 0, skipped: 0 },
-    };
-    const used = new Set(mine.map((u) => u.checkpoint));
-    for (const ck of plan.checkpoints.filter((c: PlannedCheckpoint) => used.has(c.label))) {
-      const problem = prepareView(localize(ck.containerPath), localize(ck.modelPath), job.say, ck.label);
-      if (problem) b.unloadable.set(ck.label, problem);
-    }
-    const gpus = [...new Set(mine.map((u) => u.gpu))].sort((x, y) => x - y);
-    job.say(
-      `eval: ${mine.length} unit(s) of ${plan.units.length} on this host, over GPU(s) ${gpus.join(', ') || 'none'}`,
-    );
-    await Promise.all(
-      gpus.map(async (gpu) => {
-        for (const unit of mine.filter((u) => u.gpu === gpu)) {
-          if (stopRequested) break;
-          await runUnit(b, unit);
-        }
-      }),
-    );
-    writeResultsMd(job);
-    if (stopRequested) {
-      job.say(`stopped: ${b.counts.ran} unit(s) ran, ${b.counts.skipped} skipped`);
-      return 0;
-    }
-    if (b.failed.length > 0)
-      throw new JobFailure(
-        `${b.failed.length} of ${mine.length} eval unit(s) failed: ${b.failed.join('; ')}`,
+export function runEvalBatch(job: ContainerJob, signal?: AbortSignal): Promise<number> {
+  return runBatchMode(
+    job,
+    signal,
+    { name: 'eval', onStop: 'stopping the running units (they run again if the job restarts)' },
+    async ({ running, stopping }) => {
+      const plan = readPlan(job);
+      const index = hostIndex(job);
+      const mine = plan.units.filter((u) => u.host === index);
+      fs.mkdirSync(job.runDir, { recursive: true });
+      const runInfo = { ...job.runInfo, kind: 'eval', hostIndex: index, units: mine.length };
+      fs.writeFileSync(job.runInfoFile, `${JSON.stringify(runInfo, null, 2)}\n`);
+      const localize = localizer(job);
+      const b: Batch = {
+        job,
+        plan,
+        localize,
+        running,
+        stopping,
+        unloadable: new Map(),
+        failed: [],
+        counts: { ran: 0, skipped: 0 },
+      };
+      const used = new Set(mine.map((u) => u.checkpoint));
+      for (const ck of plan.checkpoints.filter((c: PlannedCheckpoint) => used.has(c.label))) {
+        const problem = prepareView(localize(ck.containerPath), localize(ck.modelPath), job.say, ck.label);
+        if (problem) b.unloadable.set(ck.label, problem);
+      }
+      const gpus = [...new Set(mine.map((u) => u.gpu))].sort((x, y) => x - y);
+      job.say(
+        `eval: ${mine.length} unit(s) of ${plan.units.length} on this host, over GPU(s) ${gpus.join(', ') || 'none'}`,
       );
-    job.say(`eval: ${b.counts.ran} unit(s) ran, ${b.counts.skipped} skipped (done earlier); all succeeded`);
-    return 0;
-  } catch (err) {
-    const failure =
-      err instanceof JobFailure ? err : new JobFailure(`eval mode error: ${(err as Error).message}`);
-    fs.mkdirSync(path.dirname(job.failureFile), { recursive: true });
-    fs.writeFileSync(job.failureFile, `${failure.message}\n`);
-    job.say(`FAILED: ${failure.message}`);
-    return 1;
-  } finally {
-    signal?.removeEventListener('abort', onTerm);
-  }
+      await Promise.all(
+        gpus.map(async (gpu) => {
+          for (const unit of mine.filter((u) => u.gpu === gpu)) {
+            if (stopping()) break;
+            await runUnit(b, unit);
+          }
+        }),
+      );
+      writeResultsMd(job);
+      if (stopping()) {
+        job.say(`stopped: ${b.counts.ran} unit(s) ran, ${b.counts.skipped} skipped`);
+        return 0;
+      }
+      if (b.failed.length > 0)
+        throw new JobFailure(
+          `${b.failed.length} of ${mine.length} eval unit(s) failed: ${b.failed.join('; ')}`,
+        );
+      job.say(`eval: ${b.counts.ran} unit(s) ran, ${b.counts.skipped} skipped (done earlier); all succeeded`);
+      return 0;
+    },
+  );
 }
 
 /** The results of the units this host has in its run folder, as the table (RESULTS.md; a worker's own name). */

@@ -23,6 +23,7 @@ import {
 } from '../passk-records';
 import { readJsonFile } from '../util';
 import { hostIndex, localizer, prepareView } from './eval-batch';
+import { runBatchMode } from './batch-mode';
 import { shellQuote, signalGroup, startProcess, type Started } from './process';
 import { JobFailure, placeDatasets, prepareCode, pythonPath, type ContainerJob } from './setup';
 
@@ -240,83 +241,70 @@ async function runShard(c: Campaign, shard: PlannedShard): Promise<void> {
   job.say(`${name}: FAILED (${why}); the other shards go on`);
 }
 
-export async function runPasskBatch(job: ContainerJob, signal?: AbortSignal): Promise<number> {
-  let stopRequested = false;
-  const running = new Set<Started>();
-  const onTerm = () => {
-    stopRequested = true;
-    job.say('SIGTERM: stopping the shards (a restart resumes each from its results file)');
-    for (const p of running) signalGroup(p, 'SIGTERM');
-  };
-  if (signal?.aborted) onTerm();
-  signal?.addEventListener('abort', onTerm);
-  try {
-    const plan = readPlan(job);
-    const index = hostIndex(job);
-    const mine = plan.shards.filter((s) => s.host === index);
-    fs.mkdirSync(path.join(job.runDir, PASSK_DIR), { recursive: true });
-    if (index === 0)
-      fs.writeFileSync(path.join(job.runDir, PASSK_PLAN_FILE), `${JSON.stringify(plan, null, 2)}\n`);
-    const runInfo = {
-      ...job.runInfo,
-      kind: 'passk',
-      campaign: plan.campaignId,
-      hostIndex: index,
-      shards: mine.map((s) => s.index),
-    };
-    fs.writeFileSync(job.runInfoFile, `${JSON.stringify(runInfo, null, 2)}\n`);
-    await prepareCode(job);
-    placeDatasets(job, plan);
-    const localize = localizer(job);
-    const problem = prepareView(
-      localize(plan.model.containerPath),
-      localize(plan.model.modelPath),
-      job.say,
-      'model',
-    );
-    if (problem) throw new JobFailure(`the model cannot be loaded: ${problem}`);
-    const pythonpath = pythonPath(job, plan);
-    const c: Campaign = {
-      job,
-      plan,
-      localize,
-      running,
-      stopping: () => stopRequested,
-      env: { ...job.env, ...(pythonpath ? { PYTHONPATH: pythonpath } : {}), PYTHONUNBUFFERED: '1' },
-      failed: [],
-    };
-    job.say(
-      `passk: ${mine.length} shard(s) of ${plan.shards.length} on this host (${mine.map((s) => `${s.index}→gpu${s.gpu}`).join(', ')})`,
-    );
-    // Every shard ends before the job does: one that throws (a full disk) stops the others.
-    const ended = await Promise.allSettled(
-      mine.map((s) =>
-        stopRequested
-          ? undefined
-          : runShard(c, s).catch((err: unknown) => {
-              for (const p of running) signalGroup(p, 'SIGTERM');
-              throw err;
-            }),
-      ),
-    );
-    const thrown = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
-    if (thrown) throw thrown.reason;
-    if (stopRequested) {
-      job.say('stopped: the finished prompts are in the run folder');
+export function runPasskBatch(job: ContainerJob, signal?: AbortSignal): Promise<number> {
+  return runBatchMode(
+    job,
+    signal,
+    { name: 'passk', onStop: 'stopping the shards (a restart resumes each from its results file)' },
+    async ({ running, stopping }) => {
+      const plan = readPlan(job);
+      const index = hostIndex(job);
+      const mine = plan.shards.filter((s) => s.host === index);
+      fs.mkdirSync(path.join(job.runDir, PASSK_DIR), { recursive: true });
+      if (index === 0)
+        fs.writeFileSync(path.join(job.runDir, PASSK_PLAN_FILE), `${JSON.stringify(plan, null, 2)}\n`);
+      const runInfo = {
+        ...job.runInfo,
+        kind: 'passk',
+        campaign: plan.campaignId,
+        hostIndex: index,
+        shards: mine.map((s) => s.index),
+      };
+      fs.writeFileSync(job.runInfoFile, `${JSON.stringify(runInfo, null, 2)}\n`);
+      await prepareCode(job);
+      placeDatasets(job, plan);
+      const localize = localizer(job);
+      const problem = prepareView(
+        localize(plan.model.containerPath),
+        localize(plan.model.modelPath),
+        job.say,
+        'model',
+      );
+      if (problem) throw new JobFailure(`the model cannot be loaded: ${problem}`);
+      const pythonpath = pythonPath(job, plan);
+      const c: Campaign = {
+        job,
+        plan,
+        localize,
+        running,
+        stopping,
+        env: { ...job.env, ...(pythonpath ? { PYTHONPATH: pythonpath } : {}), PYTHONUNBUFFERED: '1' },
+        failed: [],
+      };
+      job.say(
+        `passk: ${mine.length} shard(s) of ${plan.shards.length} on this host (${mine.map((s) => `${s.index}→gpu${s.gpu}`).join(', ')})`,
+      );
+      // Every shard ends before the job does: one that throws (a full disk) stops the others.
+      const ended = await Promise.allSettled(
+        mine.map((s) =>
+          stopping()
+            ? undefined
+            : runShard(c, s).catch((err: unknown) => {
+                for (const p of running) signalGroup(p, 'SIGTERM');
+                throw err;
+              }),
+        ),
+      );
+      const thrown = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+      if (thrown) throw thrown.reason;
+      if (stopping()) {
+        job.say('stopped: the finished prompts are in the run folder');
+        return 0;
+      }
+      if (c.failed.length > 0)
+        throw new JobFailure(`${c.failed.length} of ${mine.length} shard(s) failed: ${c.failed.join('; ')}`);
+      job.say(`passk: ${mine.length} shard(s) done`);
       return 0;
-    }
-    if (c.failed.length > 0)
-      throw new JobFailure(`${c.failed.length} of ${mine.length} shard(s) failed: ${c.failed.join('; ')}`);
-    job.say(`passk: ${mine.length} shard(s) done`);
-    return 0;
-  } catch (err) {
-    const failure =
-      err instanceof JobFailure ? err : new JobFailure(`passk mode error: ${(err as Error).message}`);
-    fs.mkdirSync(path.dirname(job.failureFile), { recursive: true });
-    fs.writeFileSync(job.failureFile, `${failure.message}\n`);
-    job.say(`FAILED: ${failure.message}`);
-    return 1;
-  } finally {
-    signal?.removeEventListener('abort', onTerm);
-  }
+    },
+  );
 }

@@ -6,7 +6,7 @@
 export { EVAL_DEFAULTS, parseEvalRequest, type EvalFlags } from './input';
 export { localJobOfEval, requireLocalImage, runEvalLocally } from './local';
 export { localRunTable, resultsOfJobs, waitForEvalJob, type ResultsOfJobs } from './tables';
-export { planEval, type EvalPlan } from './plan';
+export { awsStep, gpusPerHost, planEval, type EvalPlan } from './plan';
 export { ObjectCache, readJobResults, readLearnedDurations, recordLearnedDurations } from './s3-results';
 export { submitEval, type EvalSubmitResult } from './submit';
 export { parseJobFlags, type JobFlags, type ParsedJobFlags } from './input';

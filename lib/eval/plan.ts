@@ -209,8 +209,14 @@ function unitsOf(request: EvalRequest, checkpoints: readonly ResolvedCheckpoint[
   );
 }
 
-/** GPUs per host: the instance type's (SageMaker), or --gpus shared out among the hosts (local). */
-function gpusPerHost(request: EvalRequest): number {
+/**
+ * GPUs per host: the instance type's (SageMaker), or --gpus shared out among the hosts (local). `uses`
+ * says what needs them, for the refusal of a type without any.
+ */
+export function gpusPerHost(
+  request: Pick<EvalRequest, 'local' | 'instanceCount' | 'instanceType'>,
+  uses = 'evaluation runs vLLM on GPUs',
+): number {
   if (request.local) {
     const n = request.local.gpus.length;
     if (n === 0 || n % request.instanceCount !== 0)
@@ -228,14 +234,14 @@ function gpusPerHost(request: EvalRequest): number {
   const gpus = gpuCount(request.instanceType);
   if (!gpus)
     throw new UserError(
-      `--instance-type ${request.instanceType} has no GPU: evaluation runs vLLM on GPUs (e.g. ml.g6e.48xlarge, 8 GPUs)`,
+      `--instance-type ${request.instanceType} has no GPU: ${uses} (e.g. ml.g6e.48xlarge, 8 GPUs)`,
       'BadInstanceType',
     );
   return gpus;
 }
 
 /** A step that reads AWS: our errors pass, any other is a run-time failure naming the step. */
-async function awsStep<T>(what: string, step: () => Promise<T>): Promise<T> {
+export async function awsStep<T>(what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {

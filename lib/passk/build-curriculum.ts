@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeAwsError, type JobContext } from '../aws';
 import { readDatasetIds, resolveIdRule } from '../curriculum';
-import { RlvrError, RuntimeFailure, UserError } from '../errors';
+import { RlvrError, UserError } from '../errors';
+import { awsStep } from '../eval';
 import { PASSK_DIR, PASSK_PLAN_FILE, type MergedPasskResults } from '../passk-records';
 import { buildOrder, curriculumConfigLines, type CurriculumOrder, type OrderKind } from './curriculum';
 import { passkProfile } from './plan';
@@ -107,7 +108,7 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
     const uri = layout && key ? `s3://${layout.bucket}/${key}` : undefined;
     let upload: CurriculumBuilt['upload'] = input.dryRun ? 'dry-run' : input.out ? 'local' : 'no AWS';
     if (!input.dryRun && !input.out && context && layout && key) {
-      upload = await step(`upload ${uri}`, async () => {
+      upload = await awsStep(`upload ${uri}`, async () => {
         if (await context.aws.s3.putObjectIfAbsent(layout.bucket, key, order.text, 'text/plain'))
           return 'created';
         const there = await context.aws.s3.getObjectText(layout.bucket, key);
@@ -153,15 +154,6 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
     };
   } finally {
     context?.close();
-  }
-}
-
-async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof RlvrError) throw err;
-    throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
   }
 }
 

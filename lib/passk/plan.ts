@@ -9,18 +9,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Channel, CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
-import { describeAwsError, type AwsClients } from '../aws';
+import type { AwsClients } from '../aws';
 import { formatDuration } from '../config';
 import { readDatasetIds, resolveIdRule } from '../curriculum';
-import { ProblemsError, RlvrError, RuntimeFailure, UserError } from '../errors';
-import { resolveCheckpoints, type ResolvedCheckpoint } from '../eval';
-import {
-  checkRequestLimits,
-  costOf,
-  gpuCount,
-  isTrainingInstanceType,
-  MAX_RUNTIME_SECONDS,
-} from '../job-options';
+import { ProblemsError, UserError } from '../errors';
+import { awsStep, gpusPerHost, resolveCheckpoints, type ResolvedCheckpoint } from '../eval';
+import { checkRequestLimits, costOf, MAX_RUNTIME_SECONDS } from '../job-options';
 import { channelPath, CHANNELS, CONTAINER, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
 import {
   PASSK_DIR,
@@ -97,39 +91,6 @@ export function passkProfile(): { profile: TrainerProfile; script: PasskScriptCo
   const profile = BUILT_IN_PROFILES.find((p) => p.runtime.passkScript);
   if (!profile) throw new Error('no trainer profile has a pass@k script');
   return { profile, script: profile.runtime.passkScript! };
-}
-
-async function awsStep<T>(what: string, step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (err) {
-    if (err instanceof RlvrError) throw err;
-    throw new RuntimeFailure(`Could not ${what}: ${describeAwsError(err)}`, 'AwsFailure', { cause: err });
-  }
-}
-
-function gpusPerHost(request: PasskRequest): number {
-  if (request.local) {
-    const n = request.local.gpus.length;
-    if (n === 0 || n % request.instanceCount !== 0)
-      throw new UserError(
-        `--gpus gives ${n} GPU(s) to ${request.instanceCount} host(s): pass a multiple of ${request.instanceCount}`,
-        'BadGpuSplit',
-      );
-    return n / request.instanceCount;
-  }
-  if (!isTrainingInstanceType(request.instanceType))
-    throw new UserError(
-      `--instance-type ${request.instanceType} is not a SageMaker training instance type`,
-      'BadInstanceType',
-    );
-  const gpus = gpuCount(request.instanceType);
-  if (!gpus)
-    throw new UserError(
-      `--instance-type ${request.instanceType} has no GPU: the script runs vLLM on one GPU per shard (e.g. ml.g6e.48xlarge, 8 GPUs)`,
-      'BadInstanceType',
-    );
-  return gpus;
 }
 
 /** The argv of one shard: the contract's words with this shard's values; a pair with an unset value left out. */
@@ -375,7 +336,7 @@ export async function planPasskCampaign(
   };
   const { settings, aws } = session;
   const layout = new S3Layout(value('bucket', settings.values.bucket), settings.values.prefix);
-  const perHost = gpusPerHost(request);
+  const perHost = gpusPerHost(request, 'the script runs vLLM on one GPU per shard');
   const { model, warnings: modelWarnings } = await checkedModel(request, session, layout);
   const warnings = [...modelWarnings];
   const notes = model.notes.map((n) => `model: ${n}`);

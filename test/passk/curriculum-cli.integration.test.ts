@@ -6,6 +6,7 @@ import { runCli } from '../helpers/cli';
 import { allKeys, BUCKET, clients } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
+import { passkPlan } from '../helpers/passk';
 import { describeWithPeer, motoAvailable } from '../helpers/moto';
 import { gsm8kColumns, saveToDisk } from '../curriculum/save-to-disk';
 
@@ -23,29 +24,7 @@ function campaignFolder(): string {
   const shards = 2;
   fs.writeFileSync(
     path.join(dir, 'passk-plan.json'),
-    JSON.stringify({
-      version: 1,
-      campaign: {
-        dataset: 'gsm8k',
-        split: 'train',
-        n: N,
-        sampling: { max_tokens: '1024' },
-        model: { label: 'base', id: 's3://b/models/base/', from: 's3://b/models/base/' },
-        trainer: 'grpo-sft',
-      },
-      campaignId: 'c0ffee',
-      shards: Array.from({ length: shards }, (_, index) => ({ index, host: 0, gpu: index, argv: [] })),
-      files: {
-        shardFolder: 'shard_{shard}',
-        results: 'verification_results.jsonl',
-        completions: 'completions.jsonl',
-        summary: 'summary.json',
-      },
-      model: { containerPath: '/opt/ml/input/data/model', modelPath: '/tmp/m' },
-      resumeArgs: ['--resume-from', '1'],
-      datasetCaches: [],
-      importRoots: ['src'],
-    }),
+    JSON.stringify(passkPlan(shards, { n: N, sampling: { max_tokens: '1024' } })),
   );
   for (let s = 0; s < shards; s++) {
     const folder = path.join(dir, 'passk', `shard_${s}`);

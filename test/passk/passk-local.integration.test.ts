@@ -11,6 +11,7 @@ import {
 } from '../helpers/docker';
 import { writeCheckpoint } from '../helpers/eval';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures';
+import { passAtKByHand } from '../helpers/passk';
 import { describeWithPeer } from '../helpers/moto';
 import { theirRepository } from '../helpers/python';
 
@@ -37,17 +38,6 @@ const resultIds = (file: string): string[] =>
           }
         })
     : [];
-
-/** 1 − C(n−c, k)/C(n, k) with the binomials counted out. */
-function byHand(n: number, c: number, k: number): number {
-  const choose = (a: number, b: number): number => {
-    if (b < 0 || b > a) return 0;
-    let r = 1;
-    for (let i = 1; i <= b; i++) r = (r * (a - b + i)) / i;
-    return r;
-  };
-  return 1 - choose(n - c, k) / choose(n, k);
-}
 
 /**
  * `rlvr passk --local` on a real Docker engine: the real entrypoint in passk mode running a replica of
@@ -208,7 +198,7 @@ describeWithPeer('dockerd', dockerAvailable())('rlvr passk --local (real engine,
     const cs = Array.from({ length: PROMPTS }, (_, i) => correctOf(i));
     expect(results.passAtK.map((p: { k: number }) => p.k)).toEqual([1, 2, 4, 8]);
     for (const row of results.passAtK as { k: number; unbiased: number; firstK: number }[]) {
-      expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + byHand(N, c, row.k), 0) / PROMPTS, 12);
+      expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + passAtKByHand(N, c, row.k), 0) / PROMPTS, 12);
       // Their figure: a correct one among the first k — the correct ones are the last c.
       expect(row.firstK).toBeCloseTo(cs.filter((c) => c > 0 && N - c < row.k).length / PROMPTS, 12);
     }

@@ -9,6 +9,7 @@ import { runCli } from '../helpers/cli';
 import { allKeys, BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { makeTrainerRepo, safetensorsWith, tempDir } from '../helpers/fixtures';
+import { passAtKByHand } from '../helpers/passk';
 import { describeWithPeer, motoAvailable } from '../helpers/moto';
 import { theirRepository } from '../helpers/python';
 
@@ -262,7 +263,7 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     for (const k of [1, 2, 4]) {
       const row = merged.passAtK.find((p: { k: number }) => p.k === k);
       expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + unbiasedPassAtK(4, c, k), 0) / cs.length, 12);
-      expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + byHand(4, c, k), 0) / cs.length, 12);
+      expect(row.unbiased).toBeCloseTo(cs.reduce((a, c) => a + passAtKByHand(4, c, k), 0) / cs.length, 12);
     }
 
     // A pass@k job writes results, never checkpoints: no incident in its status; download brings its shards.
@@ -323,14 +324,3 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     expect(other.stderr).toMatch(/it measured another campaign/);
   });
 });
-
-/** 1 − C(n−c, k) / C(n, k), the binomials counted out. */
-function byHand(n: number, c: number, k: number): number {
-  const choose = (a: number, b: number): number => {
-    if (b < 0 || b > a) return 0;
-    let r = 1;
-    for (let i = 1; i <= b; i++) r = (r * (a - b + i)) / i;
-    return r;
-  };
-  return 1 - choose(n - c, k) / choose(n, k);
-}
