@@ -3,7 +3,8 @@
  * S3 server (s3rver), SageMaker answered by moto. Runs the real `rlvr` commands as a user
  * would, writes the figures with machine and date to bench/results.md. Not a test: it reports.
  *
- * `--dashboard-only`, `--image-only`, `--eval-only`: those rows alone, printed, results.md untouched.
+ * `--dashboard-only`, `--image-only`, `--eval-only`, `--passk-only`: those rows alone, printed, results.md
+ * untouched.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,6 +13,7 @@ import * as path from 'node:path';
 import { startMoto } from '../test/helpers/moto';
 import { dashboardRows } from './dashboard';
 import { imageRows } from './image';
+import { passkRows } from './passk';
 import { RUNS } from './measure';
 import { startPeers } from './peers';
 import type { BenchContext, Row } from './row';
@@ -38,6 +40,7 @@ async function allRows(ctx: BenchContext): Promise<Row[]> {
       await traceSyncRow(ctx, peers),
       await curriculumRow(ctx, peers),
       await evalResultsRow(ctx, peers),
+      ...(await passkRows(ctx)),
       ...(await dashboardRows(ctx.work, ctx.log)),
       ...(await imageRows(ctx, peers.motoEnv)),
     ];
@@ -57,6 +60,7 @@ const ONLY: Record<string, (ctx: BenchContext) => Promise<Row[]>> = {
       await moto.stop();
     }
   },
+  '--passk-only': (ctx) => passkRows(ctx),
   '--eval-only': async (ctx) => {
     const peers = await startPeers(ctx.work);
     try {
