@@ -39,6 +39,8 @@ function renderRerunPlan(plan: RerunPlan): string {
   for (const c of plan.checks)
     out += `  ${c.what}: ${c.location} (${c.state}${c.detail ? `: ${c.detail}` : ''})\n`;
   out += `  checkpoints: ${r.CheckpointConfig?.S3Uri ?? '-'}\n`;
+  if (plan.keeps)
+    out += `  keeps: ${plan.keeps.uri} (${plan.keeps.shards} shard(s) with finished prompts: each resumes from them)\n`;
   out += `  files: ${plan.files.map((f) => f.file).join(', ')}\n`;
   out +=
     plan.changes.length === 0
@@ -68,6 +70,7 @@ function planJson(plan: RerunPlan) {
     checks: plan.checks,
     uploads: plan.files.map((f) => f.file),
     forecast: plan.forecast ? { ...plan.forecast.forecast, resultsDir: plan.forecast.resultsDir } : null,
+    keeps: plan.keeps ?? null,
     warnings: plan.warnings,
   };
 }

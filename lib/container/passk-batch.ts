@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { finished as streamFinished } from 'node:stream/promises';
+import { PASSK_RESUME_CHANNEL } from '../layout';
 import {
   PASSK_DIR,
   PASSK_PLAN_FILE,
@@ -27,7 +28,6 @@ import { runBatchMode } from './batch-mode';
 import { shellQuote, signalGroup, startProcess, type Started } from './process';
 import { JobFailure, placeDatasets, prepareCode, pythonPath, type ContainerJob } from './setup';
 
-const RESUME_CHANNEL = 'resume';
 const SHARD_LOG = 'shard.log';
 
 function readPlan(job: ContainerJob): PasskJobPlan {
@@ -158,7 +158,7 @@ function shardDir(c: Campaign, shard: PlannedShard): string {
 function seedFromResume(c: Campaign, shard: PlannedShard, dir: string): void {
   const results = path.join(dir, c.plan.files.results);
   if (fs.existsSync(results) && fs.statSync(results).size > 0) return;
-  const earlier = path.join(c.job.dataDir, RESUME_CHANNEL, shardFolder(c.plan.files, shard.index));
+  const earlier = path.join(c.job.dataDir, PASSK_RESUME_CHANNEL, shardFolder(c.plan.files, shard.index));
   if (!fs.existsSync(path.join(earlier, c.plan.files.results))) return;
   for (const f of [c.plan.files.results, c.plan.files.completions])
     if (fs.existsSync(path.join(earlier, f))) fs.copyFileSync(path.join(earlier, f), path.join(dir, f));

@@ -219,6 +219,12 @@ export const JOB_ENV = {
 } as const;
 
 /**
+ * The channel a pass@k job reads an earlier run of its campaign from (`--continue`, a rerun): each shard
+ * with no results of its own starts from that run's.
+ */
+export const PASSK_RESUME_CHANNEL = 'resume';
+
+/**
  * Jobs that write results, never checkpoints (`RLVR_MODE`): a batch evaluation and a pass@k campaign.
  * "Completed without a checkpoint" is no incident for them.
  */

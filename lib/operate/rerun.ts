@@ -27,8 +27,18 @@ import { isMap } from '../trainers';
 import { isObject } from '../util';
 import { UserError } from '../errors';
 import { cachedCredentials, ecrCredentials, parseRepositoryUri, remoteDigest } from '../image';
-import { CHANNELS, JOB_ENV, JOB_FILES, jobNameCandidate, parseS3Uri, type S3Layout } from '../layout';
 import {
+  CHANNELS,
+  JOB_ENV,
+  JOB_FILES,
+  jobNameCandidate,
+  PASSK_RESUME_CHANNEL,
+  parseS3Uri,
+  type S3Layout,
+} from '../layout';
+import { PASSK_DIR } from '../passk-records';
+import {
+  s3Channel,
   sanitizeTagValue,
   submitJob,
   type JobSubmission,
@@ -72,6 +82,8 @@ export interface RerunPlan {
   readonly original: { readonly config?: string; readonly template?: string; readonly commit?: string };
   /** The rerun's forecast (undefined: the original recorded no shape to match runs on). */
   readonly forecast: ForecastReport | undefined;
+  /** A pass@k job's rerun: the finished output it keeps (its `resume` channel), and how many shards. */
+  readonly keeps?: { readonly uri: string; readonly shards: number };
   readonly warnings: readonly string[];
 }
 
@@ -160,6 +172,14 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
   const submitId = randomUUID();
   const jobName = jobNameCandidate(context.jobNamePrefix, submittedAt, 1);
   const commit = record.tags['rlvr:git-commit'];
+  const request = rerunRequest(record.request, {
+    jobName,
+    layout,
+    submitId,
+    rerunOf: input.job,
+    ...requestChanges,
+  });
+  const keeps = await passkOutputKept(context, input.job, request);
   return {
     rerunOf: input.job,
     jobName,
@@ -168,13 +188,7 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
     layout,
     namePrefix: context.jobNamePrefix,
     requestSource: record.requestSource,
-    request: rerunRequest(record.request, {
-      jobName,
-      layout,
-      submitId,
-      rerunOf: input.job,
-      ...requestChanges,
-    }),
+    request,
     changes,
     flags,
     requestChanges,
@@ -186,8 +200,33 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
       ...(commit ? { commit } : {}),
     },
     forecast,
+    ...(keeps ? { keeps } : {}),
     warnings,
   };
+}
+
+/**
+ * A pass@k job's rerun resumes by prompt id: the original's streamed shards become its `resume` channel
+ * (each shard starts from them and skips the prompts they finished). An original that wrote nothing yet
+ * keeps the channel it had (its own `--continue`), since SageMaker fails a job whose channel is empty.
+ */
+async function passkOutputKept(
+  context: JobContext,
+  job: string,
+  request: CreateTrainingJobRequest,
+): Promise<RerunPlan['keeps']> {
+  if (request.Environment?.[JOB_ENV.mode] !== 'passk') return undefined;
+  const layout = requireLayout(context);
+  const prefix = `${layout.checkpointsPrefix(job)}${PASSK_DIR}/`;
+  const listed = await context.aws.s3.listObjects(layout.bucket, prefix);
+  const shards = new Set(
+    listed.filter((o) => o.size > 0).flatMap((o) => /\/(shard_\d+)\/[^/]+\.jsonl$/.exec(o.key)?.[1] ?? []),
+  ).size;
+  if (shards === 0) return undefined;
+  const uri = layout.uri(prefix);
+  const channels = (request.InputDataConfig ?? []).filter((c) => c.ChannelName !== PASSK_RESUME_CHANNEL);
+  request.InputDataConfig = [...channels, s3Channel(PASSK_RESUME_CHANNEL, uri, 'File')];
+  return { uri, shards };
 }
 
 /**

@@ -15,7 +15,15 @@ import { readDatasetIds, resolveIdRule } from '../curriculum';
 import { ProblemsError, UserError } from '../errors';
 import { awsStep, gpusPerHost, resolveCheckpoints, type ResolvedCheckpoint } from '../eval';
 import { checkRequestLimits, costOf, MAX_RUNTIME_SECONDS } from '../job-options';
-import { channelPath, CHANNELS, CONTAINER, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
+import {
+  channelPath,
+  CHANNELS,
+  CONTAINER,
+  JOB_ENV,
+  jobNameCandidate,
+  PASSK_RESUME_CHANNEL,
+  S3Layout,
+} from '../layout';
 import {
   PASSK_DIR,
   PASSK_PLAN_FILE,
@@ -40,7 +48,11 @@ import { earlierCampaignRate, type PasskRate } from './rate';
 import type { PasskRequest } from './input';
 
 /** Channels of a campaign job besides the config and the source. */
-export const PASSK_CHANNELS = { model: CHANNELS.model, dataset: 'dataset', resume: 'resume' } as const;
+export const PASSK_CHANNELS = {
+  model: CHANNELS.model,
+  dataset: 'dataset',
+  resume: PASSK_RESUME_CHANNEL,
+} as const;
 
 /** Where the script loads the model: a view of the channel (the index fix applied there, never in S3). */
 const MODEL_VIEW = '/tmp/rlvr-passk-model';

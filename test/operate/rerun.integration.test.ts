@@ -17,6 +17,7 @@ import { useEmulator } from '../helpers/emulator-suite';
 import { makeTrainerRepo } from '../helpers/fixtures';
 import { describeWithPeer, motoAvailable, TEST_ACCOUNT } from '../helpers/moto';
 import { assertNothingCreated, snapshot } from '../helpers/nothing-created';
+import { theirRepository } from '../helpers/python';
 
 jest.setTimeout(180_000);
 
@@ -92,6 +93,49 @@ describeWithPeer('moto_server and docker-registry', registryAvailable())('rlvr r
     r.Tags = r.Tags!.filter((t) => t.Key !== 'rlvr:rerun-of');
     return r;
   }
+
+  it("a pass@k job's rerun resumes by prompt id: its streamed shards are the rerun's resume channel", async () => {
+    const digest = await pushLabelledImage(registry, 'rlvr-experiments', 'some', {}, credentials);
+    const image = `${registry.host}/rlvr-experiments@${digest}`;
+    const repo = theirRepository();
+    const r = await runCli(
+      ['passk', '--model', 'Qwen/Qwen3-1.7B-Base', '--dataset', 'gsm8k', '--n', '4', '--image', image],
+      { env: env(), cwd: repo },
+    );
+    expect(r.stderr).not.toMatch(/^error/m);
+    expect(r.code).toBe(0);
+    const job = /^Submitted (\S+):/m.exec(r.stdout)![1];
+    const plan = async () => {
+      const p = await runCli(['rerun', job, '--dry-run', '--json'], { env: env(), cwd: repo });
+      expect(p.stderr).not.toMatch(/^error/m);
+      return JSON.parse(p.stdout) as { keeps: unknown; createTrainingJobRequest: CreateTrainingJobRequest };
+    };
+    const channels = (request: CreateTrainingJobRequest) =>
+      request.InputDataConfig!.map((c) => c.ChannelName);
+    // Nothing streamed yet: nothing to keep, and no empty channel (SageMaker would fail the job on it).
+    const before = await plan();
+    expect(before.keeps).toBeNull();
+    expect(channels(before.createTrainingJobRequest)).not.toContain('resume');
+    const out = `rlvr-experiments/checkpoints/${job}/passk`;
+    const { s3 } = clients(emulator.moto.endpoint);
+    for (const shard of [0, 3])
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `${out}/shard_${shard}/verification_results.jsonl`,
+          Body: '{"prompt_id": "gsm8k_0", "scores": [1.0, 0.0, 0.0, 0.0]}\n',
+        }),
+      );
+    const after = await plan();
+    expect(after.keeps).toEqual({ uri: `s3://${BUCKET}/${out}/`, shards: 2 });
+    const resume = after.createTrainingJobRequest.InputDataConfig!.find((c) => c.ChannelName === 'resume');
+    expect(resume?.DataSource?.S3DataSource?.S3Uri).toBe(`s3://${BUCKET}/${out}/`);
+    // Everything else is the original's: the same campaign plan, model, dataset and source.
+    expect(channels(after.createTrainingJobRequest).sort()).toEqual(
+      ['code', 'config', 'dataset', 'model', 'resume'].sort(),
+    );
+    expect(after.createTrainingJobRequest.Environment?.RLVR_MODE).toBe('passk');
+  });
 
   it('reruns a job exactly as it ran, with --set changing one key; status and diff name it', async () => {
     const { job, repo, image } = await submitted();
