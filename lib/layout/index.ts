@@ -338,6 +338,11 @@ export function jobNameTimestamp(date: Date): string {
 }
 
 /** The n-th candidate name for a submit at `date` (n = 1 is the plain name). */
+/** The prefix a job's name was made from (`<prefix>-YYYYMMDD-HHMMSS[-N]`), when it was made so. */
+export function jobNamePrefixOf(name: string): string | undefined {
+  return /^(.+)-\d{8}-\d{6}(-\d+)?$/.exec(name)?.[1];
+}
+
 export function jobNameCandidate(prefix: string, date: Date, n: number): string {
   const base = `${prefix}-${jobNameTimestamp(date)}`;
   return n <= 1 ? base : `${base}-${n}`;

@@ -32,6 +32,7 @@ import {
   JOB_ENV,
   JOB_FILES,
   jobNameCandidate,
+  jobNamePrefixOf,
   PASSK_RESUME_CHANNEL,
   parseS3Uri,
   type S3Layout,
@@ -170,7 +171,14 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
   const requestChanges = changedByRerun(record, changes);
   const submittedAt = input.now ?? new Date();
   const submitId = randomUUID();
-  const jobName = jobNameCandidate(context.jobNamePrefix, submittedAt, 1);
+  // An eval or pass@k job's rerun is named as its kind is (`<prefix>-passk-…`); a name of another
+  // launcher's prefix is not taken over.
+  const original = jobNamePrefixOf(input.job);
+  const namePrefix =
+    original && (original === context.jobNamePrefix || original.startsWith(`${context.jobNamePrefix}-`))
+      ? original
+      : context.jobNamePrefix;
+  const jobName = jobNameCandidate(namePrefix, submittedAt, 1);
   const commit = record.tags['rlvr:git-commit'];
   const request = rerunRequest(record.request, {
     jobName,
@@ -186,7 +194,7 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
     submittedAt,
     submitId,
     layout,
-    namePrefix: context.jobNamePrefix,
+    namePrefix,
     requestSource: record.requestSource,
     request,
     changes,

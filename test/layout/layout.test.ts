@@ -1,6 +1,7 @@
 import {
   isValidTrainingJobName,
   jobNameCandidate,
+  jobNamePrefixOf,
   normalisePrefix,
   parseCheckpointFolder,
   S3Layout,
@@ -12,6 +13,13 @@ describe('job names', () => {
     expect(jobNameCandidate('annotations-adhoc', at, 1)).toBe('annotations-adhoc-20260125-090507');
     expect(jobNameCandidate('annotations-adhoc', at, 2)).toBe('annotations-adhoc-20260125-090507-2');
     expect(jobNameCandidate('annotations-adhoc', at, 3)).toBe('annotations-adhoc-20260125-090507-3');
+  });
+  it('give back the prefix they were made from', () => {
+    expect(jobNamePrefixOf(jobNameCandidate('annotations-adhoc-passk', at, 1))).toBe(
+      'annotations-adhoc-passk',
+    );
+    expect(jobNamePrefixOf(jobNameCandidate('annotations-adhoc', at, 3))).toBe('annotations-adhoc');
+    expect(jobNamePrefixOf('my-own-job')).toBeUndefined();
   });
   it('uses UTC whatever the local time zone', () => {
     const local = new Date('2026-01-25T23:30:00-08:00');

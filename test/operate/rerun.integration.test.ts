@@ -127,6 +127,9 @@ describeWithPeer('moto_server and docker-registry', registryAvailable())('rlvr r
         }),
       );
     const after = await plan();
+    expect((after as unknown as { jobName: string }).jobName).toMatch(
+      /^annotations-adhoc-passk-\d{8}-\d{6}$/,
+    );
     expect(after.keeps).toEqual({ uri: `s3://${BUCKET}/${out}/`, shards: 2 });
     const resume = after.createTrainingJobRequest.InputDataConfig!.find((c) => c.ChannelName === 'resume');
     expect(resume?.DataSource?.S3DataSource?.S3Uri).toBe(`s3://${BUCKET}/${out}/`);
