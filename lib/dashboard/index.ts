@@ -10,5 +10,5 @@ export { buildReport } from './report';
 export { listRunIds, runFiles } from './runs';
 export { startServer } from './server';
 export { indexDirOf, openIndex, updateIndex } from './trace-index';
-export { buildWriteup, writeupAnswer, WRITEUP_URL, type WriteupAnswer } from './writeup';
+export { buildWriteup, writeupAnswer, type WriteupAnswer } from './writeup';
 export { readWriteupSpec, type WriteupSpec } from './writeup-spec';

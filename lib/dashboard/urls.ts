@@ -39,6 +39,8 @@ export const urls = {
     `/api/compare?ids=${ids.map(enc).join(',')}&axis=${axis}&width=${width}&keys=${keys.map(enc).join(',')}${baseline ? `&baseline=${enc(baseline)}` : ''}${sum.length ? `&sum=${sum.map(enc).join(',')}` : ''}`,
   notes: (id: string): string => `/api/notes?id=${enc(id)}`,
   passk: (): string => '/api/passk',
+  /** The writeup's data: answered only by the page `report --spec` inlines it in (no server has a spec). */
+  writeup: (): string => '/api/writeup',
 };
 
 /** What a run view asks for its charts: every panel's series, bar panels' summed per step. */

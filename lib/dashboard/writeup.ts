@@ -24,9 +24,6 @@ import type { PasskSource, WriteupSpec } from './writeup-spec';
  * in the spec), and their `evals/<bench>/pass-at-k*\/merged_summary.json` inside a run folder.
  */
 
-/** The page's request for the writeup; only the inlined page answers it (the server has no spec). */
-export const WRITEUP_URL = '/api/writeup';
-
 /** The training curves: per panel, the first series key a run has (trainers name them differently). */
 const CURVES: readonly { id: string; title: string; subtitle: string; keys: readonly string[] }[] = [
   {
@@ -607,7 +604,7 @@ export async function buildWriteup(
     inline: {
       assets: await webAssets(),
       data: {
-        [WRITEUP_URL]: answer,
+        [urls.writeup()]: answer,
         // the toolbar's Jobs link: an empty list rather than "not in this report"
         [urls.jobs()]: { jobs: [], aws: 'writeup: as exported' },
         __start: 'writeup',

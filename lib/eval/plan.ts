@@ -20,6 +20,8 @@ import { channelPath, CHANNELS, JOB_ENV, jobNameCandidate, S3Layout } from '../l
 import { ecrCredentials, imageLabels, LM_EVAL_TASKS_LABEL, offlineDataGaps } from '../image';
 import {
   PLACEHOLDERS,
+  Placeholders,
+  requestSettingsOf,
   assembleRequest,
   OFFLINE_ENVIRONMENT,
   s3Channel,
@@ -323,14 +325,9 @@ export async function planEval(
   session: SubmitConnection,
   learned: Readonly<Record<string, readonly number[]>> = {},
 ): Promise<EvalPlan> {
-  const placeholders: string[] = [];
-  const value = (name: keyof typeof PLACEHOLDERS, v: string | undefined) => {
-    if (v !== undefined) return v;
-    if (!placeholders.includes(name)) placeholders.push(name);
-    return PLACEHOLDERS[name];
-  };
+  const placeholders = new Placeholders();
   const { settings, aws } = session;
-  const layout = new S3Layout(value('bucket', settings.values.bucket), settings.values.prefix);
+  const layout = new S3Layout(placeholders.value('bucket', settings.values.bucket), settings.values.prefix);
   const perHost = gpusPerHost(request);
   const resolved = await checkedCheckpoints(request, session, layout);
   const checkpoints = resolved.checkpoints;
@@ -372,7 +369,7 @@ export async function planEval(
     reused: skipped.map((d) => ({ id: d.id, job: d.where, folder: d.folder })),
   };
   const image = planImage(request, checkpoints, aws);
-  if (image.placeholder) placeholders.push('image');
+  if (image.placeholder) placeholders.names.push('image');
   if (!image.placeholder && request.harness === 'lm_eval' && !request.local) {
     warnings.push(...(await offlineTaskData(image.image, request, session)));
   }
@@ -389,14 +386,7 @@ export async function planEval(
       );
   const submittedAt = new Date();
   const submitId = randomUUID();
-  const requestSettings: RequestSettings = {
-    bucket: layout.bucket,
-    prefix: layout.root,
-    roleArn: value('roleArn', settings.values.roleArn),
-    subnets: settings.values.subnets,
-    securityGroups: settings.values.securityGroups,
-    kmsKeyId: settings.values.kmsKeyId,
-  };
+  const requestSettings = requestSettingsOf(settings.values, layout, placeholders);
   const notes = checkpoints.flatMap((c) => c.notes.map((n) => `${c.label}: ${n}`));
   const plan: EvalPlan = {
     request,
@@ -415,7 +405,7 @@ export async function planEval(
     costUsd,
     warnings,
     notes,
-    placeholders,
+    placeholders: placeholders.names,
     submitId,
     submittedAt,
     channels,
@@ -438,7 +428,7 @@ export async function planEval(
         .map((c) => ({ file: manifestFile(c), body: manifestBody(c) })),
     ],
   };
-  if (placeholders.length === 0) {
+  if (placeholders.names.length === 0) {
     const limitProblems = checkRequestLimits(plan.buildRequest(plan.jobName));
     if (limitProblems.length > 0)
       throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);

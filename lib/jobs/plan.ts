@@ -43,6 +43,7 @@ import {
 import {
   firstJobName,
   Placeholders,
+  requestSettingsOf,
   type PlaceholderName,
   jobLogPathProblem,
   resolveJobLogPath,
@@ -281,14 +282,9 @@ function planRequest(parts: PlanParts) {
     ...input.extraTags,
   };
   const requestSettings = {
-    bucket: job.layout.bucket,
-    prefix: job.layout.root,
-    roleArn: placeholders.value('roleArn', settings.values.roleArn),
+    ...requestSettingsOf(settings.values, job.layout, placeholders),
     region: placeholders.value('region', settings.values.region),
     repositoryUri: placeholders.value('repositoryUri', settings.values.repositoryUri),
-    subnets: settings.values.subnets,
-    securityGroups: settings.values.securityGroups,
-    kmsKeyId: settings.values.kmsKeyId,
   };
   const requestInput: Omit<RequestInput, 'jobName'> = {
     settings: requestSettings,

@@ -25,7 +25,7 @@ type Bad = { shard: number; line: number; why: string };
 type Counts = Omit<PromptResult, 'shard'>;
 
 /** A verifier score as their script judges it (`s > 0`); false for anything `> 0` would be false for. */
-function correct(score: unknown): boolean {
+export function isCorrectScore(score: unknown): boolean {
   return (typeof score === 'number' && score > 0) || score === true;
 }
 
@@ -36,8 +36,8 @@ function isScore(v: unknown): boolean {
 
 function fromScores(promptId: string, scores: readonly unknown[]): Counts {
   const n = scores.length;
-  const firstCorrect = scores.findIndex(correct);
-  const c = scores.reduce<number>((sum, s) => sum + (correct(s) ? 1 : 0), 0);
+  const firstCorrect = scores.findIndex(isCorrectScore);
+  const c = scores.reduce<number>((sum, s) => sum + (isCorrectScore(s) ? 1 : 0), 0);
   return { promptId, n, c, passRate: n > 0 ? c / n : 0, firstCorrect };
 }
 
@@ -81,7 +81,7 @@ const LITERAL_OR_NON_JSON = /"[^"\\]*(?:\\.[^"\\]*)*"|(-?)Infinity|NaN/g;
  * bare (`NaN`, `Infinity`), which JSON.parse refuses. NaN becomes null (their `nan > 0` is false) and
  * ±Infinity a number that parses to ±Infinity.
  */
-function parseLine(line: string): unknown {
+export function parsePythonJson(line: string): unknown {
   try {
     return JSON.parse(line);
   } catch (e) {
@@ -120,7 +120,7 @@ function parseRecord(line: string): unknown {
       // A head that does not parse alone (a NaN score, a key spelt inside a string): the whole line.
     }
   }
-  return parseLine(line);
+  return parsePythonJson(line);
 }
 
 function shortWhy(e: unknown): string {

@@ -89,9 +89,14 @@ async function openOrNot(openContext: () => Promise<JobContext>): Promise<JobCon
 
 export async function buildCurriculum(input: CurriculumBuildInput): Promise<CurriculumBuilt> {
   const file = orderFileName(input.name);
-  const results = await passkResultsOf(input.from, { cwd: input.cwd, openContext: input.openContext });
+  // One context for the jobs' results, the dataset copy and the upload (settings are read once).
   const context = await openOrNot(input.openContext);
   try {
+    const results = await passkResultsOf(input.from, {
+      cwd: input.cwd,
+      openContext: input.openContext,
+      ...(context ? { context } : {}),
+    });
     // Without the copy's ids the order is still right (ties by id); the submit's pre-flight checks it.
     const ids = await datasetIdsOf(context, results).catch((err: unknown) => ({
       ids: undefined,

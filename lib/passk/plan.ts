@@ -37,6 +37,8 @@ import {
   assembleRequest,
   OFFLINE_ENVIRONMENT,
   PLACEHOLDERS,
+  Placeholders,
+  requestSettingsOf,
   s3Channel,
   sanitizeTagValue,
   type RequestSettings,
@@ -340,14 +342,9 @@ export async function planPasskCampaign(
       `${request.trainerSrc} has no ${script.script}: run rlvr passk in the trainer's repository, or pass --trainer-src <its folder>`,
       'NoPasskScript',
     );
-  const placeholders: string[] = [];
-  const value = (name: keyof typeof PLACEHOLDERS, v: string | undefined) => {
-    if (v !== undefined) return v;
-    if (!placeholders.includes(name)) placeholders.push(name);
-    return PLACEHOLDERS[name];
-  };
+  const placeholders = new Placeholders();
   const { settings, aws } = session;
-  const layout = new S3Layout(value('bucket', settings.values.bucket), settings.values.prefix);
+  const layout = new S3Layout(placeholders.value('bucket', settings.values.bucket), settings.values.prefix);
   const perHost = gpusPerHost(request, 'the script runs vLLM on one GPU per shard');
   const { model, warnings: modelWarnings } = await checkedModel(request, session, layout);
   const warnings = [...modelWarnings];
@@ -432,20 +429,13 @@ export async function planPasskCampaign(
       `No image to run the script in: pass --image <repository@sha256:…> (the image rlvr submit built from this repository), or measure a job's checkpoint (its image is used).`,
       'NoImage',
     );
-  if (image.image === PLACEHOLDERS.image) placeholders.push('image');
+  if (image.image === PLACEHOLDERS.image) placeholders.names.push('image');
   const staged = await stageSource({ root: request.trainerSrc });
   const packed = await packSource(staged);
   const submittedAt = new Date();
   const submitId = randomUUID();
   const jobNamePrefix = `${settings.values.jobNamePrefix ?? 'rlvr'}-passk`;
-  const requestSettings: RequestSettings = {
-    bucket: layout.bucket,
-    prefix: layout.root,
-    roleArn: value('roleArn', settings.values.roleArn),
-    subnets: settings.values.subnets,
-    securityGroups: settings.values.securityGroups,
-    kmsKeyId: settings.values.kmsKeyId,
-  };
+  const requestSettings = requestSettingsOf(settings.values, layout, placeholders);
   const plan: PasskPlan = {
     request,
     profile,
@@ -470,13 +460,13 @@ export async function planPasskCampaign(
     source: { staged, packed },
     warnings,
     notes,
-    placeholders,
+    placeholders: placeholders.names,
     submitId,
     submittedAt,
     buildRequest: (jobName) => passkJobRequest({ plan, jobName, settings: requestSettings }),
     uploads: () => [{ file: PASSK_PLAN_FILE, body: `${JSON.stringify(jobPlan, null, 2)}\n` }],
   };
-  if (placeholders.length === 0) {
+  if (placeholders.names.length === 0) {
     const limitProblems = checkRequestLimits(plan.buildRequest(plan.jobName));
     if (limitProblems.length > 0)
       throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);

@@ -21,6 +21,8 @@ import {
 export interface PasskResultsOptions {
   readonly cwd: string;
   readonly openContext: () => Promise<JobContext>;
+  /** A context the caller opened already (and closes): used for jobs instead of opening another. */
+  readonly context?: JobContext;
 }
 
 /** A name that is a folder here is read there; any other is a job. */
@@ -29,7 +31,7 @@ export async function passkResultsOf(
   options: PasskResultsOptions,
 ): Promise<MergedPasskResults[]> {
   const out: MergedPasskResults[] = [];
-  let context: JobContext | undefined;
+  let opened: JobContext | undefined;
   try {
     for (const source of sources) {
       const folder = path.resolve(options.cwd, source);
@@ -44,11 +46,11 @@ export async function passkResultsOf(
         continue;
       }
       if (/[/\\]/.test(source)) throw new UserError(`${source}: no folder at ${folder}`, 'NoSuchRunFolder');
-      context ??= await options.openContext();
+      const context = options.context ?? (opened ??= await options.openContext());
       out.push(await jobResults(context, source));
     }
   } finally {
-    context?.close();
+    opened?.close();
   }
   return out;
 }

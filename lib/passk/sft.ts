@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { UserError } from '../errors';
+import { isCorrectScore, parsePythonJson } from '../passk-records';
 
 /*
  * An SFT set from pass@k results, by the rule of their scripts/build_sft_from_pass_at_k.py: every prompt
@@ -239,7 +240,7 @@ export function buildSftSet(input: SftInput): SftSet {
     // zip(completions, scores): as many as the shorter has.
     const correct: { text: string }[] = [];
     const pairs = Math.min(item.completions.length, item.scores.length);
-    for (let i = 0; i < pairs; i++) if (isCorrect(item.scores[i])) correct.push(item.completions[i]);
+    for (let i = 0; i < pairs; i++) if (isCorrectScore(item.scores[i])) correct.push(item.completions[i]);
     if (correct.length === 0) {
       skippedNoCorrect++;
       continue;
@@ -280,29 +281,6 @@ export interface SftShardsRead {
   readonly resultsRead: number;
   readonly duplicates: number;
   readonly badLines: readonly { readonly file: string; readonly line: number; readonly why: string }[];
-}
-
-/**
- * JSON.parse, and Python's json.dumps extensions read back: a verifier score of nan or inf is written bare
- * (`NaN`, `Infinity`), which JSON.parse refuses. NaN becomes null (their `nan > 0` is false), ±Infinity a
- * number that parses to ±Infinity; string literals are passed over as they are.
- */
-function parsePythonJson(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch (e) {
-    if (!/NaN|Infinity/.test(line)) throw e;
-    return JSON.parse(
-      line.replace(/"[^"\\]*(?:\\.[^"\\]*)*"|(-?)Infinity|NaN/g, (m, sign: string | undefined) =>
-        m.startsWith('"') ? m : m === 'NaN' ? 'null' : `${sign ?? ''}1e999`,
-      ),
-    );
-  }
-}
-
-/** A score as their script judges it (`s > 0`): Python's True counts, None (a NaN read back) does not. */
-function isCorrect(score: unknown): boolean {
-  return (typeof score === 'number' && score > 0) || score === true;
 }
 
 async function* lines(file: string): AsyncGenerator<{ line: string; n: number }> {
@@ -404,7 +382,7 @@ export async function readSftShards(
       const pairs = Math.min(all.length, item.scores.length);
       for (let i = 0; i < pairs; i++) {
         const s: unknown = item.scores[i];
-        if (isCorrect(s)) {
+        if (isCorrectScore(s)) {
           scores.push(s === true ? 1 : (s as number));
           completions.push({ text: String(all[i]?.text ?? '') });
         }

@@ -13,6 +13,7 @@ export {
   assembleRequest,
   fileSystemChannel,
   OFFLINE_ENVIRONMENT,
+  requestSettingsOf,
   s3Channel,
   sanitizeTagValue,
   type RequestParts,

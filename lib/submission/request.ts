@@ -5,6 +5,7 @@
 import type { Channel, CreateTrainingJobRequest, Tag } from '@aws-sdk/client-sagemaker';
 import { hasLocalStorage, type JobOptions } from '../job-options';
 import { CONTAINER, S3Layout } from '../layout';
+import type { Placeholders } from './placeholders';
 
 /** The settings a request needs; in a dry-run without AWS, placeholders stand in. */
 export interface RequestSettings {
@@ -14,6 +15,30 @@ export interface RequestSettings {
   readonly subnets?: readonly string[];
   readonly securityGroups?: readonly string[];
   readonly kmsKeyId?: string;
+}
+
+/**
+ * A request's settings from the launcher's: the layout's bucket and prefix, the role (a marked placeholder
+ * in a dry-run without AWS), the VPC and the key.
+ */
+export function requestSettingsOf(
+  values: {
+    readonly roleArn?: string;
+    readonly subnets?: readonly string[];
+    readonly securityGroups?: readonly string[];
+    readonly kmsKeyId?: string;
+  },
+  layout: S3Layout,
+  placeholders: Placeholders,
+): RequestSettings {
+  return {
+    bucket: layout.bucket,
+    prefix: layout.root,
+    roleArn: placeholders.value('roleArn', values.roleArn),
+    subnets: values.subnets,
+    securityGroups: values.securityGroups,
+    kmsKeyId: values.kmsKeyId,
+  };
 }
 
 /** Tag values allow letters, digits, spaces and `_.:/=+-@` (≤256); anything else becomes `_`. */

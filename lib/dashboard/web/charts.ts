@@ -36,7 +36,7 @@ export const PHASE_COLORS: Record<string, string> = {
 };
 
 /** Exponential moving average, as TensorBoard's smoothing slider (gaps kept). */
-function smooth(y: (number | null)[], w: number): (number | null)[] {
+export function smooth(y: (number | null)[], w: number): (number | null)[] {
   if (w <= 0) return y;
   let last: number | undefined;
   return y.map((v) => {

@@ -7,25 +7,14 @@
  * the page; the dashboard server has no spec, so it does not serve this view.
  */
 import type { PasskCurve, WriteupAnswer } from '../writeup';
-import { PALETTE } from './charts';
+import { PALETTE, smooth } from './charts';
+import { urls } from '../urls';
 import { api, probe } from './client';
 import { chart, destroyPlots, type Line } from './curve-chart';
 import { app, h, panelBox } from './dom';
 import { settings } from './settings';
 
-const WRITEUP_URL = '/api/writeup';
 const BASE_COLOR = '#7f7f7f';
-
-/** Exponential moving average, as the run view's smoothing slider (gaps kept). */
-function smooth(y: (number | null)[], w: number): (number | null)[] {
-  if (w <= 0) return y;
-  let last: number | undefined;
-  return y.map((v) => {
-    if (v === null || !Number.isFinite(v)) return v;
-    last = last === undefined ? v : last * w + v * (1 - w);
-    return last;
-  });
-}
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
 
@@ -101,7 +90,7 @@ function summaryTable(w: WriteupAnswer, shown: ReadonlySet<string>): HTMLElement
 export async function writeupView(): Promise<() => void> {
   probe.view = 'writeup';
   destroyPlots();
-  const w = await api<WriteupAnswer>(WRITEUP_URL);
+  const w = await api<WriteupAnswer>(urls.writeup());
   const colorOf = new Map(w.runs.map((r, i) => [r.id, r.color ?? PALETTE[i % PALETTE.length]]));
   let shown = new Set(w.runs.map((r) => r.id));
 
