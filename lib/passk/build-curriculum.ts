@@ -10,10 +10,12 @@ import { describeAwsError, type JobContext } from '../aws';
 import { readDatasetIds, resolveIdRule } from '../curriculum';
 import { RlvrError, UserError } from '../errors';
 import { awsStep } from '../eval';
+import { S3Layout } from '../layout';
 import { PASSK_DIR, PASSK_PLAN_FILE, type MergedPasskResults } from '../passk-records';
 import { buildOrder, curriculumConfigLines, type CurriculumOrder, type OrderKind } from './curriculum';
 import { passkProfile } from './plan';
 import { passkResultsOf } from './results';
+import { PLACEHOLDERS } from '../submission';
 import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet } from './sft';
 
 export interface CurriculumBuildInput {
@@ -73,7 +75,7 @@ async function datasetIdsOf(
   if (!rule.checkable) return { note: { why: rule.reason } };
   const copy = { bucket: context.layout.bucket, prefix: context.layout.datasetPrefix(rule.folder) };
   const read = await readDatasetIds(context.aws.s3, copy, rule);
-  const from = `s3://${copy.bucket}/${copy.prefix}`;
+  const from = context.layout.uri(copy.prefix);
   if (!read.ok) return { note: { why: `${from}: ${read.reason}` } };
   return { ids: read.ids, note: { from, prompts: read.ids.length } };
 }
@@ -85,6 +87,12 @@ async function openOrNot(openContext: () => Promise<JobContext>): Promise<JobCon
     if (err instanceof UserError) return undefined;
     throw err;
   }
+}
+
+/** Where a dry-run without AWS says the order file would go: the placeholder bucket's curricula/. */
+function placeholderUri(file: string): string {
+  const layout = new S3Layout(PLACEHOLDERS.bucket);
+  return layout.uri(layout.curriculumKey(file));
 }
 
 export async function buildCurriculum(input: CurriculumBuildInput): Promise<CurriculumBuilt> {
@@ -110,7 +118,7 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
     });
     const layout = context?.layout;
     const key = layout?.curriculumKey(file);
-    const uri = layout && key ? `s3://${layout.bucket}/${key}` : undefined;
+    const uri = layout && key ? layout.uri(key) : undefined;
     let upload: CurriculumBuilt['upload'] = input.dryRun ? 'dry-run' : input.out ? 'local' : 'no AWS';
     if (!input.dryRun && !input.out && context && layout && key) {
       upload = await awsStep(`upload ${uri}`, async () => {
@@ -141,7 +149,8 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
     }
     const level = order.level;
     const configLines = curriculumConfigLines(
-      uri ?? out ?? `s3://<bucket>/curricula/${file}`,
+      // Without AWS (a dry-run) the lines name where it would go, in the placeholder bucket.
+      uri ?? out ?? placeholderUri(file),
       order.dataset,
       {
         ...(order.split ? { split: order.split } : {}),

@@ -57,42 +57,33 @@ const flagProblem = (where: string, message: string, hint?: string): Problem => 
   ...(hint ? { hint } : {}),
 });
 
-/** Each setting's flag here and the values it takes. */
-const SETTING_FLAGS: Readonly<
-  Record<string, { flag: keyof PasskFlags; check: (v: string) => string | undefined }>
-> = {
-  split: {
-    flag: 'split',
-    check: (v) => (/^[A-Za-z0-9_.-]+$/.test(v) ? undefined : 'a split name, e.g. train'),
-  },
-  level: {
-    flag: 'level',
-    check: (v) => (/^[1-5](,[1-5])*$/.test(v) ? undefined : 'MATH levels 1-5, comma-separated, e.g. 3,4,5'),
-  },
-  n: { flag: 'n', check: (v) => wholeFrom(v, 1) },
-  batch_size: { flag: 'batchSize', check: (v) => wholeFrom(v, 1) },
-  max_tokens: { flag: 'maxTokens', check: (v) => wholeFrom(v, 1) },
-  temperature: {
-    flag: 'temperature',
-    check: (v) => (/^\d+(\.\d+)?$/.test(v) ? undefined : 'a number ≥ 0, e.g. 1.0'),
-  },
-  top_p: {
-    flag: 'topP',
-    check: (v) =>
-      /^(0?\.\d+|1(\.0+)?)$/.test(v) && Number(v) > 0 ? undefined : 'a number in (0, 1], e.g. 0.95',
-  },
+/**
+ * The values each of the script's settings takes. Its flag here is the script's own (`--top-p`), as
+ * commander names it (`topP`).
+ */
+const SETTING_CHECKS: Readonly<Record<string, (v: string) => string | undefined>> = {
+  split: (v) => (/^[A-Za-z0-9_.-]+$/.test(v) ? undefined : 'a split name, e.g. train'),
+  level: (v) => (/^[1-5](,[1-5])*$/.test(v) ? undefined : 'MATH levels 1-5, comma-separated, e.g. 3,4,5'),
+  n: (v) => wholeFrom(v, 1),
+  batch_size: (v) => wholeFrom(v, 1),
+  max_tokens: (v) => wholeFrom(v, 1),
+  temperature: (v) => (/^\d+(\.\d+)?$/.test(v) ? undefined : 'a number ≥ 0, e.g. 1.0'),
+  top_p: (v) =>
+    /^(0?\.\d+|1(\.0+)?)$/.test(v) && Number(v) > 0 ? undefined : 'a number in (0, 1], e.g. 0.95',
   // vLLM takes -1 (or 0) for "no top-k".
-  top_k: { flag: 'topK', check: (v) => wholeFrom(v, -1) },
-  max_model_len: { flag: 'maxModelLen', check: (v) => wholeFrom(v, 1) },
-  max_prompts: { flag: 'maxPrompts', check: (v) => wholeFrom(v, 1) },
-  verifier_workers: { flag: 'verifierWorkers', check: (v) => wholeFrom(v, 1) },
+  top_k: (v) => wholeFrom(v, -1),
+  max_model_len: (v) => wholeFrom(v, 1),
+  max_prompts: (v) => wholeFrom(v, 1),
+  verifier_workers: (v) => wholeFrom(v, 1),
 };
 
 function wholeFrom(v: string, min: number): string | undefined {
   return /^-?\d+$/.test(v) && Number(v) >= min ? undefined : `a whole number from ${min}`;
 }
 
-const cliFlag = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+/** `--top-p` → `topP`: the key commander gives the flag's value. */
+const flagKey = (flag: string) =>
+  flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 export function parsePasskRequest(flags: PasskFlags, script: PasskScriptContract, cwd: string): PasskRequest {
   const problems: Problem[] = [];
@@ -149,12 +140,12 @@ export function parsePasskRequest(flags: PasskFlags, script: PasskScriptContract
   const settings: Record<string, string> = {};
   // The script's settings, each from its flag here or the script's own default (recorded either way).
   for (const [name, setting] of Object.entries(script.settings)) {
-    const known = SETTING_FLAGS[name];
-    const given = known ? (flags[known.flag] as string | undefined) : undefined;
+    const check = SETTING_CHECKS[name];
+    const given = flags[flagKey(setting.flag) as keyof PasskFlags] as string | undefined;
     const value = given ?? setting.default;
     if (value === undefined) continue;
-    const problem = given !== undefined ? known!.check(given) : undefined;
-    if (problem) problems.push(flagProblem(cliFlag(known!.flag), `${given}: ${problem}`));
+    const problem = given !== undefined ? check?.(given) : undefined;
+    if (problem) problems.push(flagProblem(setting.flag, `${given}: ${problem}`));
     else settings[name] = value;
   }
   // Their script keeps prompts up to max_model_len − max_tokens tokens: at 0 or below it keeps them all,

@@ -208,7 +208,7 @@ async function datasetCopy(
     return { folder, from: request.datasetDir, prompts: promptsOfLocalCopy(request.datasetDir), notes: [] };
   }
   const copy = { bucket: layout.bucket, key: layout.datasetPrefix(folder) };
-  const from = `s3://${copy.bucket}/${copy.key}`;
+  const from = layout.uri(copy.key);
   if (!session.aws)
     return { folder, from, copy, notes: [`dataset copy ${from} not checked (${session.note ?? 'no AWS'})`] };
   const listing = await awsStep(`list ${from}`, () => session.aws!.s3.listObjects(copy.bucket, copy.key));
@@ -491,9 +491,7 @@ function passkJobRequest(o: {
     ),
   ];
   if (plan.datasetCopy)
-    channels.push(
-      s3Channel(PASSK_CHANNELS.dataset, `s3://${plan.datasetCopy.bucket}/${plan.datasetCopy.key}`, 'File'),
-    );
+    channels.push(s3Channel(PASSK_CHANNELS.dataset, plan.layout.uri(plan.datasetCopy.key), 'File'));
   if (plan.continued?.uri) channels.push(s3Channel(PASSK_CHANNELS.resume, plan.continued.uri, 'File'));
   const { campaign } = plan.jobPlan;
   return assembleRequest({

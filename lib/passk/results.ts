@@ -77,7 +77,7 @@ async function jobResults(context: JobContext, job: string): Promise<MergedPassk
           .map(Number);
     if (!plan && indices.length === 0)
       throw new UserError(
-        `${job}: no pass@k results (neither ${planKey} nor shard results under s3://${layout.bucket}/${prefix})`,
+        `${job}: no pass@k results (neither ${planKey} nor shard results under ${layout.uri(prefix)})`,
         'NoPasskResults',
       );
     const shards = indices

@@ -202,7 +202,11 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     ]);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/no pass@k campaign job of that name/);
-    for (const r of [hub, typo, missing, noRoom, empty]) expect(r.stderr).not.toMatch(/\n\s+at /);
+    // A setting's value is checked under the script's own flag.
+    const topP = await cli([...base, '--dataset', 'gsm8k', '--top-p', '1.5']);
+    expect(topP.code).toBe(2);
+    expect(topP.stderr).toMatch(/--top-p.*1\.5: a number in \(0, 1\]/);
+    for (const r of [hub, typo, missing, noRoom, empty, topP]) expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(await allKeys(emulator.moto.endpoint)).toEqual(before);
     expect(await jobNames(emulator.moto.endpoint)).toEqual(jobsBefore);
   });
