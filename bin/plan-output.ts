@@ -2,6 +2,7 @@
 import { formatDuration, formatKeyPath } from '../lib/config';
 import { formatProblem } from '../lib/errors';
 import {
+  describeWrite,
   LOCAL_VOLUME,
   s3Uri,
   sharedFileSystemIsolationNote,
@@ -88,7 +89,16 @@ export function planJson(plan: SubmitPlan) {
     source: plan.source,
     warnings: plan.warnings.map((w) => ({ ...w, text: formatProblem(w) })),
     forecast: { ...plan.forecast.forecast, resultsDir: plan.forecast.resultsDir },
-    allowed: [...plan.config.allowed, ...plan.forecast.allowed],
+    allowed: [...plan.config.allowed, ...plan.forecast.allowed, ...plan.platformEnv.allowed],
+    platformEnv: {
+      hold: plan.options.holdPlatformEnv.value,
+      held: plan.platformEnv.held.map((h) => describeWrite(h.write)),
+      writesAtImport: plan.platformEnv.writes.map((w) => ({
+        at: describeWrite(w.write),
+        verdict: w.verdict,
+        why: w.why,
+      })),
+    },
   };
 }
 
@@ -216,6 +226,7 @@ function runSection(plan: SubmitPlan): string {
   out += row('command', o.trainerCommand.value, src(o.trainerCommand.source));
   const ray = o.instanceCount.value > 1 ? "one cluster of every host's train GPUs" : 'head on the train GPUs';
   out += row('ray', o.useRay.value ? ray : 'off', src(o.useRay.source));
+  out += platformEnvRows(plan);
   const shared = sharedFileSystemLine(plan);
   if (shared) out += `  ${shared}\n`;
   out += row(
@@ -249,6 +260,26 @@ function clusterRows(plan: SubmitPlan): string {
     row('cluster', `${plan.cluster.hosts} hosts × (${perHost})`) +
     row('', `${link}; NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME = the interface SageMaker names`)
   );
+}
+
+/**
+ * What the job holds of the platform's variables: the interface SageMaker names on every job (and the
+ * EFA transport where the host has it), in every Python process when hold_platform_env is on, against
+ * each write of the trainer's modules at import the plan found.
+ */
+function platformEnvRows(plan: SubmitPlan): string {
+  const o = plan.options;
+  const efa = hasEfa(o.instanceType.value) ? '; on hosts with EFA: FI_PROVIDER=efa, NCCL_NET unset' : '';
+  const what = `NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME = the interface SageMaker names${efa}`;
+  if (!o.holdPlatformEnv.value)
+    return row('platform env', `${what} (not held)`, describeSource(o.holdPlatformEnv.source));
+  let out = row(
+    'platform env',
+    `held in every Python process: ${what}; the HF offline switches as the job sets them`,
+    describeSource(o.holdPlatformEnv.source),
+  );
+  for (const h of plan.platformEnv.held) out += row('', `kept against ${describeWrite(h.write)} (at import)`);
+  return out;
 }
 
 /**
@@ -362,7 +393,7 @@ function checksSection(plan: SubmitPlan): string {
     out += '\nWarnings\n';
     for (const w of plan.warnings) out += `  ${formatProblem(w)}\n`;
   }
-  const allowed = [...plan.config.allowed, ...plan.forecast.allowed];
+  const allowed = [...plan.config.allowed, ...plan.forecast.allowed, ...plan.platformEnv.allowed];
   if (allowed.length > 0) {
     out += '\nAllowed by launcher.allow (not checked for this config)\n';
     for (const a of allowed) out += `  ${a.rule} ${a.name}: ${a.message}\n    reason: ${a.reason}\n`;

@@ -108,6 +108,11 @@ export function addSubmitOptions(command: Command): Command {
     )
     .option('--ray', 'start a Ray head on the train GPUs before the trainer (default)')
     .option('--no-ray', 'do not start Ray')
+    .option(
+      '--hold-platform-env',
+      "keep the platform's NCCL/Gloo interface (and EFA transport) in every Python process against the trainer's own assignments",
+    )
+    .option('--no-hold-platform-env', "let the trainer's modules set those variables (default)")
     .option('--tag <key=value>', 'extra job tag (repeatable)', collect)
     .option(
       '--sweep <key=v1,v2,…>',

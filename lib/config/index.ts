@@ -33,6 +33,7 @@ export {
   TRAINING_RULES,
   ruleOf,
   runtimeForecast,
+  platformEnvOverride,
   withRule,
   type EvalRule,
   type Rule,

@@ -58,6 +58,11 @@ export const jobOptionsShape = {
    */
   shared_fs_network_isolation: z.boolean(),
   use_ray: z.boolean(),
+  /**
+   * Keep the platform's values of the variables it owns (the interfaces, and the transports on hosts
+   * with EFA) in every Python process of the job, against a trainer module that assigns them at import.
+   */
+  hold_platform_env: z.boolean(),
   trainer_command: z.string().min(1),
   metric_definitions: z.array(metricDefinition).max(40),
   tags: z.record(z.string(), z.string()),

@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { loadTrainerProfiles, mergeProfiles } from '../config';
 import { ProblemsError, RlvrError, UserError, formatProblem } from '../errors';
 import { defaultDockerDir, describeArgSource, planImageBuild } from '../image';
-import { describeImportRoots } from '../jobs';
+import { BUILT_IN_DEFAULTS } from '../job-options';
+import { describeImportRoots, describeWrite, importTimeWrites, judgeWrite } from '../jobs';
 import {
   findImportRoots,
   missingRoots,
@@ -211,5 +212,41 @@ export async function trainerRepositoryChecks(
         }
       : {}),
   });
+  checks.push(...platformEnvChecks({ root, files, roots: roots.map((r) => r.path), scripts }));
   return checks;
+}
+
+/**
+ * Every write at import, in the modules the trainers' scripts import, of a variable the platform owns
+ * or of NCCL, Gloo and libfabric: harmful or not, judged for a one-host job of the default instance
+ * type (the submit judges each job's own).
+ */
+function platformEnvChecks(input: Parameters<typeof importTimeWrites>[0]): DoctorCheck[] {
+  const writes = importTimeWrites(input);
+  const job = {
+    instanceType: BUILT_IN_DEFAULTS.instance_type,
+    instanceCount: 1,
+    networkIsolation: BUILT_IN_DEFAULTS.network_isolation,
+  };
+  if (writes.length === 0)
+    return [
+      {
+        name: 'platform env at import',
+        level: 'ok',
+        detail: 'no module assigns NCCL, Gloo, libfabric, GPU or rendezvous variables when imported',
+      },
+    ];
+  return writes.map((w) => {
+    const j = judgeWrite(w, job);
+    return {
+      name: 'platform env at import',
+      level: j.verdict === 'error' ? 'fail' : j.verdict === 'warning' ? 'warn' : 'ok',
+      detail: `${describeWrite(w)}${w.kind === 'assign' ? ' (assigned)' : w.kind === 'default' ? ' (a default)' : ''}: ${j.why}`,
+      ...(j.verdict !== 'harmless'
+        ? {
+            fix: `os.environ.setdefault(${JSON.stringify(w.variable)}, …) keeps a value the job sets${j.holdable ? "; or submit with launcher.hold_platform_env: true, which keeps the platform's values in every process" : ''}`,
+          }
+        : {}),
+    };
+  });
 }

@@ -47,6 +47,8 @@ export interface JobOptions {
   /** Network isolation of a job that mounts the shared file system (the others keep networkIsolation). */
   readonly sharedFsNetworkIsolation: boolean;
   readonly useRay: boolean;
+  /** Keep the platform's values of the variables it owns in every Python process of the job. */
+  readonly holdPlatformEnv: boolean;
   readonly trainerCommand: string;
   readonly metricDefinitions: readonly { readonly Name: string; readonly Regex: string }[];
   readonly tags: Readonly<Record<string, string>>;
@@ -74,6 +76,7 @@ export const OPTION_FLAGS: Readonly<Record<JobOptionName, string>> = {
   network_isolation: '--no-network-isolation',
   shared_fs_network_isolation: '--no-shared-fs-network-isolation',
   use_ray: '--no-ray',
+  hold_platform_env: '--hold-platform-env',
   trainer_command: '--trainer-command',
   metric_definitions: '(config only)',
   tags: '--tag',
@@ -200,6 +203,7 @@ function readPlainOptions(layers: OptionLayers, get: OptionReader): PlainOptions
     networkIsolation: get('network_isolation', bool, 'true or false'),
     sharedFsNetworkIsolation: get('shared_fs_network_isolation', bool, 'true or false'),
     useRay: get('use_ray', bool, 'true or false'),
+    holdPlatformEnv: get('hold_platform_env', bool, 'true or false'),
     // Without a trainer profile (a template checked on its own) nothing names the command: that is fine.
     trainerCommand: pick(layers, 'trainer_command')
       ? get('trainer_command', (v) => (typeof v === 'string' && v.trim() ? v : undefined), 'a command')
@@ -490,6 +494,7 @@ export function resolveJobOptions(layers: OptionLayers): {
       networkIsolation: plain.networkIsolation,
       sharedFsNetworkIsolation: plain.sharedFsNetworkIsolation,
       useRay: plain.useRay,
+      holdPlatformEnv: plain.holdPlatformEnv,
       trainerCommand: plain.trainerCommand,
       metricDefinitions: plain.metricDefinitions,
       tags: plain.tags,

@@ -27,6 +27,7 @@ export const BUILT_IN_DEFAULTS = {
   network_isolation: true,
   shared_fs_network_isolation: true,
   use_ray: true,
+  hold_platform_env: false,
   metric_definitions: DEFAULT_METRIC_DEFINITIONS,
   tags: {} as Record<string, string>,
 };

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { KeyPath } from '../config';
+import { platformEnvOverride, type KeyPath } from '../config';
 import { ecrCredentials, imageLabels, type ImagePipeline } from '../image';
 import { ProblemsError, UserError, type Problem } from '../errors';
 import type { ProgressOf } from '../progress';
@@ -17,6 +17,8 @@ import { checkReferencedFiles } from './references';
 import type { JobConfigs } from './resolve';
 import type { Placeholders, SubmitConnection } from '../submission';
 import { planImportRoots, type ImportRootsPlan } from './import-roots';
+import { checkPlatformEnv, importTimeWrites, type PlatformEnvCheck } from './platform-env';
+import { commandScript } from '../trainers';
 import { checkTrainerScript } from './trainer-checks';
 import { problemAt, type ResolvedJobOptions } from '../job-options';
 import { checkedSourceRoot } from './trainer-source';
@@ -66,6 +68,8 @@ export interface Artifacts extends SourceArtifact {
   readonly imageNote: string | undefined;
   /** Where the trainer's own packages are imported from in the job. */
   readonly importRoots: ImportRootsPlan;
+  /** What the trainer's modules assign at import of the variables the platform owns, judged for the job. */
+  readonly platformEnv: PlatformEnvCheck;
   readonly warnings: readonly Problem[];
 }
 
@@ -261,13 +265,52 @@ export async function prepareArtifacts(input: ArtifactInput): Promise<Artifacts>
   if (importRoots.problems.length > 0) {
     throw new ProblemsError("The trainer's own packages would not import in the job", importRoots.problems);
   }
+  const platformEnv = planPlatformEnv(input, source.staged, importRoots);
   const { image, note } = await resolveImage(input, sourceRoot);
   return {
     ...source,
     sourceRoot,
     image,
     imageNote: note,
-    warnings: [...warnings, ...importRoots.warnings],
+    warnings: [...warnings, ...importRoots.warnings, ...platformEnv.warnings],
     importRoots,
+    platformEnv,
   };
+}
+
+/**
+ * What the modules the trainer's script and eval script import (their Ray actors' modules among them)
+ * assign at import of the platform's variables: an error stops the submit (exit 2) before the image is
+ * built, unless the job holds the platform's values or `launcher.allow` names the rule.
+ */
+function planPlatformEnv(
+  input: ArtifactInput,
+  staged: StagedSource,
+  importRoots: ImportRootsPlan,
+): PlatformEnvCheck {
+  const { options, configs } = input;
+  const files = staged.files.map((f) => f.path);
+  const evalScript = configs.evalConfig ? configs.trainer.profile.runtime.evalScript?.script : undefined;
+  const scripts = [commandScript(options.trainerCommand.value), evalScript].filter(
+    (s): s is string => s !== undefined && !s.startsWith('/') && files.includes(s),
+  );
+  const allow = configs.config.value.launcher?.allow as Record<string, unknown> | undefined;
+  const reason = allow?.[platformEnvOverride.id];
+  const check = checkPlatformEnv(
+    importTimeWrites({ root: staged.root, files, roots: importRoots.roots.map((r) => r.path), scripts }),
+    {
+      instanceType: options.instanceType.value,
+      instanceCount: options.instanceCount.value,
+      networkIsolation: options.networkIsolation.value,
+      hold: options.holdPlatformEnv.value,
+      ...(typeof reason === 'string' ? { allowReason: reason } : {}),
+    },
+  );
+  // The warnings of the same check go with the errors: one edit of the modules fixes them together.
+  if (check.errors.length > 0)
+    throw new ProblemsError(
+      "The trainer's modules assign variables the platform owns when they are imported",
+      [...check.errors, ...check.warnings.map((w) => ({ ...w, where: `${w.where} (a warning)` }))],
+    );
+  return check;
 }

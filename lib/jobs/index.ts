@@ -38,3 +38,12 @@ export { describeImportRoots } from './import-roots';
 export { type LintCurricula } from './lint';
 export { SWEEP_MAX_JOBS } from './sweep';
 export { forecastStep, plannedShape, type ForecastStepInput, type PlannedForecast } from './forecast';
+export {
+  checkPlatformEnv,
+  describeWrite,
+  importTimeWrites,
+  judgeWrite,
+  type JudgedWrite,
+  type PlatformEnvCheck,
+  type PlatformEnvJob,
+} from './platform-env';

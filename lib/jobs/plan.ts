@@ -57,6 +57,7 @@ import { runPreflight, type PreflightCheck } from './preflight';
 import { buildCreateTrainingJobRequest, type RequestInput } from './request';
 import type { SharedFileSystemPlan } from './shared-file-system';
 import { forecastStep, plannedShape, type PlannedForecast } from './forecast';
+import { describeWrite, type PlatformEnvCheck } from './platform-env';
 import {
   loadJobConfigs,
   resolveJob,
@@ -205,6 +206,8 @@ export interface SubmitPlan {
   readonly sharedFileSystem?: SharedFileSystemPlan;
   /** How long and how much, from similar past runs; and what it says of the max runtime. */
   readonly forecast: PlannedForecast;
+  /** The trainer's writes at import of the variables the platform owns: listed, held, allowed. */
+  readonly platformEnv: PlatformEnvCheck;
   readonly warnings: readonly Problem[];
   readonly jobLogPath: string;
   readonly configDisplayPath: string;
@@ -760,6 +763,9 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
   const contract: JobContract = {
     ...job.runtime.contract,
     importRoots: artifacts.importRoots.roots.map((r) => r.path),
+    ...(job.options.holdPlatformEnv.value
+      ? { holdPlatformEnv: { against: artifacts.platformEnv.held.map((h) => describeWrite(h.write)) } }
+      : {}),
     ...(acknowledged ? { acknowledged } : {}),
     forecast: recordOf(forecast.forecast),
     // The isolation a job mounting the shared file system runs with, and why (run.json keeps it).
@@ -807,6 +813,7 @@ export async function planSubmit(input: SubmitInput, session: SubmitSession): Pr
     missingOrderIds: preflight.acknowledged,
     estimate,
     forecast,
+    platformEnv: artifacts.platformEnv,
     cluster,
     ...(shared ? { sharedFileSystem: shared } : {}),
     jobLogPath: jobLog.path(planned.configRepoRoot)!,

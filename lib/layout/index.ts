@@ -284,6 +284,27 @@ export const RUNTIME_ENV = {
   host: 'RLVR_HOST',
 } as const;
 
+/**
+ * Variables the job's platform owns, by what they decide. The entrypoint sets the interfaces on every
+ * job (from resourceconfig.json) and the transports on hosts with EFA devices; the GPU split and the
+ * rendezvous are set per process (by the entrypoint and by Ray or torch): a trainer's module that
+ * assigns any of them when imported overrides the platform in every process that imports it.
+ */
+export const PLATFORM_ENV = {
+  interfaces: ['NCCL_SOCKET_IFNAME', 'GLOO_SOCKET_IFNAME'],
+  transports: ['NCCL_NET', 'NCCL_NET_PLUGIN', 'NCCL_IB_DISABLE', 'FI_PROVIDER', 'FI_EFA_USE_DEVICE_RDMA'],
+  gpus: ['CUDA_VISIBLE_DEVICES'],
+  rendezvous: ['MASTER_ADDR', 'MASTER_PORT'],
+  offline: ['HF_HUB_OFFLINE', 'HF_DATASETS_OFFLINE', 'TRANSFORMERS_OFFLINE'],
+  /** Other variables of the same libraries, listed by the doctor (their defaults are harmless). */
+  prefixes: ['NCCL_', 'GLOO_', 'FI_', 'TORCH_NCCL_'],
+  /**
+   * Set for a job that holds the platform's values: a JSON map of each held variable to its value (null:
+   * unset); the image's Python start-up hook keeps them against any later write.
+   */
+  holdVariable: 'RLVR_HOLD_PLATFORM_ENV',
+} as const;
+
 /** The files SageMaker writes into CONTAINER.inputConfigDir. */
 export const CONTAINER_CONFIG_FILES = {
   resources: 'resourceconfig.json',

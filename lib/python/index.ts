@@ -28,3 +28,4 @@ export { readRequirementPins, type RequirementPin, type RequirementPins } from '
 export { evaluateMarker, imageEnvironment, type MarkerEnvironment } from './markers';
 export { networkCalls, reachableModules, type NetworkCall } from './reachable';
 export { STDLIB_MODULES } from './stdlib';
+export { environmentWrites, pythonStringLiteral, type EnvironmentWrite } from './environment-writes';

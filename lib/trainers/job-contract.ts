@@ -51,6 +51,11 @@ export interface JobContract {
    * checks it.
    */
   readonly forecast?: JobForecastRecord;
+  /**
+   * The job holds the platform's values of the variables it owns (hold_platform_env) in every Python
+   * process, against the writes the plan found at import (`src/x.py:15 NCCL_SOCKET_IFNAME="ens32"`).
+   */
+  readonly holdPlatformEnv?: { readonly against: readonly string[] };
   /** What the submit let through on the user's word (`--allow-missing-order-ids`), kept in run.json. */
   readonly acknowledged?: {
     readonly missingOrderIds?: readonly {

@@ -32,6 +32,7 @@ import { unknownLoss } from './unknown-loss';
 import { watchSource } from './watch-source';
 import { zeroLearningRate } from './zero-learning-rate';
 import { runtimeForecast } from './runtime-forecast';
+import { platformEnvOverride } from './platform-env-override';
 
 /*
  * The config rules, in the order they run (their ids count in that order). Each guards against an
@@ -65,6 +66,7 @@ export const TRAINING_RULES: readonly TrainingRule[] = [
   nextQuestionStop,
   launcherAllow,
   runtimeForecast,
+  platformEnvOverride,
 ];
 
 /** Eval-config rules (RLVR2xx). */
@@ -91,6 +93,7 @@ export const ALL_RULES: readonly Rule<never>[] = [
 export const SCHEMA_RULES = { training: configSchema, eval: evalConfigSchema } as const;
 export { withRule } from './config-schema';
 export { runtimeForecast } from './runtime-forecast';
+export { platformEnvOverride } from './platform-env-override';
 
 export type { AllowedFinding, EvalRule, Rule, RuleCode, RuleProblem, Severity, TrainingRule } from './rule';
 export { ruleOf, RULE_IDS, type RuleId } from './rule';
