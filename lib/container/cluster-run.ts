@@ -223,12 +223,12 @@ async function ownAddress(side: Side, deadline: number): Promise<string | undefi
   const { cluster, job } = side;
   const byName = await resolveHost(cluster.current, Math.min(deadline, Date.now() + 30_000), side.stopping);
   if (byName) return byName;
-  const nic = cluster.networkInterface
-    ? os.networkInterfaces()[cluster.networkInterface]?.find((a) => a.family === 'IPv4')?.address
+  const nic = job.networkInterface
+    ? os.networkInterfaces()[job.networkInterface]?.find((a) => a.family === 'IPv4')?.address
     : undefined;
   job.say(
     nic
-      ? `cluster: ${cluster.current} does not resolve: Ray announces ${nic}, the address of ${cluster.networkInterface}`
+      ? `cluster: ${cluster.current} does not resolve: Ray announces ${nic}, the address of ${job.networkInterface}`
       : `cluster: ${cluster.current} does not resolve and no interface is named: Ray picks the address`,
   );
   return nic;

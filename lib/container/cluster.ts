@@ -18,7 +18,7 @@ import { lookup } from 'node:dns/promises';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { CLUSTER, JOB_ENV } from '../layout';
+import { CLUSTER, JOB_ENV, PLATFORM_ENV } from '../layout';
 
 /** The hosts of a multi-host job as resourceconfig.json gives them. */
 export interface ClusterHosts {
@@ -27,22 +27,13 @@ export interface ClusterHosts {
   readonly head: string;
   readonly current: string;
   readonly isHead: boolean;
-  /** resourceconfig.json's `network_interface_name` (the interface between hosts). */
-  readonly networkInterface?: string;
 }
 
 /** The cluster this host belongs to, or undefined for a one-host job. */
 export function clusterOf(resource: Record<string, unknown>, current: string): ClusterHosts | undefined {
   const hosts = Array.isArray(resource.hosts) ? (resource.hosts as unknown[]).map(String).sort() : [];
   if (hosts.length < 2) return undefined;
-  const nic = resource.network_interface_name;
-  return {
-    hosts,
-    head: hosts[0],
-    current,
-    isHead: current === hosts[0],
-    ...(typeof nic === 'string' && nic ? { networkInterface: nic } : {}),
-  };
+  return { hosts, head: hosts[0], current, isHead: current === hosts[0] };
 }
 
 export interface ClusterTiming {
@@ -75,35 +66,42 @@ export function clusterTiming(env: NodeJS.ProcessEnv): ClusterTiming {
 }
 
 /**
- * What NCCL and Gloo need to talk between hosts: the interface SageMaker names (else they may pick a
- * wrong one and hang), and on instances with EFA devices the libfabric provider. A value the job's
- * environment sets already is kept.
+ * What the platform decides for every job: NCCL and Gloo on the interface SageMaker names in
+ * resourceconfig.json (a host has no other: left to themselves they may pick a wrong one, and a trainer's
+ * own name fails), and on hosts with EFA devices the libfabric provider, with NCCL's network left to the
+ * aws-ofi-nccl plugin. A value the job's environment sets already is kept. `held` is what a job that
+ * holds the platform's values keeps in every Python process: each of these variables with its value, or
+ * null where the platform wants it unset, and the offline switches the job was given.
  */
-export function interHostEnvironment(
-  cluster: ClusterHosts,
+export function platformEnvironment(
+  host: { readonly networkInterface?: string; readonly instanceType: string },
   env: NodeJS.ProcessEnv,
-  instanceType: string,
   sysRoot = '/sys',
-): { env: Record<string, string>; notes: string[] } {
+): { env: Record<string, string>; notes: string[]; held: Record<string, string | null> } {
   const out: Record<string, string> = {};
   const notes: string[] = [];
+  const held: Record<string, string | null> = {};
   const set = (k: string, v: string) => {
     if (env[k] === undefined) out[k] = v;
+    held[k] = env[k] ?? v;
   };
-  if (cluster.networkInterface) {
-    set('NCCL_SOCKET_IFNAME', cluster.networkInterface);
-    set('GLOO_SOCKET_IFNAME', cluster.networkInterface);
-    notes.push(`NCCL and Gloo use ${cluster.networkInterface} between hosts`);
+  if (host.networkInterface) {
+    set('NCCL_SOCKET_IFNAME', host.networkInterface);
+    set('GLOO_SOCKET_IFNAME', host.networkInterface);
+    notes.push(`NCCL and Gloo use ${held.NCCL_SOCKET_IFNAME}`);
   }
   const efa = efaDevices(sysRoot);
   if (efa.length > 0) {
     set('FI_PROVIDER', 'efa');
     // GPUDirect RDMA over EFA: the p4d and p5 families only.
-    const rdma = /^ml\.p(4d|4de|5|5e|5en)\./.test(instanceType);
+    const rdma = /^ml\.p(4d|4de|5|5e|5en)\./.test(host.instanceType);
     if (rdma) set('FI_EFA_USE_DEVICE_RDMA', '1');
+    for (const k of ['NCCL_NET', 'NCCL_NET_PLUGIN', 'NCCL_IB_DISABLE']) held[k] = env[k] ?? null;
     notes.push(`EFA devices ${efa.join(', ')}: FI_PROVIDER=efa${rdma ? ', FI_EFA_USE_DEVICE_RDMA=1' : ''}`);
   }
-  return { env: out, notes };
+  // The job says it has no network (the request's offline switches): a module cannot say otherwise.
+  for (const k of PLATFORM_ENV.offline) if (env[k] !== undefined) held[k] = env[k];
+  return { env: out, notes, held };
 }
 
 /** EFA devices as the kernel lists them (`/sys/class/infiniband/efa_0`, `rdmap…`). */

@@ -22,12 +22,13 @@ import {
 import {
   clusterTiming,
   HeadEndpoint,
-  interHostEnvironment,
+  platformEnvironment,
   type ClusterTiming,
   type HeadPhase,
 } from './cluster';
 import { formCluster, rayCommand, runWorker, StoppedWhileJoining, type RayCommand } from './cluster-run';
 import { runEvalBatch } from './eval-batch';
+import { holdPlatformEnvironment } from './hold-env';
 import { RunMonitor } from './monitor';
 import { SharedRunMirror, takeOverLeftovers } from './shared-run';
 import { shellQuote, signalGroup, startProcess, waitWithGrace, type Started } from './process';
@@ -364,12 +365,11 @@ async function prepareJob(job: ContainerJob, options: EntrypointOptions) {
   const trainerConfig = writeTrainerConfig(job, contract, config);
   writeRunInfo(job, attempts);
   placeDatasets(job, contract);
-  // Hosts of one job talk over the interface SageMaker names (and EFA where there is one).
-  const between = job.cluster
-    ? interHostEnvironment(job.cluster, job.env, job.instanceType)
-    : { env: {}, notes: [] };
-  for (const n of between.notes) job.say(`cluster: ${n}`);
-  const baseEnv = { ...processEnvironment(job, contract), ...between.env };
+  // NCCL and Gloo on the interface SageMaker names, one host or many (and EFA where there is one).
+  const platform = platformEnvironment(job, job.env);
+  for (const n of platform.notes) job.say(`platform: ${n}`);
+  const baseEnv = { ...processEnvironment(job, contract), ...platform.env };
+  if (contract.holdPlatformEnv) holdPlatformEnvironment(job, baseEnv, platform.held);
   const evalPlan =
     evalConfigPath && contract.eval
       ? prepareEvalWatcher({

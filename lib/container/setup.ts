@@ -65,6 +65,8 @@ export interface ContainerJob {
   /** The head of a multi-host job, or the one host: it runs the trainer and writes the shared files. */
   readonly primary: boolean;
   readonly instanceType: string;
+  /** resourceconfig.json's `network_interface_name`: the interface of this host NCCL and Gloo use. */
+  readonly networkInterface: string | undefined;
   /**
    * A file of this host's own: hosts share one checkpoint prefix, so a worker's files carry its name;
    * the head's (or the one host's) are the job's.
@@ -125,6 +127,10 @@ export function describeContainer(options: {
     cluster,
     primary: !cluster || cluster.isHead,
     instanceType,
+    networkInterface:
+      typeof resource.network_interface_name === 'string' && resource.network_interface_name
+        ? resource.network_interface_name
+        : undefined,
     own,
     runInfoFile: path.join(runDir, own(RUN_FOLDER.runInfo)),
     trainGpus,

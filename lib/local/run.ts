@@ -243,9 +243,10 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       });
     }
     fs.mkdirSync(runDir, { recursive: true });
+    const nic = localInterface(hosts.length, job.networkIsolation);
     for (const [host, mlRoot] of mlRoots) {
       writeConfigChannel(job, mlRoot);
-      writeInputConfig(mlRoot, binds, hosts, host);
+      writeInputConfig(mlRoot, binds, hosts, host, nic);
     }
     // Hosts of one job share a network of their own, as SageMaker's instances do; with network
     // isolation it has no route out.
@@ -493,12 +494,34 @@ function checkGpuSplit(plan: SubmitPlan, gpus: readonly number[] | undefined): v
   }
 }
 
+/**
+ * The interface the containers of a local run really have, as SageMaker names its hosts' own: `eth0` on
+ * the job's own Docker network (several hosts), `lo` alone without a network, and with the machine's
+ * network the interface of its default route. NCCL and Gloo are pinned to it, so it must exist.
+ */
+export function localInterface(hosts: number, networkIsolation: boolean, routes = '/proc/net/route'): string {
+  if (hosts > 1) return 'eth0';
+  if (networkIsolation) return 'lo';
+  try {
+    const line = fs
+      .readFileSync(routes, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/))
+      .find((f) => f[1] === '00000000');
+    return line?.[0] ?? 'lo';
+  } catch {
+    return 'lo';
+  }
+}
+
 /** The /opt/ml/input/config files SageMaker writes: the hosts, the channels, no hyperparameters. */
 function writeInputConfig(
   mlRoot: string,
   binds: readonly Bind[],
   hosts: readonly string[],
   current: string,
+  networkInterface: string,
 ): void {
   const inputConfig = containerPathUnder(mlRoot, CONTAINER.inputConfigDir);
   for (const d of [CONTAINER.inputConfigDir, CONTAINER.outputDir, CONTAINER.modelDir]) {
@@ -511,7 +534,7 @@ function writeInputConfig(
     current_host: current,
     current_group_name: 'homogeneousCluster',
     hosts,
-    network_interface_name: 'eth0',
+    network_interface_name: networkInterface,
     current_instance_type: 'local',
   });
   writeConfig(CONTAINER_CONFIG_FILES.hyperparameters, {});

@@ -8,7 +8,7 @@ import {
   clusterTiming,
   heartbeat,
   HeadEndpoint,
-  interHostEnvironment,
+  platformEnvironment,
   parseRayStatus,
 } from '../../lib/container/cluster';
 import { runEntrypoint } from '../../lib/container/entrypoint';
@@ -61,25 +61,37 @@ describe('the cluster protocol, pure parts', () => {
       },
       'algo-2-x1y2z',
     );
-    expect(c).toMatchObject({ head: 'algo-1-abcde', isHead: false, networkInterface: 'eth0' });
+    expect(c).toMatchObject({ head: 'algo-1-abcde', isHead: false });
     expect(clusterOf({ hosts: ['algo-1'] }, 'algo-1')).toBeUndefined();
   });
 
-  it('pins NCCL and Gloo to the network interface, and sets EFA only where there are EFA devices', () => {
-    const c = clusterOf({ hosts: ['algo-1', 'algo-2'], network_interface_name: 'ens5' }, 'algo-1')!;
+  it('pins NCCL and Gloo to the network interface on every job, and sets EFA only where there are EFA devices', () => {
     const sys = tempDir('rlvr-sys-');
-    expect(interHostEnvironment(c, {}, 'ml.p4de.24xlarge', sys).env).toEqual({
-      NCCL_SOCKET_IFNAME: 'ens5',
-      GLOO_SOCKET_IFNAME: 'ens5',
+    const oneHost = { networkInterface: 'ens5', instanceType: 'ml.p4de.24xlarge' };
+    expect(platformEnvironment(oneHost, {}, sys)).toEqual({
+      env: { NCCL_SOCKET_IFNAME: 'ens5', GLOO_SOCKET_IFNAME: 'ens5' },
+      notes: ['NCCL and Gloo use ens5'],
+      held: { NCCL_SOCKET_IFNAME: 'ens5', GLOO_SOCKET_IFNAME: 'ens5' },
     });
     fs.mkdirSync(path.join(sys, 'class', 'infiniband', 'efa_0'), { recursive: true });
-    expect(interHostEnvironment(c, {}, 'ml.p4de.24xlarge', sys).env).toMatchObject({
-      FI_PROVIDER: 'efa',
-      FI_EFA_USE_DEVICE_RDMA: '1',
+    const efa = platformEnvironment(oneHost, { NCCL_NET_PLUGIN: 'ofi' }, sys);
+    expect(efa.env).toMatchObject({ FI_PROVIDER: 'efa', FI_EFA_USE_DEVICE_RDMA: '1' });
+    // On EFA the transport is the platform's: NCCL_NET stays unset, a plugin the job names stays.
+    expect(efa.held).toMatchObject({ NCCL_NET: null, NCCL_NET_PLUGIN: 'ofi', NCCL_IB_DISABLE: null });
+    // No GPUDirect RDMA on g6e; a value the job sets stays, and is what is held.
+    const g6e = platformEnvironment(
+      { networkInterface: 'ens5', instanceType: 'ml.g6e.48xlarge' },
+      { NCCL_SOCKET_IFNAME: 'eth9' },
+      sys,
+    );
+    expect(g6e.env).toEqual({ GLOO_SOCKET_IFNAME: 'ens5', FI_PROVIDER: 'efa' });
+    expect(g6e.held).toMatchObject({ NCCL_SOCKET_IFNAME: 'eth9', GLOO_SOCKET_IFNAME: 'ens5' });
+    // resourceconfig.json without an interface: nothing pinned, nothing held.
+    expect(platformEnvironment({ instanceType: 'local' }, {}, tempDir('rlvr-sys-'))).toEqual({
+      env: {},
+      notes: [],
+      held: {},
     });
-    // No GPUDirect RDMA on g6e; a value the job sets stays.
-    const g6e = interHostEnvironment(c, { NCCL_SOCKET_IFNAME: 'eth9' }, 'ml.g6e.48xlarge', sys).env;
-    expect(g6e).toEqual({ GLOO_SOCKET_IFNAME: 'ens5', FI_PROVIDER: 'efa' });
   });
 
   it('a worker that leaves after the trainer ended is no loss', async () => {
