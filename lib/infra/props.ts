@@ -38,7 +38,11 @@ export interface RlvrInfraProps {
    * network (inside the VPC, when there is one) be submitted. @default true
    */
   readonly networkIsolation: boolean;
-  /** Jobs must encrypt traffic between their instances (`EnableInterContainerTrafficEncryption`). @default false */
+  /**
+   * Jobs must encrypt traffic between their instances (`EnableInterContainerTrafficEncryption`): the
+   * launcher's requests always ask for it, so requiring it turns away only hand-written requests that do
+   * not. @default true
+   */
   readonly interContainerTrafficEncryption: boolean;
   /** The instance types jobs may use. @default the launcher's default and the built-in templates' types */
   readonly instanceTypes: readonly string[];
@@ -119,7 +123,7 @@ const schema = z.strictObject({
   untaggedImageExpiryDays: count(1, 3650).default(7),
   keepTaggedImages: count(1, 10000).default(100),
   networkIsolation: bool.default(true),
-  interContainerTrafficEncryption: bool.default(false),
+  interContainerTrafficEncryption: bool.default(true),
   instanceTypes: list(
     z.string().regex(/^ml\.[a-z0-9-]+\.[a-z0-9]+$/, 'an instance type like ml.p4de.24xlarge'),
   )

@@ -240,7 +240,10 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
       'sagemaker:FileSystemAccessMode': 'rw',
       'sagemaker:FileSystemDirectoryPath': '/',
     });
-    expect(first.Bool).toEqual({ 'sagemaker:NetworkIsolation': 'true' });
+    expect(first.Bool).toEqual({
+      'sagemaker:NetworkIsolation': 'true',
+      'sagemaker:InterContainerTrafficEncryption': 'true',
+    });
     expect(first.Null).not.toHaveProperty(['sagemaker:FileSystemId']);
   });
 

@@ -48,7 +48,7 @@ async function dryRunRequest(
 }
 
 describe.each([
-  ['default', {}],
+  ['without the inter-container requirement', { 'rlvr:interContainerTrafficEncryption': false }],
   [
     'VPC, expiry, every option on but inter-container encryption',
     { ...FULL_CONTEXT, 'rlvr:interContainerTrafficEncryption': false },
@@ -168,8 +168,8 @@ describe('stack options that change the conditions', () => {
     expect(await simulateCreate(submitter(s), request)).toBe('Allowed');
   });
 
-  it('rlvr:interContainerTrafficEncryption requires it of every job (IAM sees no instance count)', async () => {
-    const s = synth({ 'rlvr:interContainerTrafficEncryption': true });
+  it('rlvr:interContainerTrafficEncryption (the default) requires it of every job (IAM sees no instance count)', async () => {
+    const s = synth({});
     const conditions = createConditions(s);
     expect(conditions.Bool).toEqual({
       'sagemaker:NetworkIsolation': 'true',

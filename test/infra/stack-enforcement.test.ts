@@ -150,10 +150,10 @@ describe('context for what the stack enforces', () => {
     expect(() => parseInfraProps(context)).toThrow(message);
   });
 
-  it('defaults to network isolation, no inter-container requirement, the built-in instance types and 7 days', () => {
+  it('defaults to network isolation, encrypted traffic between instances, the built-in instance types and 7 days', () => {
     expect(parseInfraProps({})).toMatchObject({
       networkIsolation: true,
-      interContainerTrafficEncryption: false,
+      interContainerTrafficEncryption: true,
       instanceTypes: ['ml.g5.2xlarge', 'ml.p4de.24xlarge', 'ml.p5.48xlarge'],
       maxRuntimeHours: 168,
       sharedFileSystemIsolation: 'required',
