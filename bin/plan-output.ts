@@ -9,7 +9,7 @@ import {
   sharedFileSystemPath,
   type SubmitPlan,
 } from '../lib/jobs';
-import { EFA_LABEL } from '../lib/image';
+import { cudaDriverPlanLine, EFA_LABEL } from '../lib/image';
 import { describeSource, formatUsd, hasEfa, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../lib/layout';
 import type { SettingName } from '../lib/settings';
@@ -236,6 +236,8 @@ function runSection(plan: SubmitPlan): string {
   );
   const has = imageHas(plan.image.labels);
   if (has) out += row('', has);
+  const driver = cudaDriverPlanLine(plan.image.labels);
+  if (driver) out += row('', driver);
   return out + row('cost', costText(plan), `${PRICES_SOURCE}, ${PRICES_AS_OF}`);
 }
 

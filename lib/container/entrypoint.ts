@@ -27,6 +27,7 @@ import {
   type HeadPhase,
 } from './cluster';
 import { formCluster, rayCommand, runWorker, StoppedWhileJoining, type RayCommand } from './cluster-run';
+import { cudaCompatEnvironment } from './cuda-compat';
 import { runEvalBatch } from './eval-batch';
 import { holdPlatformEnvironment } from './hold-env';
 import { RunMonitor } from './monitor';
@@ -67,6 +68,8 @@ export interface EntrypointOptions {
   readonly evalPollMaxS?: number;
   /** Aborted on SIGTERM (stop, spot): the trainer is asked to stop after its current checkpoint. */
   readonly signal?: AbortSignal;
+  /** Folders standing in for `/proc` and the image's cuda-compat folder (tests). */
+  readonly cudaCompat?: { readonly procRoot?: string; readonly compatDir?: string };
 }
 
 /** Tests only: replaces the contract's eval command. */
@@ -82,6 +85,12 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
     out,
   });
   const { env, say } = job;
+  // Before any mode: each starts CUDA (the trainer, vLLM, the eval harness), on every host. The
+  // environment every child gets is the job's own, so the decision goes into it.
+  const compat = cudaCompatEnvironment({ env, ...options.cudaCompat });
+  say(compat.note);
+  Object.assign(env, compat.env);
+  job.runInfo.cudaCompat = { enabled: compat.enabled, note: compat.note };
   if (env[JOB_ENV.mode] === 'eval') return runEvalBatch(job, options.signal);
   if (env[JOB_ENV.mode] === 'passk') return runPasskBatch(job, options.signal);
   const useRay = env[JOB_ENV.useRay] === '1';

@@ -6,6 +6,7 @@ export * from './build-plan';
 export * from './buildkit-trace';
 export * from './context';
 export * from './credentials';
+export * from './cuda-compat';
 export * from './engine';
 export * from './engine-streams';
 export * from './offline-data';

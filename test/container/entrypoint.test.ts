@@ -95,6 +95,39 @@ describe('container entrypoint (in process)', () => {
     expect(Date.parse(attempt.endedAt)).toBeGreaterThanOrEqual(trainerEnded);
   });
 
+  it("turns CUDA forward compatibility on for a driver older than the image's compat library, for every process, and says so", async () => {
+    const proc = tempDir('rlvr-proc-');
+    fs.mkdirSync(path.join(proc, 'driver', 'nvidia'), { recursive: true });
+    fs.writeFileSync(
+      path.join(proc, 'driver', 'nvidia', 'version'),
+      'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n',
+    );
+    const compatDir = tempDir('rlvr-compat-');
+    fs.writeFileSync(path.join(compatDir, 'libcuda.so.570.124.06'), '');
+    fs.symlinkSync('libcuda.so.570.124.06', path.join(compatDir, 'libcuda.so.1'));
+    const root = mlRoot();
+    withCode(root);
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (d: Buffer) => (text += d.toString()));
+    const code = await runEntrypoint({
+      root,
+      env: envFor(root, `echo "LD=$LD_LIBRARY_PATH"; ${WRITE_FINAL}`, {
+        LD_LIBRARY_PATH: '/opt/amazon/efa/lib',
+        CUDA_VERSION: '12.8.1',
+      }),
+      out,
+      pollMs: 50,
+      stableMs: 0,
+      cudaCompat: { procRoot: proc, compatDir },
+    });
+    expect(code).toBe(0);
+    expect(text).toContain(`[trainer] LD=${compatDir}:/opt/amazon/efa/lib`);
+    expect(text).toMatch(/\[rlvr\] CUDA forward compatibility: on .*host driver 535\.104\.05 is older/);
+    const runInfo = JSON.parse(fs.readFileSync(path.join(root, 'model', 'run.json'), 'utf8'));
+    expect(runInfo.cudaCompat).toMatchObject({ enabled: true });
+  });
+
   it('refuses an eval config with tensor parallelism other than 1, before starting anything', async () => {
     const root = mlRoot({ evalConfig: 'vllm:\n  tensor_parallel_size: 2\nwatch:\n  enable: true\n' });
     withCode(root);
