@@ -61,6 +61,8 @@ describe('their 32B configs on several hosts, with the shared file system', () =
           'subnet-0a1b2c3d',
           '--security-groups',
           'sg-0a1b2c3d',
+          // Their modules pin NCCL to ens32 at import: without holding, the submit refuses them (RLVR125).
+          '--hold-platform-env',
         ],
         { env: bareEnv({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' }) },
       );
@@ -74,6 +76,8 @@ describe('their 32B configs on several hosts, with the shared file system', () =
       // The GPU split per host and how the hosts talk (p4de has EFA).
       expect(stdout).toMatch(new RegExp(`\\n  cluster +${hosts} hosts × \\(8 train GPUs on each\\)\\n`));
       expect(stdout).toMatch(/EFA between hosts: FI_PROVIDER=efa, NCCL through aws-ofi-nccl/);
+      // Against their nine lines, on every host.
+      expect(stdout.match(/kept against src\/rlvr_experiments\/\w+\.py:\d+ NCCL_/g)).toHaveLength(9);
       expect(stdout).toMatch(
         new RegExp(
           `\\n  shared file system: ${FS} mounted rw at /opt/ml/input/data/shared on every host \\(${hosts} hosts\\); \\$RLVR_TITAN_CONFIG_DIR and the trainer's run root in rlvr-jobs/annotations-adhoc-\\d{8}-\\d{6}/ ← S/titan_actor\\.py:613-619\\n`,

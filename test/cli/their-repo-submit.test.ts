@@ -6,14 +6,15 @@ import { theirRepository } from '../helpers/python';
 
 /**
  * A submit's plan of their repository (test/fixtures/their-repo) without AWS: where its package is
- * imported from, and what the plan says of the image for a multi-host job on an EFA instance type.
+ * imported from, and what the plan says of the image for a multi-host job on an EFA instance type. Their
+ * modules assign NCCL's interface at import, so their configs hold the platform's values (else RLVR125).
  */
 const config = (launcher = '') =>
   fs
     .readFileSync(GSM8K_EXAMPLE, 'utf8')
     .replace(/^ {2}trainer_src: .*\n/m, '')
     .replace(/^ {2}eval_config: .*\n/m, '')
-    .replace('launcher:\n', `launcher:\n${launcher}`);
+    .replace('launcher:\n', `launcher:\n  hold_platform_env: true\n${launcher}`);
 
 const dryRun = async (root: string, ...args: string[]) => {
   const r = await runCli(

@@ -9,24 +9,17 @@ import {
   type DockerEngine,
 } from '../helpers/docker';
 import { useEmulator } from '../helpers/emulator-suite';
-import { GSM8K_EXAMPLE, tempDir } from '../helpers/fixtures';
+import { tempDir } from '../helpers/fixtures';
 import { describeWithPeer } from '../helpers/moto';
-import { theirRepository } from '../helpers/python';
+import { theirSubmitConfig, theirSubmitRepository } from '../helpers/their-job';
 
 jest.setTimeout(300_000);
 
-/** The GSM8K example as a config of their repository: local weights, 4 steps, a checkpoint every 2. */
-function theirConfig(launcher = ''): string {
-  return fs
-    .readFileSync(GSM8K_EXAMPLE, 'utf8')
-    .replaceAll('Qwen/Qwen3-1.7B-Base', '../models/Qwen3-1.7B-Base')
-    .replace(/max_steps: \d+/, 'max_steps: 4')
-    .replace(/checkpoint_interval: \d+/, 'checkpoint_interval: 2')
-    .replace(/(\n\s+)interval: 20/, '$1interval: 2')
-    .replace(/^ {2}trainer_src: .*\n/m, '')
-    .replace(/^ {2}eval_config: .*\n/m, launcher ? '' : '  eval_config: eval/lm_eval_watch.yaml\n')
-    .replace('launcher:\n', `launcher:\n${launcher}`);
-}
+/**
+ * Their modules assign NCCL's interface at import (syncing.py, titan_actor.py, vllm_engine_actor.py):
+ * these jobs hold the platform's values, as the team's jobs must.
+ */
+const theirConfig = () => theirSubmitConfig({ launcher: '  hold_platform_env: true\n' });
 
 /**
  * Their repository on day one (test/fixtures/their-repo: a src-layout package that every entrypoint
@@ -50,16 +43,7 @@ describeWithPeer('dockerd', dockerAvailable())("their repository's trainer (real
   });
 
   const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
-  const repo = (files: Record<string, string>) =>
-    theirRepository({
-      'models/Qwen3-1.7B-Base/config.json': '{"model_type": "qwen3"}\n',
-      'configs/eval/lm_eval_watch.yaml': fs.readFileSync(
-        path.join(path.dirname(GSM8K_EXAMPLE), '..', 'eval', 'lm_eval_watch.yaml'),
-        'utf8',
-      ),
-      'fixture-mode.json': JSON.stringify({ exportPauseMs: 200 }),
-      ...files,
-    });
+  const repo = theirSubmitRepository;
 
   it('one host: the package imports from the shipped src/, its Ray actors too, and the run reaches its checkpoints', async () => {
     const root = repo({ 'configs/qwen3-1.7B-gsm8k.yaml': theirConfig() });

@@ -11,7 +11,8 @@ describe('rlvr doctor --trainer-src', () => {
     const r = await runCli(['doctor', '--trainer-src', root, '--json'], {
       env: bareEnv({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' }),
     });
-    expect(r.code).toBe(0);
+    // Their modules pin NCCL to ens32 at import: the doctor fails those lines (exit 1).
+    expect(r.code).toBe(1);
     const checks = JSON.parse(r.stdout) as { name: string; level: string; detail: string }[];
     const detail = (name: string) => checks.find((c) => c.name === name)?.detail;
     expect(detail('import roots')).toBe(
@@ -27,9 +28,28 @@ describe('rlvr doctor --trainer-src', () => {
       ),
     );
     expect(detail('network calls')).toBe(
-      "0 in the 12 files the trainers' scripts import, each described above",
+      "1 in the 14 files the trainers' scripts import, each described above",
     );
-    expect(checks.every((c) => c.level === 'ok')).toBe(true);
+    const platform = checks
+      .filter((c) => c.name === 'platform env at import')
+      .map((c) => `${c.level} ${c.detail.split(':').slice(0, 2).join(':')}`);
+    expect(platform).toEqual([
+      'ok entrypoints/train_grpo_sft.py:11 NCCL_TIMEOUT="90" (a default)',
+      'warn src/rlvr_experiments/syncing.py:14 NCCL_NET="Socket" (assigned)',
+      'fail src/rlvr_experiments/syncing.py:15 NCCL_SOCKET_IFNAME="ens32" (assigned)',
+      'warn src/rlvr_experiments/syncing.py:16 NCCL_NET_PLUGIN="" (assigned)',
+      'warn src/rlvr_experiments/titan_actor.py:4 NCCL_NET="Socket" (assigned)',
+      'fail src/rlvr_experiments/titan_actor.py:5 NCCL_SOCKET_IFNAME="ens32" (assigned)',
+      'warn src/rlvr_experiments/titan_actor.py:6 NCCL_NET_PLUGIN="" (assigned)',
+      'ok src/rlvr_experiments/titan_actor.py:7 NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "WARN") (a default)',
+      'warn src/rlvr_experiments/vllm_engine_actor.py:6 NCCL_NET="Socket" (assigned)',
+      'fail src/rlvr_experiments/vllm_engine_actor.py:7 NCCL_SOCKET_IFNAME="ens32" (assigned)',
+      'warn src/rlvr_experiments/vllm_engine_actor.py:8 NCCL_NET_PLUGIN="" (assigned)',
+      'ok src/rlvr_experiments/vllm_engine_actor.py:9 NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "WARN") (a default)',
+    ]);
+    expect(checks.filter((c) => c.name !== 'platform env at import').every((c) => c.level === 'ok')).toBe(
+      true,
+    );
   });
 
   it('names a network call at import that no profile describes, in a module the trainer reaches through its imports', async () => {

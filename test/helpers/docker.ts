@@ -205,11 +205,11 @@ export function writeTestDockerDir(dir: string): void {
 
 /**
  * The container test image: `FROM scratch` with the host's node (and the libraries ldd lists), busybox
- * for a shell, the machine's real Python 3.11 as `python` with PyYAML and the stand-in `ray` package as
- * its dependencies (test/helpers/python.ts: the trainer stand-ins are Python), the stand-in `ray` CLI of
- * test/fixtures/fake-ray (a real TCP rendezvous between containers, actors spawned with each node's
- * environment, each call recorded), the stand-in `lm_eval` of test/fixtures/fake-lm-eval, and our
- * `train`.
+ * for a shell, the machine's real Python 3.11 as `python` with PyYAML and the stand-in `ray`, `vllm` and
+ * `transformers` packages as its dependencies (test/helpers/python.ts: the trainer stand-ins are Python),
+ * the stand-in `ray` CLI of test/fixtures/fake-ray (a real TCP rendezvous between containers, actors
+ * spawned with each node's environment, each call recorded), the stand-in `lm_eval` of
+ * test/fixtures/fake-lm-eval, and our `train`.
  */
 export function writeContainerDockerDir(dir: string): void {
   const base = path.join(dir, 'base');

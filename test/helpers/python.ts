@@ -6,14 +6,26 @@ import { tempDir } from './fixtures';
 /**
  * Real Python for the trainer stand-ins (test/fixtures/their-repo, test/fixtures/fake-trainer): the
  * machine's Python 3.11 (the one moto_server runs on, with PyYAML), in a virtualenv of its own that holds
- * the stand-in `ray` package (test/fixtures/fake-ray/python) as the image's dependencies would, and a
- * `ray` command for the stand-in CLI. In the container tests the same Python is copied into the image
- * (test/helpers/docker.ts).
+ * the stand-in `ray`, `vllm` and `transformers` packages (the `python` folders of test/fixtures/fake-ray,
+ * fake-vllm and fake-transformers) as the image's dependencies would, and a `ray` command for the
+ * stand-in CLI. In the container tests the same Python is copied into the image (test/helpers/docker.ts).
  */
 export const FIXTURES_DIR = path.join(__dirname, '..', 'fixtures');
 export const THEIR_REPO = path.join(FIXTURES_DIR, 'their-repo');
 export const FAKE_RAY_PY = path.join(FIXTURES_DIR, 'fake-ray', 'python', 'ray');
 export const FAKE_RAY_JS = path.join(FIXTURES_DIR, 'fake-ray', 'ray.js');
+export const FAKE_VLLM_PY = path.join(FIXTURES_DIR, 'fake-vllm', 'python', 'vllm');
+export const FAKE_TRANSFORMERS_PY = path.join(FIXTURES_DIR, 'fake-transformers', 'python', 'transformers');
+/** The stand-in packages the trainer imports as dependencies: installed in site-packages, never shipped with its source. */
+const STAND_IN_PACKAGES = [FAKE_RAY_PY, FAKE_VLLM_PY, FAKE_TRANSFORMERS_PY];
+
+function installStandIns(sitePackages: string): void {
+  for (const pkg of STAND_IN_PACKAGES)
+    fs.cpSync(pkg, path.join(sitePackages, path.basename(pkg)), {
+      recursive: true,
+      filter: (src) => !src.includes('__pycache__'),
+    });
+}
 
 export interface HostPython {
   /** The interpreter itself (symlinks resolved). */
@@ -49,8 +61,9 @@ export function pythonAvailable(): boolean {
 }
 
 /**
- * A virtualenv on the host with the stand-in `ray` package in its site-packages, and `bin/ray` running
- * the stand-in CLI: put `bin` first on PATH and `python` is the trainer's interpreter.
+ * A virtualenv on the host with the stand-in `ray`, `vllm` and `transformers` packages in its
+ * site-packages, and `bin/ray` running the stand-in CLI: put `bin` first on PATH and `python` is the
+ * trainer's interpreter.
  */
 export function testVenv(): { bin: string; sitePackages: string } {
   const py = hostPython();
@@ -58,7 +71,7 @@ export function testVenv(): { bin: string; sitePackages: string } {
   const dir = tempDir('rlvr-venv-');
   execFileSync(py.executable, ['-m', 'venv', '--without-pip', '--system-site-packages', dir]);
   const sitePackages = path.join(dir, 'lib', `python${py.version}`, 'site-packages');
-  fs.cpSync(FAKE_RAY_PY, path.join(sitePackages, 'ray'), { recursive: true });
+  installStandIns(sitePackages);
   const bin = path.join(dir, 'bin');
   fs.writeFileSync(path.join(bin, 'ray'), `#!/bin/sh\nexec ${process.execPath} ${FAKE_RAY_JS} "$@"\n`, {
     mode: 0o755,
@@ -81,8 +94,8 @@ const STDLIB_SKIP = new Set([
 
 /**
  * The machine's Python under `base/` at its own prefix (so it finds its standard library without
- * PYTHONHOME), with PyYAML and the stand-in `ray` as its only site-packages, and the shared libraries its
- * interpreter and extension modules need. For images built FROM scratch.
+ * PYTHONHOME), with PyYAML and the stand-in `ray`, `vllm` and `transformers` as its only site-packages,
+ * and the shared libraries its interpreter and extension modules need. For images built FROM scratch.
  */
 export function copyPythonInto(base: string, copyHostFile: (hostPath: string) => void): string {
   const py = hostPython();
@@ -105,7 +118,7 @@ export function copyPythonInto(base: string, copyHostFile: (hostPath: string) =>
     recursive: true,
     filter: (src) => !src.includes('__pycache__'),
   });
-  fs.cpSync(FAKE_RAY_PY, path.join(site, 'ray'), { recursive: true });
+  installStandIns(site);
   const libraries = new Set<string>();
   const objects = [
     py.executable,
