@@ -68,6 +68,42 @@ async function safetensorsSizesInS3(
   return out;
 }
 
+/**
+ * The files each kind of slow tokenizer reads (transformers' `vocab_files_names`): byte-level BPE (Qwen2,
+ * GPT-2, …), SentencePiece (Llama, T5, …), WordPiece (BERT). A fast tokenizer needs only tokenizer.json.
+ */
+const SLOW_TOKENIZER_FILES: readonly (readonly string[])[] = [
+  ['vocab.json', 'merges.txt'],
+  ['tokenizer.model'],
+  ['spiece.model'],
+  ['vocab.txt'],
+];
+
+/**
+ * `tokenizer.use_fast: false` on the folder the tokenizer is read from: transformers builds the slow
+ * tokenizer from its own vocabulary files, never from tokenizer.json, so a folder without them fails
+ * the job when the tokenizer loads (their trainers read it at start).
+ */
+function slowTokenizerProblem(
+  input: ModelInput,
+  names: ReadonlySet<string>,
+  file: YamlFile,
+  modelUri: string,
+): Problem | undefined {
+  const tokenizerAt = input.referencedAt.find(
+    (p) => p.join('.') === 'tokenizer.pretrained_model_name_or_path',
+  );
+  if (!tokenizerAt) return undefined;
+  const tokenizer = (file.toJS() as { tokenizer?: { use_fast?: unknown } } | undefined)?.tokenizer;
+  if (tokenizer?.use_fast !== false) return undefined;
+  if (SLOW_TOKENIZER_FILES.some((set) => set.every((f) => names.has(f)))) return undefined;
+  return file.problem(
+    ['tokenizer', 'use_fast'],
+    `the slow tokenizer reads its vocabulary files, and ${modelUri} has none (${SLOW_TOKENIZER_FILES.map((s) => s.join(' + ')).join(', or ')}): the job would fail when the tokenizer loads`,
+    `Upload the model folder with its vocab.json and merges.txt (rlvr upload model <folder>), or set tokenizer.use_fast: true.`,
+  );
+}
+
 /** A model folder: loadable by the one rule (lib/checkpoints), with a tokenizer. */
 async function checkModel(s3: IS3, input: ModelInput, file: YamlFile, out: PreflightFindings): Promise<void> {
   const { checks, problems, warnings } = out;
@@ -119,6 +155,8 @@ async function checkModel(s3: IS3, input: ModelInput, file: YamlFile, out: Prefl
       file.problem(at, `${modelUri} has no tokenizer files; the tokenizer must come from elsewhere`),
     );
   }
+  const slow = slowTokenizerProblem(input, names, file, modelUri);
+  if (slow) problems.push(slow);
   const bytes = objects.reduce((n, o) => n + o.size, 0);
   checks.push({
     what,

@@ -163,6 +163,36 @@ describe('pre-flight', () => {
     expect(cut.problems[0].hint).toBe('Upload the whole model folder again (rlvr upload model <folder>).');
   });
 
+  it('tokenizer.use_fast: false needs the slow tokenizer’s vocabulary files in the folder it reads (tokenizer.json is not enough)', async () => {
+    const slowConfig = (useFast: string) =>
+      YamlFile.parse(
+        `model:\n  path: Qwen/Qwen3-1.7B-Base\ntokenizer:\n  pretrained_model_name_or_path: Qwen/Qwen3-1.7B-Base\n  use_fast: ${useFast}\n`,
+        'c.yaml',
+      );
+    const tokenizerToo = {
+      ...model('m/'),
+      referencedAt: [
+        ['model', 'path'],
+        ['tokenizer', 'pretrained_model_name_or_path'],
+      ],
+    };
+    const run = (objects: Record<string, Buffer | string>, useFast = 'false', m: ModelInput = tokenizerToo) =>
+      runPreflight(bucketS3(objects), plan({ model: m }), slowConfig(useFast));
+    const fastOnly = await run(goodModel('m/'));
+    expect(fastOnly.problems).toHaveLength(1);
+    expect(fastOnly.problems[0]).toMatchObject({ where: 'tokenizer.use_fast' });
+    expect(fastOnly.problems[0].location?.line).toBe(5);
+    expect(fastOnly.problems[0].message).toContain(
+      'the slow tokenizer reads its vocabulary files, and s3://b/m/ has none (vocab.json + merges.txt',
+    );
+    // Qwen's slow tokenizer files present; a fast tokenizer; a model folder the tokenizer is not read from.
+    expect((await run({ ...goodModel('m/'), 'm/vocab.json': '{}', 'm/merges.txt': '#' })).problems).toEqual(
+      [],
+    );
+    expect((await run(goodModel('m/'), 'true')).problems).toEqual([]);
+    expect((await run(goodModel('m/'), 'false', model('m/'))).problems).toEqual([]);
+  });
+
   it('dataset folders: missing, without the loader’s marker at the top, or not saved with save_to_disk', async () => {
     const s3 = bucketS3({
       ...goodModel('m/'),
