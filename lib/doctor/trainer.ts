@@ -10,7 +10,7 @@ import { loadTrainerProfiles, mergeProfiles } from '../config';
 import { ProblemsError, RlvrError, UserError, formatProblem } from '../errors';
 import { defaultDockerDir, describeArgSource, planImageBuild } from '../image';
 import { BUILT_IN_DEFAULTS } from '../job-options';
-import { describeImportRoots, describeWrite, importTimeWrites, judgeWrite } from '../jobs';
+import { describeImportRoots, describeWrite, importTimeWrites, judgeWrite, sourceReader } from '../jobs';
 import {
   findImportRoots,
   missingRoots,
@@ -74,7 +74,7 @@ export async function trainerRepositoryChecks(
   }
   const staged = await stageSource({ root });
   const files = staged.files.map((f) => f.path);
-  const read = (f: string) => fs.readFileSync(path.join(root, f), 'utf8');
+  const { read } = sourceReader(root);
 
   // The Python project and its import roots.
   let pyproject: Pyproject | undefined;
@@ -222,7 +222,7 @@ export async function trainerRepositoryChecks(
  * type (the submit judges each job's own).
  */
 function platformEnvChecks(input: Parameters<typeof importTimeWrites>[0]): DoctorCheck[] {
-  const writes = importTimeWrites(input);
+  const { writes } = importTimeWrites(input);
   const job = {
     instanceType: BUILT_IN_DEFAULTS.instance_type,
     instanceCount: 1,

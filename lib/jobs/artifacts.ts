@@ -296,16 +296,20 @@ function planPlatformEnv(
   );
   const allow = configs.config.value.launcher?.allow as Record<string, unknown> | undefined;
   const reason = allow?.[platformEnvOverride.id];
-  const check = checkPlatformEnv(
-    importTimeWrites({ root: staged.root, files, roots: importRoots.roots.map((r) => r.path), scripts }),
-    {
-      instanceType: options.instanceType.value,
-      instanceCount: options.instanceCount.value,
-      networkIsolation: options.networkIsolation.value,
-      hold: options.holdPlatformEnv.value,
-      ...(typeof reason === 'string' ? { allowReason: reason } : {}),
-    },
-  );
+  const found = importTimeWrites({
+    root: staged.root,
+    files,
+    roots: importRoots.roots.map((r) => r.path),
+    scripts,
+  });
+  const check = checkPlatformEnv(found.writes, {
+    instanceType: options.instanceType.value,
+    instanceCount: options.instanceCount.value,
+    networkIsolation: options.networkIsolation.value,
+    hold: options.holdPlatformEnv.value,
+    ...(typeof reason === 'string' ? { allowReason: reason } : {}),
+    unread: found.unread,
+  });
   // The warnings of the same check go with the errors: one edit of the modules fixes them together.
   if (check.errors.length > 0)
     throw new ProblemsError(

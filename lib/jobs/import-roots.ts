@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Problem } from '../errors';
 import {
@@ -11,6 +10,8 @@ import {
   type ImportRoot,
 } from '../python';
 import type { StagedSource } from '../source';
+import { readRegularText } from '../util';
+import { MAX_MODULE_BYTES } from './platform-env';
 import { commandScript, type TrainerProfile } from '../trainers';
 
 export interface ImportRootsPlan {
@@ -64,7 +65,7 @@ export function planImportRoots(input: {
   const found = [...missingRoots(roots, files)];
   for (const script of [commandScript(input.trainerCommand), input.evalScript]) {
     if (!script || script.startsWith('/') || !files.includes(script)) continue;
-    const text = fs.readFileSync(path.join(staged.root, script), 'utf8');
+    const text = readRegularText(path.join(staged.root, script), MAX_MODULE_BYTES) ?? '';
     found.push(...unreachableImports(script, text, roots, files, dependencies));
   }
   const asProblem = (p: { message: string; hint: string }): Problem => ({

@@ -43,6 +43,7 @@ export {
   describeWrite,
   importTimeWrites,
   judgeWrite,
+  sourceReader,
   type JudgedWrite,
   type PlatformEnvCheck,
   type PlatformEnvJob,

@@ -1,10 +1,10 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { platformEnvOverride, type AllowedFinding } from '../config';
 import type { Problem } from '../errors';
 import { hasEfa } from '../job-options';
 import { PLATFORM_ENV } from '../layout';
 import { environmentWrites, reachableModules, type EnvironmentWrite } from '../python';
+import { readRegularText } from '../util';
 
 /** What a job needs of the platform's variables: the facts a write is judged against. */
 export interface PlatformEnvJob {
@@ -62,28 +62,8 @@ export function judgeWrite(write: EnvironmentWrite, job: PlatformEnvJob): Judged
   if (write.kind === 'default') return judged('harmless', 'a default: a value the job sets is kept');
   const v = write.value;
   switch (group) {
-    case 'interfaces': {
-      const lib = write.variable.startsWith('NCCL') ? 'NCCL' : 'Gloo';
-      if (write.kind === 'unset')
-        return judged(
-          'warning',
-          `${lib} then picks an interface itself instead of the one SageMaker names`,
-          true,
-        );
-      if (v !== undefined && v.startsWith('^'))
-        return judged('harmless', `an exclusion list: ${lib} still finds the interface SageMaker names`);
-      if (v === undefined)
-        return judged(
-          'warning',
-          `computed at import: whether it names the interface SageMaker names cannot be told`,
-          true,
-        );
-      return judged(
-        'error',
-        `names interface "${v}"; a SageMaker host's interface is the one resourceconfig.json names (eth0 on today's hosts) and there is no "${v}": the first ${lib === 'NCCL' ? 'NCCL communicator (tensor parallel ≥ 2, or the trainer→vLLM weight sync)' : 'Gloo process group'} fails with "no socket interface found", on one host as on several`,
-        true,
-      );
-    }
+    case 'interfaces':
+      return judgeInterface(write, judged);
     case 'transports':
       if (!hasEfa(job.instanceType))
         return judged(
@@ -101,23 +81,104 @@ export function judgeWrite(write: EnvironmentWrite, job: PlatformEnvJob): Judged
         "pins every process that imports the module to these GPUs, against the job's split (the trainer's and the eval watcher's GPUs) and the GPU Ray gives each actor",
       );
     case 'rendezvous':
-      return job.instanceCount > 1
-        ? judged(
-            'error',
-            `every process on each of the ${job.instanceCount} hosts would meet at this address: torch's rendezvous is set per process group`,
-          )
-        : judged('harmless', 'one host: the rendezvous stays on it');
-    case 'offline':
-      if (job.networkIsolation && (v === undefined || ['0', 'false', 'False', ''].includes(v)))
+      if (write.variable === 'MASTER_PORT')
+        return judged('harmless', 'a port: each process group meets at its own address');
+      if (job.instanceCount > 1)
+        return judged(
+          'error',
+          `every process on each of the ${job.instanceCount} hosts would meet at ${v !== undefined ? `"${v}"` : 'the address it computes there'}: torch's rendezvous is set per process group`,
+        );
+      return v === undefined || /^(localhost|127\.|0\.0\.0\.0$|::1$)/.test(v)
+        ? judged('harmless', 'one host: the rendezvous stays on it')
+        : judged('warning', `a fixed address: one host meets at "${v}" only if that is this host`);
+    case 'offline': {
+      // The Hugging Face libraries' own test of a switch: 1, ON, YES or TRUE.
+      const on = v !== undefined && ['1', 'ON', 'YES', 'TRUE'].includes(v.toUpperCase());
+      if (job.networkIsolation && !on && write.kind !== 'unset')
         return judged(
           'warning',
           'tells the Hugging Face libraries they may use the network, which a job with network isolation has not: a Hub call waits for its time-outs instead of failing at once',
           true,
         );
-      return judged('harmless', 'offline is what the job is');
+      if (job.networkIsolation && write.kind === 'unset')
+        return judged('warning', 'removes the offline switch of a job without network', true);
+      return judged('harmless', job.networkIsolation ? 'offline, as the job is' : 'the job has network');
+    }
     default:
       return judged('harmless', `not a variable the platform sets`);
   }
+}
+
+/** The interface SageMaker's hosts have today (resourceconfig.json names it; the job pins that one). */
+const SAGEMAKER_INTERFACE = 'eth0';
+
+/**
+ * Whether an interface list selects `iface`: NCCL's syntax (`^` excludes, `=` matches whole names, else
+ * each entry is a prefix) or Gloo's (whole names, comma-separated).
+ */
+export function interfaceListSelects(variable: string, list: string, iface: string): boolean {
+  if (variable.startsWith('GLOO')) return list.split(',').includes(iface);
+  let spec = list;
+  const exclude = spec.startsWith('^');
+  if (exclude) spec = spec.slice(1);
+  const exact = spec.startsWith('=');
+  if (exact) spec = spec.slice(1);
+  const hit = spec
+    .split(',')
+    .filter(Boolean)
+    .some((name) => (exact ? iface === name : iface.startsWith(name)));
+  return exclude ? !hit : hit;
+}
+
+function judgeInterface(
+  write: EnvironmentWrite,
+  judged: (verdict: JudgedWrite['verdict'], why: string, holdable?: boolean) => JudgedWrite,
+): JudgedWrite {
+  const lib = write.variable.startsWith('NCCL') ? 'NCCL' : 'Gloo';
+  const first =
+    lib === 'NCCL'
+      ? 'NCCL communicator (tensor parallel ≥ 2, or the trainer→vLLM weight sync)'
+      : 'Gloo process group';
+  const v = write.value;
+  if (write.kind === 'unset')
+    return judged(
+      'warning',
+      `${lib} then picks an interface itself instead of the one SageMaker names`,
+      true,
+    );
+  if (v === undefined)
+    return judged(
+      'warning',
+      'computed at import: whether it selects the interface SageMaker names cannot be told',
+      true,
+    );
+  // NCCL reads a value of one character or none as unset.
+  if (lib === 'NCCL' && v.length <= 1)
+    return judged(
+      'warning',
+      `"${v}" is read as unset: NCCL picks an interface itself instead of the one SageMaker names`,
+      true,
+    );
+  const selects = interfaceListSelects(write.variable, v, SAGEMAKER_INTERFACE);
+  if (selects && lib === 'NCCL' && v.startsWith('^'))
+    return judged(
+      'harmless',
+      `an exclusion list that leaves ${SAGEMAKER_INTERFACE}, the interface SageMaker hosts have`,
+    );
+  if (selects)
+    return judged(
+      'warning',
+      `"${v}" selects ${SAGEMAKER_INTERFACE}, the interface today's SageMaker hosts have, but the job pins the one resourceconfig.json names (and a one-host --local run has only lo)`,
+      true,
+    );
+  const what = v.startsWith('^')
+    ? `"${v}" excludes ${SAGEMAKER_INTERFACE}, the interface SageMaker hosts have (resourceconfig.json names it)`
+    : `names interface "${v}", which SageMaker hosts do not have (theirs is the one resourceconfig.json names: ${SAGEMAKER_INTERFACE} today)`;
+  return judged(
+    'error',
+    `${what}: the first ${first} fails with "no socket interface found", on one host as on several`,
+    true,
+  );
 }
 
 /** The one-line change that keeps the trainer's value where nothing else sets one. */
@@ -153,18 +214,48 @@ function asProblem(j: JudgedWrite): Problem {
   };
 }
 
-/** The writes at import in the files the scripts import, directly or through each other (Ray actors' modules too). */
+/** A Python module larger than this is not source anyone wrote: it is not read. */
+export const MAX_MODULE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A reader of the source's files that opens regular files only (never through a link, never a FIFO or a
+ * device) up to MAX_MODULE_BYTES, each once; `unread` lists the files it would not read.
+ */
+export function sourceReader(root: string): { read: (file: string) => string; unread: Set<string> } {
+  const texts = new Map<string, string>();
+  const unread = new Set<string>();
+  return {
+    unread,
+    read: (file) => {
+      let text = texts.get(file);
+      if (text === undefined) {
+        const got = readRegularText(path.join(root, file), MAX_MODULE_BYTES);
+        if (got === undefined) unread.add(file);
+        texts.set(file, (text = got ?? ''));
+      }
+      return text;
+    },
+  };
+}
+
+/**
+ * The writes at import in the files the scripts import, directly or through each other (Ray actors'
+ * modules too); a script's own `if __name__ == "__main__":` block runs too, a module's does not.
+ */
 export function importTimeWrites(input: {
   readonly root: string;
   readonly files: readonly string[];
   readonly roots: readonly string[];
   readonly scripts: readonly string[];
-}): EnvironmentWrite[] {
-  const read = (f: string) => fs.readFileSync(path.join(input.root, f), 'utf8');
+}): { writes: EnvironmentWrite[]; unread: string[] } {
+  const { read, unread } = sourceReader(input.root);
   const modules = reachableModules({ files: input.files, roots: input.roots, scripts: input.scripts, read });
-  return modules
+  const writes = modules
     .flatMap((f) => environmentWrites(f, read(f)))
-    .filter((w) => w.atImport && groupOf(w.variable) !== undefined);
+    .filter(
+      (w) => w.atImport && (!w.inMain || input.scripts.includes(w.file)) && groupOf(w.variable) !== undefined,
+    );
+  return { writes, unread: [...unread].sort() };
 }
 
 /**
@@ -173,7 +264,12 @@ export function importTimeWrites(input: {
  */
 export function checkPlatformEnv(
   writes: readonly EnvironmentWrite[],
-  job: PlatformEnvJob & { readonly hold: boolean; readonly allowReason?: string },
+  job: PlatformEnvJob & {
+    readonly hold: boolean;
+    readonly allowReason?: string;
+    /** Modules that could not be read (not regular files, or too large): said, since they were not checked. */
+    readonly unread?: readonly string[];
+  },
 ): PlatformEnvCheck {
   const judged = writes.map((w) => judgeWrite(w, job));
   const errors: Problem[] = [];
@@ -196,6 +292,13 @@ export function checkPlatformEnv(
       });
     } else errors.push(asProblem(j));
   }
+  for (const file of job.unread ?? [])
+    warnings.push({
+      location: { file, line: 1, column: 1 },
+      where: 'trainer source',
+      message: `not read for writes to the environment at import: not a regular file (a link, a FIFO, a device) or over ${MAX_MODULE_BYTES / 1024 / 1024} MiB`,
+      hint: 'Ship the module as a regular file of source.',
+    });
   return { writes: judged, errors, warnings, allowed, held };
 }
 

@@ -1,14 +1,19 @@
 /**
- * Writes to the process environment in Python source, read statically: `os.environ[K] = v`,
- * `os.environ.setdefault(K, v)`, `os.environ.update(...)`, `os.putenv`, `del os.environ[K]`,
- * `os.environ.pop(K)`, `os.unsetenv`. Only keys written as string literals are found (a key computed at
- * run time cannot be told); each write says whether it runs when its module is imported (not inside a
- * function body: a class body runs at import too).
+ * Writes to the process environment in Python source, read statically: `os.environ[K] = v` (chained
+ * too), `os.environ.setdefault(K, v)`, `os.environ.update(...)` and `|=`, `os.putenv`, `del
+ * os.environ[K]`, `os.environ.pop(K)`, `os.unsetenv`, `__setitem__`/`__delitem__`, through `import os
+ * as X` and `from os import environ as E` too. Only keys written as string literals are found (a key
+ * computed at run time cannot be told). The source is read as Python's tokenizer would split it: strings
+ * (triple-quoted ones across lines) and comments are never code, a statement continues across open
+ * brackets and backslashes, `;` and a compound statement's `:` start another. Each write says whether it
+ * runs when its module is imported (not in a function body; a class body runs at import) and whether it
+ * is under `if __name__ == "__main__":` (it runs only when the file is the script run). Linear in the
+ * size of the source.
  */
 export interface EnvironmentWrite {
   readonly file: string;
   readonly line: number;
-  /** Where the write starts on its line (1-based). */
+  /** Where the statement starts on its line (1-based). */
   readonly column: number;
   readonly variable: string;
   /**
@@ -20,145 +25,334 @@ export interface EnvironmentWrite {
   readonly value?: string;
   /** The right-hand side as written (a literal keeps its quotes). */
   readonly expression: string;
+  /** Through `os.putenv`/`os.unsetenv`: the C environment only, not `os.environ`. */
+  readonly putenv?: true;
   readonly atImport: boolean;
+  /** Under `if __name__ == "__main__":`: runs only when this file is the script Python runs. */
+  readonly inMain: boolean;
 }
 
-const ENVIRON = String.raw`(?:\bos\.environ|(?<![\w.])environ)`;
-const STRING = String.raw`(?:[rRbBuU]?"(?:[^"\\]|\\.)*"|[rRbBuU]?'(?:[^'\\]|\\.)*')`;
-const FORMS: readonly { readonly pattern: RegExp; readonly kind: EnvironmentWrite['kind'] }[] = [
-  { pattern: new RegExp(String.raw`^del\s+${ENVIRON}\[\s*(${STRING})\s*\]`), kind: 'unset' },
-  {
-    pattern: new RegExp(String.raw`${ENVIRON}\[\s*(${STRING})\s*\]\s*=(?!=)\s*(.*)$`),
-    kind: 'assign',
-  },
-  {
-    pattern: new RegExp(String.raw`${ENVIRON}\.setdefault\(\s*(${STRING})\s*,\s*(.*?)\)?\s*$`),
-    kind: 'default',
-  },
-  { pattern: new RegExp(String.raw`\bos\.putenv\(\s*(${STRING})\s*,\s*(.*?)\)?\s*$`), kind: 'assign' },
-  { pattern: new RegExp(String.raw`${ENVIRON}\.pop\(\s*(${STRING})`), kind: 'unset' },
-  { pattern: new RegExp(String.raw`\bos\.unsetenv\(\s*(${STRING})`), kind: 'unset' },
-];
-const UPDATE = new RegExp(String.raw`${ENVIRON}\.update\((.*)$`);
+/** One statement as Python would see it: its text with strings kept whole, where it starts. */
+interface Statement {
+  readonly line: number;
+  readonly column: number;
+  readonly indent: number;
+  readonly text: string;
+}
 
-/** A Python string literal's text (escapes as Python reads the common ones), or undefined for any other expression. */
+const STRING_SOURCE = String.raw`(?:[rRbBuUfF]{0,2}"(?:[^"\\]|\\.)*"|[rRbBuUfF]{0,2}'(?:[^'\\]|\\.)*')`;
+const STRING_ONLY = new RegExp(`^${STRING_SOURCE}$`, 's');
+const STRING_ANY = new RegExp(STRING_SOURCE, 'gs');
+
+/** A Python string literal's text (the common escapes as Python reads them), or undefined for any other expression. */
 export function pythonStringLiteral(expression: string): string | undefined {
-  const m = new RegExp(`^${STRING}$`).exec(expression.trim());
-  if (!m) return undefined;
-  const text = expression.trim();
-  const raw = /^[rR]/.test(text);
-  const body = text.replace(/^[rRbBuU]?/, '').slice(1, -1);
-  if (raw) return body;
-  return body.replace(
-    /\\(.)/g,
-    (_, c: string) => ({ n: '\n', t: '\t', '\\': '\\', "'": "'", '"': '"' })[c] ?? `\\${c}`,
-  );
+  let text = expression.trim();
+  while (text.startsWith('(') && text.endsWith(')') && closingOf(text, 0) === text.length - 1)
+    text = text.slice(1, -1).trim();
+  if (!STRING_ONLY.test(text)) return undefined;
+  const prefix = /^[rRbBuUfF]*/.exec(text)![0].toLowerCase();
+  const body = text.slice(prefix.length + 1, -1);
+  // An f-string with a replacement field is computed, not a literal.
+  if (prefix.includes('f') && /(^|[^{])\{(?!\{)/.test(body)) return undefined;
+  if (prefix.includes('r')) return body;
+  const escapes: Record<string, string> = { n: '\n', t: '\t', '\\': '\\', "'": "'", '"': '"' };
+  return body.replace(/\\(.)/gs, (_, c: string) => escapes[c] ?? `\\${c}`);
 }
 
-/** The line without its comment (a `#` inside a string literal stays). */
-function withoutComment(line: string): string {
-  let quote: string | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = undefined;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '#') return line.slice(0, i);
+/** The index of the bracket closing the one at `open`, or -1 (strings skipped). */
+function closingOf(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") i = stringEnd(text, i) - 1;
+    else if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c) && --depth === 0) return i;
   }
-  return line;
+  return -1;
 }
 
-/** Opening minus closing brackets outside string literals. */
-function bracketBalance(code: string): number {
-  let quote: string | undefined;
-  let balance = 0;
-  for (let i = 0; i < code.length; i++) {
-    const c = code[i];
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = undefined;
-    } else if (c === '"' || c === "'") quote = c;
-    else if ('([{'.includes(c)) balance++;
-    else if (')]}'.includes(c)) balance--;
+/** The index after the string literal that starts with the quote at `i` (single-line form). */
+function stringEnd(text: string, i: number): number {
+  const q = text[i];
+  const triple = text.startsWith(q.repeat(3), i);
+  const close = triple ? q.repeat(3) : q;
+  for (let j = i + close.length; j < text.length; j++) {
+    if (text[j] === '\\') j++;
+    else if (text.startsWith(close, j)) return j + close.length;
   }
-  return balance;
+  return text.length;
 }
 
-/** `os.environ.get("K", …)`, `os.getenv("K", …)` or `os.environ.get("K") or …` of the same key: a default. */
-function readsItself(expression: string, variable: string): boolean {
-  const m = new RegExp(String.raw`^(?:os\.environ\.get|os\.getenv|environ\.get)\(\s*(${STRING})`).exec(
-    expression.trim(),
-  );
-  return Boolean(m && pythonStringLiteral(m[1]) === variable);
+/** The statements of a file, comments gone, strings whole (a newline inside one written `\n`). */
+function statements(text: string): Statement[] {
+  const out: Statement[] = [];
+  let current = '';
+  let line = 1;
+  let start: { line: number; column: number; indent: number } | undefined;
+  let depth = 0;
+  let atLineStart = true;
+  let indent = 0;
+  const end = () => {
+    if (start && current.trim()) out.push({ ...start, text: current.trim() });
+    current = '';
+    start = undefined;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (atLineStart) {
+      if (c === ' ' || c === '\t') {
+        indent += c === '\t' ? 8 - (indent % 8) : 1;
+        continue;
+      }
+      atLineStart = false;
+    }
+    if (c === '\n') {
+      line++;
+      atLineStart = true;
+      if (depth > 0) {
+        current += ' ';
+        indent = 0;
+        continue;
+      }
+      end();
+      indent = 0;
+      continue;
+    }
+    if (!start && c !== '\r' && c !== '\\') start = { line, column: indent + 1, indent };
+    if (c === '#') {
+      while (i + 1 < text.length && text[i + 1] !== '\n') i++;
+      continue;
+    }
+    if (c === '\\' && (text[i + 1] === '\n' || (text[i + 1] === '\r' && text[i + 2] === '\n'))) {
+      // An explicit continuation: the statement goes on on the next line.
+      i += text[i + 1] === '\r' ? 2 : 1;
+      line++;
+      current += ' ';
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      const stop = stringEnd(text, i);
+      const literal = text.slice(i, stop);
+      line += literal.split('\n').length - 1;
+      current += literal.replace(/\r?\n/g, '\\n');
+      i = stop - 1;
+      continue;
+    }
+    if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth = Math.max(0, depth - 1);
+    current += c;
+  }
+  end();
+  return out;
 }
+
+/** Each index of `text` at the top level: outside brackets and string literals. */
+function* topLevel(text: string): Generator<number> {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") i = stringEnd(text, i) - 1;
+    else if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    else if (depth === 0) yield i;
+  }
+}
+
+/** `text` cut at the given indices, each cut `width` characters wide. */
+function cutAt(text: string, cuts: readonly number[], width: number): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  for (const at of cuts) {
+    parts.push(text.slice(from, at));
+    from = at + width;
+  }
+  return [...parts, text.slice(from)];
+}
+
+/** Splits at `sep` outside brackets and strings. */
+function splitTop(text: string, sep: string): string[] {
+  const cuts: number[] = [];
+  for (const i of topLevel(text))
+    if (text.startsWith(sep, i) && (cuts.length === 0 || i >= cuts[cuts.length - 1] + sep.length))
+      cuts.push(i);
+  return cutAt(text, cuts, sep.length);
+}
+
+/** `a = b = c` → ['a', 'b', 'c']: the plain `=` at the top level (not `==`, `<=`, `+=`, `:=`, keywords). */
+function assignmentParts(text: string): string[] {
+  const cuts: number[] = [];
+  for (const i of topLevel(text))
+    if (text[i] === '=' && text[i + 1] !== '=' && !'=!<>+-*/%&|^:@~'.includes(text[i - 1] ?? ''))
+      cuts.push(i);
+  return cutAt(text, cuts, 1).map((p) => p.trim());
+}
+
+/** The arguments of the call whose `(` is at `open`, split at the top level. */
+function callArguments(text: string, open: number): string[] | undefined {
+  const close = closingOf(text, open);
+  if (close < 0) return undefined;
+  const inner = text.slice(open + 1, close);
+  return inner.trim() ? splitTop(inner, ',').map((a) => a.trim()) : [];
+}
+
+const COMPOUND = /^(?:if|elif|else|for|while|with|try|except|finally|async\s+(?:def|for|with)|def|class)\b/;
+const MAIN_GUARD = /^if\s+__name__\s*==\s*(['"])__main__\1\s*:/;
 
 /**
- * Every write to the environment in `text` whose key is a string literal. Lines inside triple-quoted
- * strings are passed over; a `def` opens a scope that runs only when called, until a line indented no
- * deeper than the `def` itself.
+ * Every write to the environment in `text` whose key is a string literal, with where it runs.
  */
 export function environmentWrites(file: string, text: string): EnvironmentWrite[] {
   const out: EnvironmentWrite[] = [];
-  const defs: number[] = [];
-  let inString: string | undefined;
-  // Open brackets carried from earlier lines: their lines continue a statement (a def's parameters
-  // closing at the def's own indentation), never start one.
-  let depth = 0;
-  text.split('\n').forEach((raw, i) => {
-    if (inString) {
-      if (raw.includes(inString)) inString = undefined;
+  const osNames = new Set(['os']);
+  const environNames = new Set<string>();
+  /** Open blocks whose body does not run at import (a def) or runs only as the script (the main guard). */
+  const blocks: { indent: number; kind: 'def' | 'main' }[] = [];
+
+  const analyse = (s: Statement, body: string, inDef: boolean, inMain: boolean): void => {
+    const head = COMPOUND.exec(body);
+    if (head) {
+      const colon = splitTop(body, ':');
+      // A compound statement with its body on the same line: `if x: del os.environ["K"]`.
+      if (colon.length > 1) {
+        const rest = colon.slice(1).join(':').trim();
+        const isDef = /^(async\s+)?def\b/.test(head[0]);
+        if (rest)
+          for (const part of splitTop(rest, ';'))
+            analyse(s, part.trim(), inDef || isDef, inMain || MAIN_GUARD.test(body));
+      }
       return;
     }
-    const code = withoutComment(raw);
-    if (!code.trim()) return;
-    const continued = depth > 0;
-    depth = Math.max(0, depth + bracketBalance(code));
-    if (continued) return;
-    const indent = /^[ \t]*/.exec(code)![0].replace(/\t/g, '        ').length;
-    while (defs.length > 0 && indent <= defs[defs.length - 1]) defs.pop();
-    const triple = /("""|''')/.exec(code);
-    if (triple && code.split(triple[1]).length % 2 === 0) inString = triple[1];
-    if (/^\s*(async\s+)?def\s/.test(code)) {
-      defs.push(indent);
+    const imported = /^import\s+(.+)$/.exec(body);
+    if (imported) {
+      for (const part of splitTop(imported[1], ',')) {
+        const m = /^os(?:\s+as\s+(\w+))?$/.exec(part.trim());
+        if (m) osNames.add(m[1] ?? 'os');
+      }
       return;
     }
-    const line = code.trim();
-    const lead = code.length - code.trimStart().length;
-    const atImport = defs.length === 0;
-    const push = (variable: string, kind: EnvironmentWrite['kind'], expression: string, at: number) => {
+    const fromOs = /^from\s+os\s+import\s+\(?(.+?)\)?$/.exec(body);
+    if (fromOs) {
+      for (const part of splitTop(fromOs[1], ',')) {
+        const m = /^(environ|environb)(?:\s+as\s+(\w+))?$/.exec(part.trim());
+        if (m) environNames.add(m[2] ?? m[1]);
+      }
+      return;
+    }
+    const os = [...osNames].map((n) => n.replace(/\W/g, '')).join('|');
+    const environ = `(?:(?<![\\w.])(?:${os})\\.environb?${environNames.size ? `|(?<![\\w.])(?:${[...environNames].join('|')})` : ''})`;
+    const push = (
+      variable: string | undefined,
+      kind: EnvironmentWrite['kind'],
+      expression: string,
+      putenv = false,
+      inLambda = false,
+    ) => {
+      if (variable === undefined) return;
       const value = kind === 'unset' ? undefined : pythonStringLiteral(expression);
-      const isDefault = kind === 'assign' && readsItself(expression, variable);
+      const readsItself = new RegExp(
+        `^(?:${environ}\\.get|(?:${os})\\.getenv)\\(\\s*(${STRING_SOURCE})`,
+      ).exec(expression.trim());
+      const isDefault =
+        kind === 'assign' && readsItself !== null && pythonStringLiteral(readsItself[1]) === variable;
       out.push({
         file,
-        line: i + 1,
-        column: lead + at + 1,
+        line: s.line,
+        column: s.column,
         variable,
         kind: isDefault ? 'default' : kind,
         ...(value !== undefined ? { value } : {}),
         expression: expression.trim(),
-        atImport,
+        ...(putenv ? { putenv: true as const } : {}),
+        atImport: !inDef && !inLambda,
+        inMain,
       });
     };
-    for (const form of FORMS) {
-      const m = form.pattern.exec(line);
-      if (!m) continue;
-      const variable = pythonStringLiteral(m[1]);
-      if (variable !== undefined) push(variable, form.kind, m[2] ?? '', m.index);
+    const key = (arg: string | undefined) => (arg === undefined ? undefined : pythonStringLiteral(arg));
+    const subscript = new RegExp(`^${environ}\\s*\\[\\s*(${STRING_SOURCE})\\s*\\]$`, 's');
+
+    const del = /^del\s+(.+)$/s.exec(body);
+    if (del) {
+      for (const target of splitTop(del[1], ',')) push(key(subscript.exec(target.trim())?.[1]), 'unset', '');
       return;
     }
-    const update = UPDATE.exec(line);
-    if (update) {
-      const args = update[1];
-      for (const m of args.matchAll(new RegExp(String.raw`(${STRING})\s*:\s*(${STRING}|[^,}]+)`, 'g'))) {
-        const variable = pythonStringLiteral(m[1]);
-        if (variable !== undefined) push(variable, 'assign', m[2], update.index);
-      }
-      for (const m of args.matchAll(
-        new RegExp(String.raw`(?:^|[(,]\s*)([A-Za-z_]\w*)\s*=(?!=)\s*(${STRING}|[^,)]+)`, 'g'),
-      ))
-        push(m[1], 'assign', m[2], update.index);
+    const update = new RegExp(`^${environ}\\s*\\|=\\s*(.+)$`, 's').exec(body);
+    if (update) pushMapping(update[1], push);
+    const parts = assignmentParts(body);
+    if (parts.length > 1) {
+      const value = parts[parts.length - 1];
+      for (const target of parts.slice(0, -1)) push(key(subscript.exec(target)?.[1]), 'assign', value);
     }
-  });
+    // Calls, anywhere in the statement (a lambda's body, a call's argument).
+    const calls = new RegExp(
+      `(${environ})\\s*\\.\\s*(setdefault|pop|update|__setitem__|__delitem__)\\s*\\(|(?<![\\w.])(?:${os})\\s*\\.\\s*(putenv|unsetenv)\\s*\\(`,
+      'g',
+    );
+    for (const m of body.matchAll(calls)) {
+      const args = callArguments(body, m.index + m[0].length - 1);
+      if (!args) continue;
+      // In a lambda's body it runs when the lambda is called, not here.
+      const lambda = /\blambda\b/.test(body.slice(0, m.index).replace(STRING_ANY, '""'));
+      const at = (
+        variable: string | undefined,
+        kind: EnvironmentWrite['kind'],
+        expression: string,
+        putenv = false,
+      ) => push(variable, kind, expression, putenv, lambda);
+      switch (m[2] ?? m[3]) {
+        case 'setdefault':
+          at(key(args[0]), 'default', args[1] ?? 'None');
+          break;
+        case '__setitem__':
+          at(key(args[0]), 'assign', args[1] ?? '');
+          break;
+        case 'putenv':
+          at(key(args[0]), 'assign', args[1] ?? '', true);
+          break;
+        case 'pop':
+        case '__delitem__':
+          at(key(args[0]), 'unset', '');
+          break;
+        case 'unsetenv':
+          at(key(args[0]), 'unset', '', true);
+          break;
+        case 'update':
+          for (const a of args) pushMapping(a, at);
+          break;
+      }
+    }
+  };
+
+  for (const s of statements(text)) {
+    while (blocks.length > 0 && s.indent <= blocks[blocks.length - 1].indent) blocks.pop();
+    const inDef = blocks.some((b) => b.kind === 'def');
+    const inMain = blocks.some((b) => b.kind === 'main');
+    const colon = splitTop(s.text, ':');
+    const opensBlock = COMPOUND.test(s.text) && colon.length > 1 && !colon.slice(1).join(':').trim();
+    if (opensBlock && /^(async\s+)?def\b/.test(s.text)) blocks.push({ indent: s.indent, kind: 'def' });
+    else if (opensBlock && MAIN_GUARD.test(s.text)) blocks.push({ indent: s.indent, kind: 'main' });
+    for (const part of splitTop(s.text, ';')) analyse(s, part.trim(), inDef, inMain);
+  }
   return out;
+}
+
+/** `{"K": v, …}`, `dict(K=v)` or `K=v` keyword arguments: each key a write. */
+function pushMapping(
+  text: string,
+  push: (variable: string | undefined, kind: EnvironmentWrite['kind'], expression: string) => void,
+): void {
+  const t = text.trim();
+  const keyword = /^([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$/s.exec(t);
+  if (keyword) return push(keyword[1], 'assign', keyword[2]);
+  const dict = /^dict\s*\(/.exec(t);
+  if (dict) {
+    const args = callArguments(t, dict[0].length - 1) ?? [];
+    for (const a of args) pushMapping(a, push);
+    return;
+  }
+  if (!t.startsWith('{') || closingOf(t, 0) !== t.length - 1) return;
+  for (const entry of splitTop(t.slice(1, -1), ',')) {
+    const [k, ...v] = splitTop(entry, ':');
+    if (v.length === 0) continue;
+    push(pythonStringLiteral(k), 'assign', v.join(':'));
+  }
 }

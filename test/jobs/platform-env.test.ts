@@ -21,6 +21,21 @@ describe('what a trainer module assigns at import, judged for the job', () => {
     expect(judgeWrite(write('os.environ["NCCL_SOCKET_IFNAME"] = "^lo,docker"'), P4DE).verdict).toBe(
       'harmless',
     );
+    // NCCL's syntax: a prefix, a list, `=` for whole names; what selects eth0 works on today's hosts.
+    for (const works of ['eth0', 'eth', '=eth0', 'ens,eth0'])
+      expect(judgeWrite(write(`os.environ["NCCL_SOCKET_IFNAME"] = "${works}"`), P4DE).verdict).toBe(
+        'warning',
+      );
+    // Excluding SageMaker's interface, an exact name it is not, and Gloo (no `^` syntax) fail.
+    for (const [variable, fails] of [
+      ['NCCL_SOCKET_IFNAME', '^eth'],
+      ['NCCL_SOCKET_IFNAME', '^=eth0'],
+      ['NCCL_SOCKET_IFNAME', '=eth'],
+      ['GLOO_SOCKET_IFNAME', '^lo'],
+      ['GLOO_SOCKET_IFNAME', 'eth'],
+    ])
+      expect(judgeWrite(write(`os.environ["${variable}"] = "${fails}"`), P4DE).verdict).toBe('error');
+    expect(judgeWrite(write('os.environ["NCCL_SOCKET_IFNAME"] = ""'), P4DE).verdict).toBe('warning');
     expect(judgeWrite(write('os.environ.setdefault("NCCL_SOCKET_IFNAME", "ens32")'), P4DE).verdict).toBe(
       'harmless',
     );
@@ -49,8 +64,14 @@ describe('what a trainer module assigns at import, judged for the job', () => {
       verdict: 'error',
       holdable: false,
     });
-    expect(judgeWrite(write('os.environ["HF_HUB_OFFLINE"] = "0"'), P4DE).verdict).toBe('warning');
-    expect(judgeWrite(write('os.environ["HF_HUB_OFFLINE"] = "1"'), P4DE).verdict).toBe('harmless');
+    expect(judgeWrite(write('os.environ["MASTER_ADDR"] = "10.1.2.3"'), P4DE).verdict).toBe('warning');
+    const twoHosts = { ...P4DE, instanceCount: 2 };
+    expect(judgeWrite(write('os.environ["MASTER_PORT"] = "29500"'), twoHosts).verdict).toBe('harmless');
+    for (const off of ['0', 'no', 'off', 'False'])
+      expect(judgeWrite(write(`os.environ["HF_HUB_OFFLINE"] = "${off}"`), P4DE).verdict).toBe('warning');
+    expect(judgeWrite(write('os.environ["HF_HUB_OFFLINE"] = "yes"'), P4DE).verdict).toBe('harmless');
+    const online = { ...P4DE, networkIsolation: false };
+    expect(judgeWrite(write('os.environ["HF_HUB_OFFLINE"] = "0"'), online).verdict).toBe('harmless');
   });
 
   it('an error stops the job unless it is held (what holding covers) or allowed with a reason', () => {

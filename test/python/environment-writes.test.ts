@@ -85,4 +85,71 @@ describe('writes to the process environment, read from Python source', () => {
     ].join('\n');
     expect(at(text)).toEqual([{ line: 8, variable: 'AFTER', kind: 'assign', value: 'a#b', atImport: true }]);
   });
+
+  it('reads statements as Python does: across brackets and backslashes, after `;` and `:`, through aliases, chained, with f-strings', () => {
+    const text = [
+      'import os as _os, sys',
+      'from os import environ as E',
+      'os = None  # not the module any more, but _os is',
+      '_os.environ.update({',
+      '    "NCCL_SOCKET_IFNAME": "ens32",',
+      '})',
+      'E["GLOO_SOCKET_IFNAME"] = \\',
+      '    "ens33"',
+      'x = 1; _os.environ["NCCL_NET"] = "Socket"',
+      'if True: del _os.environ["FI_PROVIDER"]',
+      '_os.environ.__setitem__("NCCL_IB_DISABLE", "1")',
+      '_os.environ |= {"NCCL_NET_PLUGIN": ""}',
+      'E["A"] = E["B"] = f"same"',
+      'E["C"] = (',
+      '    "wrapped"',
+      ')',
+      'SEP = \'"""\'',
+      'E["D"] = "after a triple quote inside a string"',
+    ].join('\n');
+    expect(at(text).map((w) => [w.line, w.variable, w.kind, w.value])).toEqual([
+      [4, 'NCCL_SOCKET_IFNAME', 'assign', 'ens32'],
+      [7, 'GLOO_SOCKET_IFNAME', 'assign', 'ens33'],
+      [9, 'NCCL_NET', 'assign', 'Socket'],
+      [10, 'FI_PROVIDER', 'unset', undefined],
+      [11, 'NCCL_IB_DISABLE', 'assign', '1'],
+      [12, 'NCCL_NET_PLUGIN', 'assign', ''],
+      [13, 'A', 'assign', 'same'],
+      [13, 'B', 'assign', 'same'],
+      [14, 'C', 'assign', 'wrapped'],
+      [18, 'D', 'assign', 'after a triple quote inside a string'],
+    ]);
+  });
+
+  it('knows what does not run at import: function bodies (continued lines too), lambdas, the main guard, strings, other dicts', () => {
+    const text = [
+      'import os',
+      'environ = {}',
+      'environ["NOT_OS"] = "a dict of its own"',
+      'print(\'os.environ["IN_A_STRING"] = "x"\')',
+      'f = lambda: os.environ.update(IN_LAMBDA="1")',
+      'def g():',
+      '    x = 1 + \\',
+      '2',
+      '    os.environ["IN_DEF"] = "still in g"',
+      'if __name__ == "__main__":',
+      '    os.environ["IN_MAIN"] = "only as the script"',
+      'os.environ["AT_IMPORT"] = "yes"',
+    ].join('\n');
+    const writes = environmentWrites('m.py', text);
+    expect(writes.map((w) => [w.variable, w.atImport, w.inMain])).toEqual([
+      ['IN_LAMBDA', false, false],
+      ['IN_DEF', false, false],
+      ['IN_MAIN', true, true],
+      ['AT_IMPORT', true, false],
+    ]);
+  });
+
+  it('stays linear on a hostile line (no backtracking on long runs of spaces)', () => {
+    const line = `os.environ.setdefault("K", x${' '.repeat(200_000)}y`;
+    const started = process.hrtime.bigint();
+    environmentWrites('m.py', `import os\n${line}\n${'('.repeat(100_000)}\n`);
+    // A backtracking pattern takes minutes here; the scan takes milliseconds.
+    expect(Number(process.hrtime.bigint() - started) / 1e9).toBeLessThan(5);
+  });
 });
