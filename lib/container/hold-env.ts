@@ -18,7 +18,7 @@ const HOOK_MODULE = '_rlvr_hold_platform_env';
 
 /** The hook, as Python runs it from the `.pth` file's `import` line. */
 export const HOLD_HOOK_SOURCE = `"""The rlvr job's start-up hook: keeps the platform's values of the variables named in
-${PLATFORM_ENV.holdVariable} (a JSON map; null: unset) against any write to os.environ in this process."""
+${PLATFORM_ENV.holdVariable} (a JSON map; null: unset) against any write to the environment in this process."""
 import os as _os
 
 
@@ -30,48 +30,106 @@ def _install():
     if not spec:
         return
     try:
-        held = json.loads(spec)
+        loaded = json.loads(spec)
     except ValueError:
+        sys.stderr.write("[rlvr] hold_platform_env: %s is not JSON: nothing held\\n" % ${JSON.stringify(PLATFORM_ENV.holdVariable)})
         return
-    if not isinstance(held, dict):
+    if not isinstance(loaded, dict):
         return
-    environ_type = type(_os.environ)
+    held = {k: v for k, v in loaded.items() if isinstance(k, str) and (v is None or isinstance(v, str))}
+    held_bytes = {k.encode(): (None if v is None else v.encode()) for k, v in held.items()}
+    environ, environb = _os.environ, getattr(_os, "environb", None)
+    environ_type = type(environ)
     original_set = environ_type.__setitem__
     original_del = environ_type.__delitem__
+    original_putenv, original_unsetenv = _os.putenv, getattr(_os, "unsetenv", None)
     said = set()
 
-    def say(key, attempted):
-        frame = sys._getframe(2)
-        # setdefault, update and pop reach us through the mapping's own methods: name their caller.
-        while frame is not None and frame.f_code.co_filename.endswith(("_collections_abc.py", "os.py")):
+    def caller():
+        try:
+            frame = sys._getframe(3)
+        except ValueError:
+            return "?"
+        # setdefault, update, pop and clear reach us through the mapping's own methods: name their caller.
+        while frame is not None and ("_collections_abc" in frame.f_code.co_filename or frame.f_code.co_filename.endswith(("os.py", "<frozen os>"))):
             frame = frame.f_back
-        where = "%s:%d" % (frame.f_code.co_filename, frame.f_lineno) if frame is not None else "?"
+        return "%s:%d" % (frame.f_code.co_filename, frame.f_lineno) if frame is not None else "?"
+
+    def say(key, attempted):
+        where = caller()
         if (key, where) in said:
             return
         said.add((key, where))
         kept = "(unset)" if held[key] is None else held[key]
         sys.stderr.write("[rlvr] hold_platform_env: kept %s=%s against %s at %s\\n" % (key, kept, attempted, where))
 
+    def held_key(self, key):
+        """The held name of key in this mapping (os.environ: str keys, os.environb: bytes keys), or None."""
+        if self is environ and isinstance(key, str) and key in held:
+            return key
+        if self is environb and isinstance(key, bytes) and key in held_bytes:
+            return key.decode()
+        return None
+
     def __setitem__(self, key, value):
-        if self is _os.environ and key in held and held[key] != value:
-            say(key, repr(value))
+        name = held_key(self, key)
+        wanted = None if name is None else (held[name] if self is environ else held_bytes[name.encode()])
+        if name is not None and isinstance(value, (str, bytes)) and value != wanted:
+            say(name, repr(value))
             return
         original_set(self, key, value)
 
     def __delitem__(self, key):
-        if self is _os.environ and key in held and held[key] is not None:
-            say(key, "its removal")
+        name = held_key(self, key)
+        if name is not None and held[name] is not None:
+            say(name, "its removal")
             return
         original_del(self, key)
 
+    def clear(self):
+        for key in list(self):
+            name = held_key(self, key)
+            if name is None or held[name] is None:
+                original_del(self, key)
+
+    def popitem(self):
+        for key in list(self):
+            name = held_key(self, key)
+            if name is None or held[name] is None:
+                value = self[key]
+                original_del(self, key)
+                return key, value
+        raise KeyError("popitem(): only held variables are left")
+
+    def putenv(key, value):
+        name = key if isinstance(key, str) else key.decode() if isinstance(key, bytes) else None
+        if name in held:
+            said_value = value if isinstance(value, str) else repr(value)
+            if (held[name] or "") != said_value:
+                say(name, "os.putenv(%r)" % (value,))
+                return
+        original_putenv(key, value)
+
+    def unsetenv(key):
+        name = key if isinstance(key, str) else key.decode() if isinstance(key, bytes) else None
+        if name in held and held[name] is not None:
+            say(name, "os.unsetenv")
+            return
+        original_unsetenv(key)
+
     for key, value in held.items():
         if value is None:
-            if key in _os.environ:
-                original_del(_os.environ, key)
-        elif _os.environ.get(key) != value:
-            original_set(_os.environ, key, value)
+            if key in environ:
+                original_del(environ, key)
+        elif environ.get(key) != value:
+            original_set(environ, key, value)
     environ_type.__setitem__ = __setitem__
     environ_type.__delitem__ = __delitem__
+    environ_type.clear = clear
+    environ_type.popitem = popitem
+    _os.putenv = putenv
+    if original_unsetenv is not None:
+        _os.unsetenv = unsetenv
 
 
 _install()

@@ -94,6 +94,45 @@ describeWithPeer('python3.11', pythonAvailable())(
       expect(unheld.stderr).toBe('');
     });
 
+    it('holds against the other ways to the environment (os.environb, os.putenv, clear, popitem) and leaves everything else as Python has it', () => {
+      const venv = testVenv();
+      const env: NodeJS.ProcessEnv = { PATH: `${venv.bin}:/usr/bin:/bin` };
+      holdPlatformEnvironment(job, env, { NCCL_SOCKET_IFNAME: 'lo', NCCL_NET: null });
+      const script = [
+        'import ctypes, json, os',
+        'libc = ctypes.CDLL(None); libc.getenv.restype = ctypes.c_char_p',
+        'c = lambda k: (libc.getenv(k.encode()) or b"").decode() or None',
+        'os.environb[b"NCCL_SOCKET_IFNAME"] = b"ens32"',
+        'os.putenv("NCCL_SOCKET_IFNAME", "ens33")',
+        'os.putenv("NCCL_NET", "Socket")',
+        'os.environ["OTHER"] = "x"',
+        'seen = {"c": c("NCCL_SOCKET_IFNAME"), "net": c("NCCL_NET"), "py": os.environ.get("NCCL_SOCKET_IFNAME")}',
+        'os.environ.clear()',
+        'seen["after_clear"] = sorted(os.environ)',
+        'try:',
+        '    os.environ.popitem(); seen["popitem"] = "popped"',
+        'except KeyError:',
+        '    seen["popitem"] = "KeyError"',
+        'try:',
+        '    os.environ["NCCL_SOCKET_IFNAME"] = 5',
+        'except TypeError:',
+        '    seen["non_string"] = "TypeError"',
+        'print(json.dumps(seen))',
+      ].join('\n');
+      const r = spawnSync('python', ['-c', script], { env, encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({
+        c: 'lo',
+        net: null,
+        py: 'lo',
+        after_clear: ['NCCL_SOCKET_IFNAME'],
+        popitem: 'KeyError',
+        non_string: 'TypeError',
+      });
+      expect(r.stderr).toContain("kept NCCL_SOCKET_IFNAME=lo against b'ens32' at <string>:4");
+      expect(r.stderr).toContain("kept NCCL_SOCKET_IFNAME=lo against os.putenv('ens33') at <string>:5");
+    });
+
     it('fails the job when there is no Python to hold the variables in', () => {
       const env: NodeJS.ProcessEnv = { PATH: tempDir('rlvr-empty-path-') };
       expect(() => holdPlatformEnvironment(job, env, { NCCL_SOCKET_IFNAME: 'eth0' })).toThrow(JobFailure);
