@@ -243,7 +243,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunResult
       });
     }
     fs.mkdirSync(runDir, { recursive: true });
-    const nic = localInterface(hosts.length, job.networkIsolation);
+    const nic = localInterface(hosts.length);
     for (const [host, mlRoot] of mlRoots) {
       writeConfigChannel(job, mlRoot);
       writeInputConfig(mlRoot, binds, hosts, host, nic);
@@ -496,23 +496,12 @@ function checkGpuSplit(plan: SubmitPlan, gpus: readonly number[] | undefined): v
 
 /**
  * The interface the containers of a local run really have, as SageMaker names its hosts' own: `eth0` on
- * the job's own Docker network (several hosts), `lo` alone without a network, and with the machine's
- * network the interface of its default route. NCCL and Gloo are pinned to it, so it must exist.
+ * the job's own Docker network (several hosts), else `lo`, which every container has whatever its network
+ * (the engine's machine may not be this one, so its interfaces cannot be read from here). NCCL and Gloo
+ * are pinned to it, so it must exist.
  */
-export function localInterface(hosts: number, networkIsolation: boolean, routes = '/proc/net/route'): string {
-  if (hosts > 1) return 'eth0';
-  if (networkIsolation) return 'lo';
-  try {
-    const line = fs
-      .readFileSync(routes, 'utf8')
-      .split('\n')
-      .slice(1)
-      .map((l) => l.trim().split(/\s+/))
-      .find((f) => f[1] === '00000000');
-    return line?.[0] ?? 'lo';
-  } catch {
-    return 'lo';
-  }
+function localInterface(hosts: number): string {
+  return hosts > 1 ? 'eth0' : 'lo';
 }
 
 /** The /opt/ml/input/config files SageMaker writes: the hosts, the channels, no hyperparameters. */
