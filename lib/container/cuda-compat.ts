@@ -11,51 +11,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { compareDriverVersions, cudaMajorMinor, minimumDriverForCuda } from '../job-options';
 
 /** Where cuda-compat puts its libraries (`/usr/local/cuda` is the base's CUDA). */
 export const CUDA_COMPAT_DIR = '/usr/local/cuda/compat';
-
-/**
- * The oldest Linux x86_64 driver of each CUDA release's first version (NVIDIA's CUDA Toolkit release
- * notes, "CUDA Toolkit and Corresponding Driver Versions"). lib/image keeps the same table for the
- * submit plan (the entrypoint's bundle takes nothing from lib/image); a test holds them equal.
- */
-export const CUDA_MINIMUM_DRIVER: Readonly<Record<string, string>> = {
-  '11.8': '520.61.05',
-  '12.0': '525.60.13',
-  '12.1': '530.30.02',
-  '12.2': '535.54.03',
-  '12.3': '545.23.06',
-  '12.4': '550.54.14',
-  '12.5': '555.42.02',
-  '12.6': '560.28.03',
-  '12.8': '570.26',
-  '12.9': '575.51.03',
-  '13.0': '580.65.06',
-};
-
-/** Numeric, part by part: `535.104.05 < 570.124.06`, `570.9 < 570.10`, `570.26 = 570.26.0`. */
-export function compareDriverVersions(a: string, b: string): number {
-  const pa = a.split('.').map((p) => parseInt(p, 10) || 0);
-  const pb = b.split('.').map((p) => parseInt(p, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return Math.sign(d);
-  }
-  return 0;
-}
-
-/** `12.8` from `12.8.1` or `12.8`; undefined for anything else. */
-function cudaMajorMinor(cuda: string | undefined): string | undefined {
-  const m = cuda ? /^(\d+)\.(\d+)/.exec(cuda.trim()) : null;
-  return m ? `${m[1]}.${m[2]}` : undefined;
-}
-
-/** The driver a CUDA release needs at least (its major.minor's first version), when the table knows it. */
-export function minimumDriverForCuda(cuda: string | undefined): string | undefined {
-  const mm = cudaMajorMinor(cuda);
-  return mm ? CUDA_MINIMUM_DRIVER[mm] : undefined;
-}
 
 /**
  * The kernel module's version from `/proc/driver/nvidia/version`
@@ -113,6 +72,14 @@ export function decideCudaCompat(input: CudaCompatInput): CudaCompatDecision {
     };
   }
   const order = compareDriverVersions(driver, compat);
+  // Older than the library but new enough for the image's CUDA: the host's driver serves it, and
+  // compatibility within one driver branch is supported on a few branches and GPUs only.
+  if (order < 0 && needs && compareDriverVersions(driver, needs) >= 0) {
+    return {
+      enable: false,
+      reason: `host driver ${driver} serves the image's CUDA ${cuda} (${cudaNeeds}): forward compatibility (${compat}) is not needed`,
+    };
+  }
   if (order < 0) {
     return {
       enable: true,

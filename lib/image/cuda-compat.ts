@@ -2,24 +2,10 @@
  * What an image's CUDA asks of the host's driver, for the submit plan, from the labels our build records
  * (`rlvr.cuda`, `rlvr.base-image`). The image carries the base's cuda-compat package and sets
  * NVIDIA_DISABLE_REQUIRE=1; the entrypoint turns forward compatibility on when the host's driver is older
- * (lib/container/cuda-compat.ts, which keeps the same driver table: its bundle takes nothing from here).
+ * (lib/container/cuda-compat.ts); both read the driver table in lib/job-options.
  */
+import { CUDA_MINIMUM_DRIVER } from '../job-options';
 import { baseImageCuda, isDlcBase } from './build-plan';
-
-/** The oldest Linux x86_64 driver of each CUDA release's first version (NVIDIA's CUDA Toolkit release notes). */
-export const CUDA_MINIMUM_DRIVER: Readonly<Record<string, string>> = {
-  '11.8': '520.61.05',
-  '12.0': '525.60.13',
-  '12.1': '530.30.02',
-  '12.2': '535.54.03',
-  '12.3': '545.23.06',
-  '12.4': '550.54.14',
-  '12.5': '555.42.02',
-  '12.6': '560.28.03',
-  '12.8': '570.26',
-  '12.9': '575.51.03',
-  '13.0': '580.65.06',
-};
 
 const majorMinor = (v: string | undefined) => {
   const m = v ? /^(\d+)\.(\d+)/.exec(v) : null;

@@ -28,5 +28,11 @@ export {
 } from './templates';
 export { checkRequestLimits, LIMITS } from './limits';
 export * from './instance-types';
+export {
+  compareDriverVersions,
+  CUDA_MINIMUM_DRIVER,
+  cudaMajorMinor,
+  minimumDriverForCuda,
+} from './cuda-drivers';
 export * from './prices';
 export { templateNameProblems, templateProblems } from './template-check';

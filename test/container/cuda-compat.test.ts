@@ -1,14 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  CUDA_MINIMUM_DRIVER,
-  compareDriverVersions,
   cudaCompatEnvironment,
   decideCudaCompat,
   parseDriverVersion,
   readCompatDriverVersion,
 } from '../../lib/container/cuda-compat';
-import { CUDA_MINIMUM_DRIVER as PLAN_MINIMUM_DRIVER, cudaDriverPlanLine } from '../../lib/image';
+import { cudaDriverPlanLine } from '../../lib/image';
+import { compareDriverVersions } from '../../lib/job-options';
 import { tempDir } from '../helpers/fixtures';
 
 /**
@@ -185,6 +184,17 @@ describe('the decision (pure)', () => {
     expect(d('580.82.07', COMPAT_VERSION)).toBe(false);
     expect(d(undefined, COMPAT_VERSION)).toBe(false);
     expect(d('535.104.05', undefined)).toBe(false);
+    // Older than the library, but of the branch the image's CUDA needs (12.8: ≥ 570.26): not needed.
+    expect(d('570.86.15', COMPAT_VERSION)).toBe(false);
+    expect(
+      decideCudaCompat({
+        driverVersion: '570.86.15',
+        compatDriverVersion: COMPAT_VERSION,
+        imageCuda: '12.8.1',
+      }).reason,
+    ).toBe(
+      "host driver 570.86.15 serves the image's CUDA 12.8 (CUDA 12.8 needs ≥ 570.26): forward compatibility (570.124.06) is not needed",
+    );
   });
 
   it('without the image’s CUDA, says what it cannot know', () => {
@@ -218,10 +228,6 @@ describe('the decision (pure)', () => {
 });
 
 describe('the submit plan’s line', () => {
-  it('keeps the same driver table as the entrypoint', () => {
-    expect(PLAN_MINIMUM_DRIVER).toEqual(CUDA_MINIMUM_DRIVER);
-  });
-
   it('says what the image needs and what happens on an older driver', () => {
     expect(
       cudaDriverPlanLine({

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import type { Engine, ImageBuildPlan } from '../../lib/image';
-import { CUDA_MINIMUM_DRIVER } from '../../lib/container/cuda-compat';
+import { CUDA_MINIMUM_DRIVER } from '../../lib/job-options';
 
 /**
  * A rehearsal of the real docker/Dockerfile where nothing can be pulled or downloaded: every `FROM` names
