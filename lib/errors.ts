@@ -75,3 +75,28 @@ export class ProblemsError extends UserError {
     this.name = 'ProblemsError';
   }
 }
+
+/**
+ * The refusals of an output path the user typed (`--out`: not a regular file, a file where a folder
+ * should be, the file system's own codes) as bad input naming the flag (exit 2); anything else as it is.
+ */
+export function outPathError(flag: string, out: string, e: unknown): unknown {
+  const err = e as NodeJS.ErrnoException;
+  if (err?.name === 'NotARegularFileError') return new UserError(`${flag} ${err.message}.`, 'BadFlag');
+  if (err?.name === 'NotAFolderError')
+    return new UserError(
+      `${flag} ${out}: a part of it that should be a folder is a file (${err.message}).`,
+      'BadFlag',
+    );
+  const why: Record<string, string> = {
+    ENOTDIR: 'a part of it that should be a folder is a file',
+    EISDIR: 'it is a folder: give a file name in it',
+    ELOOP: 'it goes through a loop of symlinks',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENAMETOOLONG: 'the name is too long',
+    ENOSPC: 'no space left on the device',
+  };
+  return err?.code && why[err.code] ? new UserError(`${flag} ${out}: ${why[err.code]}.`, 'BadFlag') : e;
+}

@@ -116,7 +116,7 @@ async function runBuild(flags: BuildFlags): Promise<number> {
     );
     return 0;
   }
-  const out: string[] = [`Order file ${built.uri ?? built.out ?? flags.name}  (${flags.order})`];
+  const out: string[] = [`Order file ${built.out ?? built.uri ?? flags.name}  (${flags.order})`];
   for (const line of describeOrder(built.order)) out.push(`  ${line}`);
   out.push(
     'datasetIds' in built && 'from' in built.datasetIds
@@ -128,7 +128,7 @@ async function runBuild(flags: BuildFlags): Promise<number> {
     unchanged: 'already there with this content',
     replaced: 'replaced (--replace)',
     'dry-run': 'not written (--dry-run)',
-    local: 'written here, not uploaded (--out)',
+    local: `written to ${built.out}, not uploaded (--out): jobs read order files from S3, so upload it first: ${built.uploadCommand}`,
     'no AWS': 'not uploaded (no AWS)',
   }[built.upload];
   out.push(`  ${said}`);

@@ -15,15 +15,10 @@ import {
   startServer,
   type JobView,
 } from '../../lib/dashboard';
-import { UserError } from '../../lib/errors';
+import { outPathError, UserError } from '../../lib/errors';
 import { defaultedJobLogPath } from '../../lib/submission';
 import { LOCAL } from '../../lib/layout';
-import {
-  existingRegularFile,
-  isLoopbackHost,
-  NotARegularFileError,
-  replaceRegularFile,
-} from '../../lib/util';
+import { isLoopbackHost, prepareOutFile, replaceRegularFile } from '../../lib/util';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
 interface DashboardFlags extends SettingsFlagValues {
@@ -186,49 +181,22 @@ export function registerDashboard(program: Command): void {
     );
 }
 
-/** `--out`'s path: absent or a regular file (a folder, FIFO, device or symlink is bad input). */
+/** `--out`'s path, checked before any work: absent or a regular file (else exit 2 naming it). */
 function outTarget(out: string): string {
-  const abs = path.resolve(out);
   try {
-    existingRegularFile(abs);
+    return prepareOutFile(out);
   } catch (e) {
-    if (e instanceof NotARegularFileError) throw new UserError(`--out ${e.message}.`, 'BadFlag');
-    throw outError(out, e);
+    throw outPathError('--out', out, e);
   }
-  return abs;
-}
-
-/** The file system's refusals of a path the user typed, as bad input naming it (exit 2). */
-function outError(out: string, e: unknown): unknown {
-  const code = (e as NodeJS.ErrnoException).code;
-  const why: Record<string, string> = {
-    ENOTDIR: 'a part of it that should be a folder is a file',
-    ELOOP: 'it goes through a loop of symlinks',
-    EACCES: 'permission denied',
-    EPERM: 'permission denied',
-    EROFS: 'the file system is read-only',
-    ENAMETOOLONG: 'the name is too long',
-    ENOSPC: 'no space left on the device',
-  };
-  return code && why[code] ? new UserError(`--out ${out}: ${why[code]}.`, 'BadFlag') : e;
 }
 
 /** Writes the report without ever replacing anything but a regular file (see replaceRegularFile). */
 function writeReportFile(out: string, html: string): void {
   const abs = outTarget(out);
   try {
-    fs.mkdirSync(path.dirname(abs), { recursive: true });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' || code === 'ENOTDIR')
-      throw new UserError(`--out ${out}: ${path.dirname(abs)} is not a folder.`, 'BadFlag');
-    throw outError(out, e);
-  }
-  try {
     replaceRegularFile(abs, html);
   } catch (e) {
-    if (e instanceof NotARegularFileError) throw new UserError(`--out ${e.message}.`, 'BadFlag');
-    throw outError(out, e);
+    throw outPathError('--out', out, e);
   }
 }
 

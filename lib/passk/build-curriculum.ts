@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeAwsError, type JobContext } from '../aws';
 import { readDatasetIds, resolveIdRule } from '../curriculum';
-import { RlvrError, UserError } from '../errors';
+import { outPathError, RlvrError, UserError } from '../errors';
 import { awsStep } from '../eval';
 import { S3Layout } from '../layout';
 import { PASSK_DIR, PASSK_PLAN_FILE, type MergedPasskResults } from '../passk-records';
@@ -17,6 +17,7 @@ import { passkProfile } from './plan';
 import { passkResultsOf } from './results';
 import { PLACEHOLDERS } from '../submission';
 import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet } from './sft';
+import { prepareOutFile, replaceRegularFile } from '../util';
 
 export interface CurriculumBuildInput {
   readonly from: readonly string[];
@@ -41,6 +42,8 @@ export interface CurriculumBuilt {
   readonly uri?: string;
   readonly upload: 'created' | 'unchanged' | 'replaced' | 'dry-run' | 'local' | 'no AWS';
   readonly out?: string;
+  /** For a file written with --out: the command that puts it where the config lines say. */
+  readonly uploadCommand?: string;
   readonly configLines: string[];
   /** Where the dataset's ids came from, or why they could not be read. */
   readonly datasetIds: { readonly from: string; readonly prompts: number } | { readonly why: string };
@@ -95,8 +98,35 @@ function placeholderUri(file: string): string {
   return layout.uri(layout.curriculumKey(file));
 }
 
+/**
+ * `--out`, checked before any work (its folder made; absent or a regular file, never a link, FIFO,
+ * device or folder), and the write that replaces it atomically without following a link.
+ */
+function outFile(
+  out: string,
+  cwd: string,
+): { readonly path: string; readonly write: (text: string) => void } {
+  let abs: string;
+  try {
+    abs = prepareOutFile(path.resolve(cwd, out));
+  } catch (e) {
+    throw outPathError('--out', out, e);
+  }
+  return {
+    path: abs,
+    write: (text) => {
+      try {
+        replaceRegularFile(abs, text);
+      } catch (e) {
+        throw outPathError('--out', out, e);
+      }
+    },
+  };
+}
+
 export async function buildCurriculum(input: CurriculumBuildInput): Promise<CurriculumBuilt> {
   const file = orderFileName(input.name);
+  const target = input.out && !input.dryRun ? outFile(input.out, input.cwd) : undefined;
   // One context for the jobs' results, the dataset copy and the upload (settings are read once).
   const context = await openOrNot(input.openContext);
   try {
@@ -140,17 +170,13 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
         'No AWS access to upload the order file: configure AWS, or write it with --out <file>.',
         'NoAws',
       );
-    let out: string | undefined;
-    if (input.out && !input.dryRun) {
-      out = path.resolve(input.cwd, input.out);
-      fs.mkdirSync(path.dirname(out), { recursive: true });
-      fs.writeFileSync(`${out}.partial`, order.text);
-      fs.renameSync(`${out}.partial`, out);
-    }
+    target?.write(order.text);
+    const out = target?.path;
     const level = order.level;
     const configLines = curriculumConfigLines(
-      // Without AWS (a dry-run) the lines name where it would go, in the placeholder bucket.
-      uri ?? out ?? placeholderUri(file),
+      // Jobs read order files from S3, never from this machine: the lines name where it goes there (a
+      // file written with --out must be uploaded first); without AWS, in the placeholder bucket.
+      uri ?? placeholderUri(file),
       order.dataset,
       {
         ...(order.split ? { split: order.split } : {}),
@@ -162,7 +188,7 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
       results,
       ...(uri ? { uri } : {}),
       upload,
-      ...(out ? { out } : {}),
+      ...(out ? { out, uploadCommand: `rlvr upload curricula ${out} --name ${file}` } : {}),
       configLines,
       datasetIds: ids.note,
     };
@@ -187,6 +213,7 @@ export interface SftBuildInput {
 export async function buildSft(
   input: SftBuildInput,
 ): Promise<SftSet & { readonly out: string; readonly prompts: number }> {
+  const target = outFile(input.out, input.cwd);
   const lines: string[] = [];
   let skippedNoCorrect = 0;
   let skippedNoPrompt = 0;
@@ -224,9 +251,6 @@ export async function buildSft(
     skippedNoPrompt += set.skippedNoPrompt;
     prompts += read.results.length;
   }
-  const out = path.resolve(input.cwd, input.out);
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(`${out}.partial`, lines.map((l) => `${l}\n`).join(''));
-  fs.renameSync(`${out}.partial`, out);
-  return { lines, skippedNoCorrect, skippedNoPrompt, out, prompts };
+  target.write(lines.map((l) => `${l}\n`).join(''));
+  return { lines, skippedNoCorrect, skippedNoPrompt, out: target.path, prompts };
 }

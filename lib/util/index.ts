@@ -14,6 +14,8 @@ export {
   existingRegularFile,
   replaceRegularFile,
   type NotRegularKind,
+  NotAFolderError,
+  prepareOutFile,
 } from './replace-file';
 export {
   NOFOLLOW,

@@ -71,3 +71,29 @@ export function replaceRegularFile(file: string, data: string | Uint8Array): voi
     beforeRename: () => existingRegularFile(file),
   });
 }
+
+/** A folder on the way to `file` is not one (a file stands there): nothing was written. */
+export class NotAFolderError extends Error {
+  constructor(readonly folder: string) {
+    super(`${folder} is not a folder`);
+    this.name = 'NotAFolderError';
+  }
+}
+
+/**
+ * Checks an output path before any work: its folder made, and the path itself absent or a regular file
+ * (else NotARegularFileError or NotAFolderError; the file system's own refusals are thrown as they are).
+ * Returns the absolute path.
+ */
+export function prepareOutFile(file: string): string {
+  const abs = path.resolve(file);
+  try {
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new NotAFolderError(path.dirname(abs));
+    throw e;
+  }
+  existingRegularFile(abs);
+  return abs;
+}

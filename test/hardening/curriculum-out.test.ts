@@ -1,0 +1,110 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { bareEnv, runCli } from '../helpers/cli';
+import { tempDir } from '../helpers/fixtures';
+import { passkPlan } from '../helpers/passk';
+
+/**
+ * `curriculum build|sft --out`, written as a careless or hostile user would give it: a link planted at
+ * the name a writer might use for its temporary file, a folder, a FIFO, a symlink. Only an absent name or
+ * a regular file is ever written, atomically; anything else is exit 2 with nothing written. No AWS.
+ */
+const N = 4;
+function campaign(): string {
+  const dir = tempDir('rlvr-passk-run-');
+  fs.writeFileSync(path.join(dir, 'passk-plan.json'), JSON.stringify(passkPlan(1, { n: N })));
+  const shard = path.join(dir, 'passk', 'shard_0');
+  fs.mkdirSync(shard, { recursive: true });
+  const results: string[] = [];
+  const completions: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const c = i % (N + 1);
+    const scores = [...Array(N - c).fill(0), ...Array(c).fill(1)];
+    const texts = scores.map((x, k) => (x ? `#### ${i}` : `#### wrong ${k}`));
+    results.push(
+      JSON.stringify({
+        prompt_id: `gsm8k_${i}`,
+        num_completions: N,
+        num_correct: c,
+        pass_rate: c / N,
+        scores,
+      }),
+    );
+    completions.push(
+      JSON.stringify({
+        prompt_id: `gsm8k_${i}`,
+        prompt: `Q: question ${i}\nA:`,
+        problem: { answer: String(i), prompt_id: `gsm8k_${i}` },
+        completions: texts.map((text) => ({ text, finish_reason: 'stop', num_tokens: 3 })),
+      }),
+    );
+  }
+  fs.writeFileSync(path.join(shard, 'verification_results.jsonl'), results.map((l) => `${l}\n`).join(''));
+  fs.writeFileSync(path.join(shard, 'completions.jsonl'), completions.map((l) => `${l}\n`).join(''));
+  return dir;
+}
+
+const build = (cwd: string, out: string) =>
+  runCli(['curriculum', 'build', '--from', campaign(), '--name', 'x', '--out', out], { cwd, env: bareEnv() });
+const sft = (cwd: string, out: string) =>
+  runCli(['curriculum', 'sft', '--from', campaign(), '--out', out], { cwd, env: bareEnv() });
+
+describe('curriculum build|sft --out', () => {
+  it('a link planted at a temporary name beside the file is never followed: the victim is untouched', async () => {
+    const cwd = tempDir('rlvr-out-');
+    const victim = path.join(tempDir('rlvr-victim-'), 'victim.txt');
+    fs.writeFileSync(victim, 'precious\n');
+    fs.mkdirSync(path.join(cwd, 'o'));
+    for (const planted of ['x.txt.partial', 'x.txt.tmp', 'x.jsonl.partial'])
+      fs.symlinkSync(victim, path.join(cwd, 'o', planted));
+    const r = await build(cwd, 'o/x.txt');
+    expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: '' });
+    const s = await sft(cwd, 'o/x.jsonl');
+    expect({ code: s.code, err: s.stderr }).toEqual({ code: 0, err: '' });
+    expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');
+    for (const f of ['x.txt', 'x.jsonl']) expect(fs.lstatSync(path.join(cwd, 'o', f)).isFile()).toBe(true);
+    expect(fs.readFileSync(path.join(cwd, 'o', 'x.txt'), 'utf8').split('\n')[0]).toBe('gsm8k_4');
+  });
+
+  it('says where it wrote the file and how to upload it; the config lines name where jobs read it (S3)', async () => {
+    const cwd = tempDir('rlvr-out-');
+    const r = await build(cwd, 'o/o3.txt');
+    expect(r.code).toBe(0);
+    const out = path.join(cwd, 'o', 'o3.txt');
+    expect(r.stdout).toContain(`Order file ${out}`);
+    expect(r.stdout).toContain(
+      `written to ${out}, not uploaded (--out): jobs read order files from S3, so upload it first: rlvr upload curricula ${out} --name x.txt`,
+    );
+    expect(r.stdout).toContain('order: "s3://unresolved-bucket/rlvr-experiments/curricula/x.txt"');
+    expect(r.stdout).not.toMatch(new RegExp(`order: ${out}`));
+  });
+
+  it('an existing folder, a FIFO or a symlink as --out is exit 2, nothing written, the thing untouched', async () => {
+    const cwd = tempDir('rlvr-out-');
+    fs.mkdirSync(path.join(cwd, 'o'));
+    execFileSync('mkfifo', [path.join(cwd, 'fifo')]);
+    fs.writeFileSync(path.join(cwd, 'target.txt'), 'kept\n');
+    fs.symlinkSync(path.join(cwd, 'target.txt'), path.join(cwd, 'link.txt'));
+    const before = fs.readdirSync(cwd).sort();
+    for (const [run, out, says] of [
+      [build, 'o', 'o is a folder'],
+      [build, 'o/', 'o is a folder'],
+      [build, 'fifo', 'fifo is a FIFO, not a regular file'],
+      [build, 'link.txt', 'link.txt is a symlink, which is not followed'],
+      [sft, 'link.txt', 'link.txt is a symlink, which is not followed'],
+      [sft, 'o', 'o is a folder'],
+      [build, 'target.txt/x.txt', 'a part of it that should be a folder is a file'],
+    ] as const) {
+      const r = await run(cwd, out);
+      expect({ out, code: r.code }).toEqual({ out, code: 2 });
+      expect(r.stderr).toContain(says);
+      expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    }
+    expect(fs.readdirSync(cwd).sort()).toEqual(before);
+    expect(fs.readdirSync(path.join(cwd, 'o'))).toEqual([]);
+    expect(fs.lstatSync(path.join(cwd, 'fifo')).isFIFO()).toBe(true);
+    expect(fs.lstatSync(path.join(cwd, 'link.txt')).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(cwd, 'target.txt'), 'utf8')).toBe('kept\n');
+  });
+});
