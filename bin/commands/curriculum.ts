@@ -155,7 +155,10 @@ async function runSft(flags: SftFlags): Promise<number> {
     examples: set.lines.length,
     skippedNoCorrect: set.skippedNoCorrect,
     skippedNoPrompt: set.skippedNoPrompt,
+    badLines: set.badLines,
   };
+  for (const b of set.badLines)
+    process.stderr.write(`warning: ${b.file}${b.line ? `:${b.line}` : ''}: ${b.why}; skipped\n`);
   process.stdout.write(
     flags.json
       ? `${JSON.stringify(summary, null, 2)}\n`

@@ -11,12 +11,12 @@ import { readDatasetIds, resolveIdRule } from '../curriculum';
 import { outPathError, RlvrError, UserError } from '../errors';
 import { awsStep } from '../eval';
 import { S3Layout } from '../layout';
-import { PASSK_DIR, PASSK_PLAN_FILE, type MergedPasskResults } from '../passk-records';
+import { PASSK_DIR, PASSK_PLAN_FILE, readPasskPlan, type MergedPasskResults } from '../passk-records';
 import { buildOrder, curriculumConfigLines, type CurriculumOrder, type OrderKind } from './curriculum';
 import { passkProfile } from './plan';
 import { passkResultsOf } from './results';
 import { PLACEHOLDERS } from '../submission';
-import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet } from './sft';
+import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet, type SftShardsRead } from './sft';
 import { prepareOutFile, replaceRegularFile } from '../util';
 
 export interface CurriculumBuildInput {
@@ -210,11 +210,17 @@ export interface SftBuildInput {
  * The SFT set of their build_sft_from_pass_at_k.py from run folders: it needs each correct completion's
  * text and each prompt, which only the shards' files hold (a job's: after `rlvr download`).
  */
-export async function buildSft(
-  input: SftBuildInput,
-): Promise<SftSet & { readonly out: string; readonly prompts: number }> {
+export async function buildSft(input: SftBuildInput): Promise<
+  SftSet & {
+    readonly out: string;
+    readonly prompts: number;
+    /** Lines (and files) of the shards that were not read, each skipped: file, line (0: the whole file), why. */
+    readonly badLines: SftShardsRead['badLines'];
+  }
+> {
   const target = outFile(input.out, input.cwd);
   const lines: string[] = [];
+  const badLines: SftShardsRead['badLines'][number][] = [];
   let skippedNoCorrect = 0;
   let skippedNoPrompt = 0;
   let prompts = 0;
@@ -226,11 +232,14 @@ export async function buildSft(
         `${source}: no folder here. The SFT set needs the completions' text, which only the shards' files hold: download the job first (rlvr download ${source}), then name its folder.`,
         'NoSuchRunFolder',
       );
-    const plan = fs.existsSync(path.join(dir, PASSK_PLAN_FILE))
-      ? (JSON.parse(fs.readFileSync(path.join(dir, PASSK_PLAN_FILE), 'utf8')) as {
-          campaign?: { dataset?: string };
-        })
-      : undefined;
+    // A plan that is there must be one: read as a regular file only (a FIFO would block), bounded.
+    const planFile = path.join(dir, PASSK_PLAN_FILE);
+    const plan = fs.lstatSync(planFile, { throwIfNoEntry: false }) ? readPasskPlan(dir) : undefined;
+    if (fs.lstatSync(planFile, { throwIfNoEntry: false }) && !plan)
+      throw new UserError(
+        `${path.join(source, PASSK_PLAN_FILE)}: not a pass@k plan (not a regular file, not JSON, or not a plan's shape). Remove it to read ${source} as a bare folder of shard_<i>/.`,
+        'BadPasskPlan',
+      );
     const shardsDir = plan ? path.join(dir, PASSK_DIR) : dir;
     const read = await readSftShards(shardsDir, {
       ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
@@ -247,10 +256,11 @@ export async function buildSft(
       seed: input.seed ?? SFT_DEFAULTS.seed,
     });
     lines.push(...set.lines);
+    badLines.push(...read.badLines);
     skippedNoCorrect += set.skippedNoCorrect;
     skippedNoPrompt += set.skippedNoPrompt;
     prompts += read.results.length;
   }
   target.write(lines.map((l) => `${l}\n`).join(''));
-  return { lines, skippedNoCorrect, skippedNoPrompt, out: target.path, prompts };
+  return { lines, skippedNoCorrect, skippedNoPrompt, out: target.path, prompts, badLines };
 }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { UserError } from '../errors';
 import { isCorrectScore, parsePythonJson } from '../passk-records';
+import { isRegularFile, openRegularFile } from '../util';
 
 /*
  * An SFT set from pass@k results, by the rule of their scripts/build_sft_from_pass_at_k.py: every prompt
@@ -283,8 +284,12 @@ export interface SftShardsRead {
   readonly badLines: readonly { readonly file: string; readonly line: number; readonly why: string }[];
 }
 
+/** A shard file's non-empty lines; nothing from what is not a regular file (a FIFO would block the read). */
 async function* lines(file: string): AsyncGenerator<{ line: string; n: number }> {
-  const rl = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
+  const opened = openRegularFile(file);
+  if (!opened) return;
+  const input = fs.createReadStream('', { fd: opened.fd, autoClose: true });
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
   let n = 0;
   try {
     for await (const line of rl) {
@@ -293,6 +298,15 @@ async function* lines(file: string): AsyncGenerator<{ line: string; n: number }>
     }
   } finally {
     rl.close();
+  }
+}
+
+/** A JSON string literal's value, or undefined when it is not one (a bad escape: the line is then parsed whole, and reported). */
+function jsonString(literal: string): string | undefined {
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return undefined;
   }
 }
 
@@ -333,12 +347,13 @@ export async function readSftShards(
 
   for (const shard of shards) {
     const file = path.join(dir, shard, 'verification_results.jsonl');
-    if (!fs.existsSync(file)) continue;
+    if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue;
+    if (!isRegularFile(file)) badLines.push({ file, line: 0, why: 'not a regular file: not read' });
     for await (const { line, n } of lines(file)) {
       const quick = PASS_RATE.exec(line);
-      if (quick && !inSftBand(Number(quick[1]), min, max)) {
+      const id = quick ? jsonString(LEADING_ID.exec(line)![1]) : undefined;
+      if (quick && id !== undefined && !inSftBand(Number(quick[1]), min, max)) {
         resultsRead++;
-        const id = JSON.parse(LEADING_ID.exec(line)![1]) as string;
         if (seen.has(id)) duplicates++;
         else seen.add(id);
         continue;
@@ -395,10 +410,12 @@ export async function readSftShards(
   const prompts = new Map<string, SftPrompt>();
   for (const shard of shards) {
     const file = path.join(dir, shard, 'completions.jsonl');
-    if (!fs.existsSync(file)) continue;
+    if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue;
+    if (!isRegularFile(file)) badLines.push({ file, line: 0, why: 'not a regular file: not read' });
     for await (const { line, n } of lines(file)) {
       const lead = LEADING_ID.exec(line);
-      if (lead && !wanted.has(JSON.parse(lead[1]) as string)) continue;
+      const leadId = lead ? jsonString(lead[1]) : undefined;
+      if (leadId !== undefined && !wanted.has(leadId)) continue;
       let item: { prompt_id?: unknown; prompt?: unknown; problem?: unknown };
       try {
         item = parsePythonJson(line) as typeof item;

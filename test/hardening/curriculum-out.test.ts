@@ -29,6 +29,12 @@ function campaign(): string {
         num_correct: c,
         pass_rate: c / N,
         scores,
+        completions: texts.map((text, k) => ({
+          text,
+          finish_reason: 'stop',
+          num_tokens: 3,
+          score: scores[k],
+        })),
       }),
     );
     completions.push(
@@ -106,5 +112,50 @@ describe('curriculum build|sft --out', () => {
     expect(fs.lstatSync(path.join(cwd, 'fifo')).isFIFO()).toBe(true);
     expect(fs.lstatSync(path.join(cwd, 'link.txt')).isSymbolicLink()).toBe(true);
     expect(fs.readFileSync(path.join(cwd, 'target.txt'), 'utf8')).toBe('kept\n');
+  });
+});
+
+describe('curriculum sft reads run folders as a careless or hostile one leaves them', () => {
+  const run = (cwd: string, from: string) =>
+    runCli(['curriculum', 'sft', '--from', from, '--out', 'sft.jsonl'], { cwd, env: bareEnv() });
+
+  it('a FIFO as the plan is exit 2 at once, naming it; a FIFO as a shard file is skipped and said', async () => {
+    const cwd = tempDir('rlvr-sft-');
+    const fifoPlan = campaign();
+    fs.rmSync(path.join(fifoPlan, 'passk-plan.json'));
+    execFileSync('mkfifo', [path.join(fifoPlan, 'passk-plan.json')]);
+    const r = await run(cwd, fifoPlan);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('passk-plan.json: not a pass@k plan (not a regular file');
+    expect(fs.existsSync(path.join(cwd, 'sft.jsonl'))).toBe(false);
+
+    const fifoShard = campaign();
+    const completions = path.join(fifoShard, 'passk', 'shard_0', 'completions.jsonl');
+    fs.rmSync(completions);
+    execFileSync('mkfifo', [completions]);
+    const s = await run(cwd, fifoShard);
+    expect(s.code).toBe(0);
+    expect(s.stderr).toContain(`warning: ${completions}: not a regular file: not read; skipped`);
+  }, 30_000);
+
+  it('a line with a bad escape is reported at file:line and skipped; a plan that is not JSON is exit 2 naming it', async () => {
+    const cwd = tempDir('rlvr-sft-');
+    const dir = campaign();
+    const results = path.join(dir, 'passk', 'shard_0', 'verification_results.jsonl');
+    fs.appendFileSync(
+      results,
+      '{"prompt_id": "a\\q", "num_completions": 4, "num_correct": 1, "pass_rate": 0.25, "scores": [1, 0, 0, 0], "completions": []}\n',
+    );
+    const r = await run(cwd, dir);
+    expect({ code: r.code, internal: /internal error/.test(r.stderr) }).toEqual({ code: 0, internal: false });
+    expect(r.stderr).toMatch(new RegExp(`warning: ${results}:7: .*; skipped`));
+    // The valid lines are still taken.
+    expect(fs.readFileSync(path.join(cwd, 'sft.jsonl'), 'utf8').trim().split('\n').length).toBeGreaterThan(0);
+
+    fs.writeFileSync(path.join(dir, 'passk-plan.json'), '{not json');
+    const bad = await run(cwd, dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('passk-plan.json: not a pass@k plan');
+    expect(bad.stderr).not.toMatch(/internal error|\n\s+at /);
   });
 });
