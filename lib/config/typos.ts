@@ -62,9 +62,10 @@ function typo(
           : `The trainer would not read "${key}"; rename it to "${guess}" (or pass it on with its own spelling if it is new).`,
         { key: true },
       );
-  // Beside the key it resembles, the trainer does get a value for that key: a leftover to remove, not a
-  // job that runs on a default — and short names that differ by a letter (top_k/top_p) may both be real.
-  return read && !beside ? { ...problem, severity: 'error' } : problem;
+  // Beside the key it resembles, one of the two values is not read: the trainer runs on the other one,
+  // which may not be the one meant (max_stalenes: 0 beside max_staleness: 1 runs on 1). Keys a trainer
+  // reads are never flagged against each other (top_k beside top_p): only an unknown key is a typo.
+  return read ? { ...problem, severity: 'error' } : problem;
 }
 
 function walk(value: unknown, place: Place, at: KeyPath, file: YamlFile, out: Finding[]): void {

@@ -32,16 +32,29 @@ describe('rlvr lint: keys', () => {
     ]);
     const file = writeConfig(dir, 'beside.yaml', text);
     const { code, stdout } = await runCli(['lint', file]);
-    // A warning: the key it resembles is set, so the trainer runs on a value given (short names that
-    // differ by a letter, top_k beside top_p, may both be real); --strict makes it an error.
-    expect(code).toBe(0);
+    // An error: the trainer reads checkpoint_interval, so one of the two values is not read and the job
+    // may run on the other (allowable with a reason, as any RLVR102).
+    expect(code).toBe(2);
     expect(stdout).toContain(
-      `warning RLVR102: ${file}:${lineOf(text, 'chekpoint_interval')}:3: training.chekpoint_interval:`,
+      `error RLVR102: ${file}:${lineOf(text, 'chekpoint_interval')}:3: training.chekpoint_interval:`,
     );
-    expect((await runCli(['lint', '--strict', file])).code).toBe(2);
     expect(stdout).toMatch(
       /"chekpoint_interval" is a likely misspelling of "checkpoint_interval", which is also set/,
     );
+  });
+
+  it('refuses a misspelling beside the key it resembles (max_stalenes: 0 beside max_staleness: 1 runs on 1); keys the trainer reads are never flagged against each other', async () => {
+    const text = gsm8kWith(['  max_staleness: 1\n', '  max_staleness: 1\n  max_stalenes: 0\n']);
+    const r = await runCli(['lint', writeConfig(dir, 'stale-beside.yaml', text)]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(
+      /error RLVR102: .*training\.max_stalenes: "max_stalenes" is a likely misspelling of "max_staleness", which is also set/,
+    );
+    // The example sets top_k and top_p, which differ by a letter and are both read: no finding.
+    const both = gsm8kWith();
+    expect(both).toMatch(/top_p: .*\n {2}top_k: /);
+    const ok = await runCli(['lint', writeConfig(dir, 'top-kp.yaml', both)]);
+    expect(ok.stdout).not.toMatch(/RLVR102/);
   });
 
   it('refuses a misspelling of a key the chosen trainer reads, though the trainer has a default for it', async () => {

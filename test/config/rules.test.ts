@@ -54,8 +54,11 @@ const TRAINING_CASES: Record<string, RulePair<TrainingCase>> = {
       // A key the chosen trainer reads: an error.
       { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']], severity: 'error' },
       { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  rollout_timeout_ss: 600\n']], strict: true },
-      // Beside the key it resembles: one of the two values is not read (a warning: the key is set).
-      { edits: [['checkpoint_interval: 20', 'checkpoint_interval: 20\n  chekpoint_interval: 50']] },
+      // Beside the key it resembles, which the chosen trainer reads: one of the two values is not read.
+      {
+        edits: [['checkpoint_interval: 20', 'checkpoint_interval: 20\n  chekpoint_interval: 50']],
+        severity: 'error',
+      },
       // A key only another trainer reads (jsd_alpha: the distillation trainers): a warning.
       { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  jsd_alphaa: 0.5\n']] },
       { edits: [['  alpha_sft: 0.0\n', '  alpha_sft: 0.0\n  jsd_alphaa: 0.5\n']], strict: true },
