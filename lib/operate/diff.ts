@@ -6,6 +6,7 @@
 import { parse } from 'yaml';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import type { JobContext } from '../aws';
+import { UserError } from '../errors';
 import { CHANNELS, JOB_ENV, JOB_FILES } from '../layout';
 import { readJobFile, readJobRecord, type JobRecord } from './job-record';
 
@@ -122,7 +123,14 @@ async function parsedFile(context: JobContext, record: JobRecord, file: string):
 
 /** What differs between two jobs; identical when nothing does. Unknown job: UserError (exit 2). */
 export async function diffJobs(context: JobContext, a: string, b: string): Promise<JobDiff> {
-  const [ra, rb] = await Promise.all([readJobRecord(context, a), readJobRecord(context, b)]);
+  // Both looked up before either failure is said: two unknown names are named together.
+  const [sa, sb] = await Promise.allSettled([readJobRecord(context, a), readJobRecord(context, b)]);
+  const failed = [sa, sb].filter((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed.length === 2 && failed.every((f) => f.reason instanceof UserError))
+    throw new UserError(failed.map((f) => (f.reason as Error).message).join('\n'), 'NoSuchJob');
+  if (failed.length > 0) throw failed[0].reason;
+  const ra = (sa as PromiseFulfilledResult<JobRecord>).value;
+  const rb = (sb as PromiseFulfilledResult<JobRecord>).value;
   const notes: string[] = [];
   const differences: JobDifference[] = [];
   for (const [section, file] of [
