@@ -85,11 +85,12 @@ export function registerImage(program: Command): void {
       .action(
         exits(async (flags: ImageCommandFlags) => {
           const buildArgs = parseBuildArgs(flags.buildArg);
+          const alsoTags = parseAlsoTags(flags.alsoTag);
           const contextOptions = { dockerDir: flags.dockerDir, trainerSrc: flags.trainerSrc, buildArgs };
           if (flags.dryRun) {
             const plan = await imagePlan(flags, contextOptions);
-            print(flags, imagePlanJson(plan, Boolean(flags.push)), () =>
-              renderImagePlan(plan, flags.trainerSrc ?? '.', Boolean(flags.push)),
+            print(flags, { ...imagePlanJson(plan, Boolean(flags.push)), alsoTags }, () =>
+              renderImagePlan(plan, flags.trainerSrc ?? '.', Boolean(flags.push), alsoTags),
             );
             return;
           }
@@ -111,7 +112,7 @@ export function registerImage(program: Command): void {
               push: Boolean(flags.push),
               credentials: ecrCredentials(context.aws.ecr),
               dockerHost: flags.dockerHost,
-              aliasTags: flags.alsoTag,
+              aliasTags: alsoTags,
               listener: createReporter({ json: Boolean(flags.json) }),
             });
           });
@@ -202,7 +203,26 @@ function imagePlanJson(plan: ImagePlan, push: boolean) {
   };
 }
 
-function renderImagePlan(plan: ImagePlan, trainerSrc: string, push: boolean): string {
+/** A tag as the registry's grammar has it: a registry refuses anything else, after the build. */
+const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+/** `--also-tag`: each a valid tag, checked before anything is built (exit 2 naming the one that is not). */
+export function parseAlsoTags(values: readonly string[] | undefined): string[] {
+  for (const t of values ?? [])
+    if (!TAG.test(t))
+      throw new UserError(
+        `--also-tag ${t}: not a tag (letters, digits, _ . - and at most 128 of them, not starting with . or -), e.g. --also-tag git-1a2b3c4`,
+        'BadFlag',
+      );
+  return [...(values ?? [])];
+}
+
+function renderImagePlan(
+  plan: ImagePlan,
+  trainerSrc: string,
+  push: boolean,
+  alsoTags: readonly string[] = [],
+): string {
   const { context } = plan;
   const width = Math.max(...context.plan.args.map((a) => a.name.length));
   const valueWidth = Math.min(48, Math.max(...context.plan.args.map((a) => a.value.length)));
@@ -216,6 +236,7 @@ function renderImagePlan(plan: ImagePlan, trainerSrc: string, push: boolean): st
         `    ${a.name.padEnd(width)}  ${(a.value === '' ? '""' : a.value).padEnd(valueWidth)}  ← ${describeArgSource(a.source)}`,
     ),
     `  content tag    ${context.tag}${plan.ref ? ` (${plan.ref})` : ''}`,
+    ...(alsoTags.length ? [`  also tagged    ${alsoTags.join(', ')}`] : []),
     `  engine         ${plan.engine.state === 'has' ? 'has it' : plan.engine.state === 'lacks' ? 'lacks it' : plan.engine.state}${plan.engine.detail ? ` (${plan.engine.detail})` : ''}`,
     `  registry       ${plan.registry.state === 'has' ? `has it (${plan.registry.digest})` : plan.registry.state === 'lacks' ? 'lacks it' : plan.registry.state}${plan.registry.detail ? ` (${plan.registry.detail})` : ''}`,
     `  would do       ${wouldDo(plan, push)}`,

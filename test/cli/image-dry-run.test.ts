@@ -67,4 +67,29 @@ describe('rlvr image build --dry-run', () => {
       "--build-arg TORCH_VERSION=2.8.0: contradicts the trainer's lock: uv.lock:127 pins torch 2.9.0",
     );
   });
+
+  it('--also-tag: an invalid tag is exit 2 before anything (a registry would refuse it after the build); valid ones are shown', async () => {
+    const bad = await runCli(
+      ['image', 'build', '--dry-run', '--trainer-src', THEIR_REPO, '--also-tag', 'bad:tag:x'],
+      { env },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--also-tag bad:tag:x: not a tag');
+    const ok = await runCli(
+      [
+        'image',
+        'build',
+        '--dry-run',
+        '--trainer-src',
+        THEIR_REPO,
+        '--also-tag',
+        'git-1a2b3c4',
+        '--also-tag',
+        'v1.2',
+      ],
+      { env },
+    );
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^ {2}also tagged {4}git-1a2b3c4, v1\.2$/m);
+  });
 });
