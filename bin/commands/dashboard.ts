@@ -263,8 +263,13 @@ async function writeupReport(
       'BadFlag',
     );
   const specFile = flags.spec!;
-  if (!fs.existsSync(specFile) || !fs.statSync(specFile).isFile())
-    throw new UserError(`--spec ${specFile}: no such file.`, 'BadFlag');
+  const st = fs.statSync(specFile, { throwIfNoEntry: false });
+  if (!st) throw new UserError(`--spec ${specFile}: no such file.`, 'BadFlag');
+  if (!st.isFile())
+    throw new UserError(
+      `--spec ${specFile}: not a regular file (${st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : 'a device or socket'}): name the spec's YAML file.`,
+      'BadFlag',
+    );
   const spec = readWriteupSpec(specFile);
   const out = flags.out ?? spec.output;
   if (!out)

@@ -120,4 +120,19 @@ describe('rlvr report --out hardening', () => {
     expect(leftovers(['report.html'])).toEqual([]);
     fs.rmSync(file);
   });
+
+  it('a FIFO or a folder as --spec is exit 2 saying what it is, at once (never "no such file", never a blocked read)', async () => {
+    const fifo = path.join(dir, 'spec-fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    for (const [spec, says] of [
+      [fifo, 'not a regular file (a FIFO)'],
+      [dir, 'not a regular file (a folder)'],
+      [path.join(dir, 'absent.yaml'), 'no such file'],
+    ]) {
+      const r = await runCli(['report', '--spec', spec, '--out', path.join(dir, 'w.html')], { env: env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--spec ${spec}: ${says}`);
+    }
+    fs.rmSync(fifo);
+  });
 });
