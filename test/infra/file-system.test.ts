@@ -199,6 +199,8 @@ function baseRequest(first: Conditions): CreateTrainingJobRequest {
     RoleArn: `arn:aws:iam::${ACCOUNT}:role/RlvrInfra-ExecutionRole`,
     AlgorithmSpecification: { TrainingInputMode: 'File', TrainingImage: 'image' },
     EnableNetworkIsolation: true,
+    // As the launcher's requests always ask for it (the stack requires it by default).
+    EnableInterContainerTrafficEncryption: true,
     ResourceConfig: { InstanceType: 'ml.p4de.24xlarge', InstanceCount: 2, VolumeSizeInGB: 100 },
     StoppingCondition: { MaxRuntimeInSeconds: 3600 },
     OutputDataConfig: {
@@ -252,7 +254,7 @@ describe("the submitter's CreateTrainingJob statements with the shared file syst
     const { StringEqualsIfExists: mount, ...rest } = first;
     expect(statements.CreateSharedFileSystemJobs).toEqual({
       ...rest,
-      Bool: { 'sagemaker:NetworkIsolation': 'false' },
+      Bool: { ...rest.Bool, 'sagemaker:NetworkIsolation': 'false' },
       StringEquals: mount,
       Null: { ...first.Null, 'sagemaker:FileSystemId': 'false' },
     });
