@@ -3,8 +3,8 @@
  * dotted path, each value a YAML scalar. The file is edited in place (the YAML document's own node
  * ranges), so every other line stays as the launcher wrote it. Pure.
  */
-import { isMap, isScalar, isSeq, parse, parseDocument, type Scalar, type YAMLMap } from 'yaml';
-import { didYouMean, formatTrainerFloat, pyyamlMisreads } from '../config';
+import { isMap, isScalar, isSeq, parse, parseDocument, visit, type Scalar, type YAMLMap } from 'yaml';
+import { didYouMean, formatTrainerFloat, isPyyamlFloatTrap, pyyamlMisreads } from '../config';
 import { UserError } from '../errors';
 import { CONTAINER } from '../layout';
 
@@ -154,6 +154,130 @@ function checkEdited(original: string, edited: string, overrides: readonly Confi
         '; nothing was created. Submit the config with the change instead.',
       'BadSet',
     );
+  checkTrainerReads(original, edited, overrides);
+}
+
+/** `--set run.name` or `--add run.x`, as the override was given. */
+function flagOf(o: ConfigOverride): string {
+  return `${o.adds ? '--add' : '--set'} ${o.key}`;
+}
+
+/** A value for a message: every character outside printable ASCII escaped, so an invisible one shows. */
+function shownValue(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  return text.replace(/[^\x20-\x7e]/gu, (c) =>
+    c.length > 1 ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * The edited config as the trainer reads it: with PyYAML, which the `yaml` package (YAML 1.2) does
+ * not read alike, so an edit that reads back right here can reach the job as another value, or as a
+ * file the trainer cannot load. Refused (exit 2): a file PyYAML would not load, or one that it reads as
+ * anything but the original with exactly the overrides set. The original is read the same way, so only
+ * what the edit wrote is judged.
+ */
+function checkTrainerReads(original: string, edited: string, overrides: readonly ConfigOverride[]): void {
+  const before = readAsTrainer(original);
+  // The original as the job read it is the reference; a file this reading cannot follow is left as it was.
+  if ('error' in before) return;
+  const after = readAsTrainer(edited);
+  const keys = overrides.map(flagOf).join(', ');
+  if ('error' in after)
+    throw new UserError(
+      `${keys}: the trainer's YAML reader (PyYAML) could not load the edited config: ${after.error}. ` +
+        'Nothing was created; write the value another way, or submit the config with the change instead.',
+      'BadSet',
+    );
+  const expected = structuredClone(before.value);
+  for (const o of overrides) setPath(expected, o.path, o.value);
+  if (JSON.stringify(after.value) === JSON.stringify(expected)) return;
+  const wrong = overrides.find(
+    (o) => JSON.stringify(valueAt(after.value, o.path)) !== JSON.stringify(o.value),
+  );
+  throw new UserError(
+    wrong
+      ? `${flagOf(wrong)}: the trainer's YAML reader (PyYAML) reads it as ${shownValue(valueAt(after.value, wrong.path))}, ` +
+          `not ${shownValue(wrong.value)}. Nothing was created; write the value another way, or submit the config with the change instead.`
+      : `${keys}: the trainer's YAML reader (PyYAML) reads the edited config differently from the original with these changes. ` +
+          'Nothing was created; submit the config with the change instead.',
+    'BadSet',
+  );
+}
+
+function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown {
+  let node = root;
+  for (const seg of keyPath) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string | number, unknown>)[seg];
+  }
+  return node;
+}
+
+function setPath(root: unknown, keyPath: readonly (string | number)[], value: OverrideValue): void {
+  const parent = valueAt(root, keyPath.slice(0, -1));
+  if (parent !== null && typeof parent === 'object')
+    (parent as Record<string | number, unknown>)[keyPath[keyPath.length - 1]] = value;
+}
+
+/** Characters PyYAML's reader accepts in a stream (its `NON_PRINTABLE` is every other one). */
+const PYYAML_PRINTABLE = /^[\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
+/** Line breaks of YAML 1.1 (PyYAML) that YAML 1.2 reads as ordinary characters. */
+const PYYAML_ONLY_BREAKS = /[\x85\u2028\u2029]/g;
+/** PyYAML's longest implicit (simple) key. */
+const PYYAML_SIMPLE_KEY_MAX = 1024;
+
+/**
+ * The value PyYAML (YAML 1.1, safe_load) makes of a text, as far as it reads differently from YAML 1.2:
+ * the characters its reader refuses, its extra line breaks, YAML 1.1 scalars and merge keys, floats
+ * without a "." and y/n (strings there), the `=` value key it has no constructor for, and keys too long to be
+ * implicit. The text is taken as stored (UTF-8: a lone surrogate becomes U+FFFD).
+ */
+export function readAsTrainer(text: string): { value: unknown } | { error: string } {
+  const stored = Buffer.from(text, 'utf8').toString('utf8');
+  if (!PYYAML_PRINTABLE.test(stored)) {
+    const at = [...stored].findIndex((c) => !PYYAML_PRINTABLE.test(c));
+    const c = [...stored][at];
+    const line = stored.slice(0, stored.indexOf(c)).split('\n').length;
+    return {
+      error: `it refuses the character U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} (line ${line})`,
+    };
+  }
+  const doc = parseDocument(stored.replace(PYYAML_ONLY_BREAKS, '\n'), {
+    version: '1.1',
+    merge: true,
+    uniqueKeys: false,
+    keepSourceTokens: true,
+  });
+  if (doc.errors.length) return { error: doc.errors[0].message.split('\n')[0] };
+  let error: string | undefined;
+  visit(doc, {
+    Pair: (_, pair) => {
+      const source = isScalar(pair.key) ? (pair.key.srcToken as { source?: string } | undefined)?.source : '';
+      if (source !== undefined && source.length > PYYAML_SIMPLE_KEY_MAX) {
+        error = `a key of ${source.length} characters is longer than an implicit key may be (${PYYAML_SIMPLE_KEY_MAX})`;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+    Scalar: (_, node) => {
+      if (node.type !== 'PLAIN') return undefined;
+      const source = (node.srcToken as { source?: string } | undefined)?.source;
+      if (source === '=') {
+        error = 'a plain "=" is the YAML 1.1 value key, which it has no constructor for';
+        return visit.BREAK;
+      }
+      // YAML 1.1 as the `yaml` package reads it also takes y/n for booleans; PyYAML does not.
+      if (source !== undefined && (isPyyamlFloatTrap(source) || /^[yYnN]$/.test(source))) node.value = source;
+      return undefined;
+    },
+  });
+  if (error) return { error };
+  try {
+    return { value: doc.toJS() };
+  } catch (err) {
+    return { error: (err as Error).message.split('\n')[0] };
+  }
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { parse as parseYaml } from 'yaml';
 import { requireLayout, type JobContext } from '../aws';
@@ -23,9 +24,26 @@ import {
   type ForecastReport,
 } from '../forecast';
 import { costOf } from '../job-options';
-import { isMap } from '../trainers';
+import {
+  BUILT_IN_PROFILES,
+  buildJobContract,
+  isMap,
+  selectTrainer,
+  valueAtPath,
+  type TrainerProfile,
+  type YamlMap,
+} from '../trainers';
+import {
+  loaderUses,
+  loadTrainerProfiles,
+  loadTrainingConfigText,
+  mergeProfiles,
+  roleGpuNeeds,
+  stringifyForTrainer,
+  type TrainingConfig,
+} from '../config';
 import { isObject } from '../util';
-import { UserError } from '../errors';
+import { ProblemsError, UserError, type Problem } from '../errors';
 import { cachedCredentials, ecrCredentials, parseRepositoryUri, remoteDigest } from '../image';
 import {
   CHANNELS,
@@ -46,7 +64,13 @@ import {
   type SubmitListener,
   type SubmittedJob,
 } from '../submission';
-import { applyOverrides, overrideLiteral, parseSetFlag, type OverrideChange } from './config-overrides';
+import {
+  applyOverrides,
+  overrideLiteral,
+  parseSetFlag,
+  type ConfigOverride,
+  type OverrideChange,
+} from './config-overrides';
 import { readJobFile, readJobRecord, type JobRecord } from './job-record';
 import { RERUN_OF_TAG, TAGS } from './rerun-tag';
 
@@ -130,10 +154,13 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
 
   const files: RerunPlan['files'][number][] = [];
   let changes: OverrideChange[] = [];
+  let resolved: { original: string; edited: string } | undefined;
   for (const file of record.files.filter((f) => !NOT_COPIED.includes(f))) {
     let body = (await readJobFile(context, record, file))!;
     if (file === JOB_FILES.resolvedConfig && overrides.length) {
+      const original = body;
       ({ text: body, changes } = applyOverrides(body, overrides));
+      resolved = { original, edited: body };
     }
     files.push({ file, body, contentType: contentType(file) });
   }
@@ -142,6 +169,15 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
       `--set: ${input.job} has no ${JOB_FILES.resolvedConfig} under ${layout.uri(record.filesAt.key)} to change`,
       'BadSet',
     );
+  if (resolved)
+    checkEditedConfig({
+      job: input.job,
+      ...resolved,
+      overrides,
+      asWritten: files.find((f) => f.file === JOB_FILES.configAsWritten)?.body,
+      configPath: record.tags['rlvr:config'],
+      cwd: input.cwd ?? process.cwd(),
+    });
 
   const forecast = await rerunForecast(context, input, record.request, files);
   if (forecast) {
@@ -211,6 +247,215 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
     ...(keeps ? { keeps } : {}),
     warnings,
   };
+}
+
+interface EditedConfig {
+  readonly job: string;
+  /** resolved-config.yaml as the original job read it, and with the overrides. */
+  readonly original: string;
+  readonly edited: string;
+  readonly overrides: readonly ConfigOverride[];
+  /** The config as it was written (config.yaml): its launcher section chose the trainer and allowances. */
+  readonly asWritten: string | undefined;
+  /** The config's path as submitted (the `rlvr:config` tag). */
+  readonly configPath: string | undefined;
+  readonly cwd: string;
+}
+
+/**
+ * An edited config is checked as a submit checks one, before anything is written: what the launcher
+ * acted on (channels, models, the GPU split, the trainer) may not change, since the rerun keeps the
+ * original's request; and the config rules may find nothing the original's config did not have.
+ */
+function checkEditedConfig(edit: EditedConfig): void {
+  const launcher = launcherSectionOf(edit.asWritten);
+  const profiles = repositoryProfiles(edit.cwd);
+  checkLauncherInputs(edit, launcher, profiles);
+  checkConfigRules(edit, launcher, profiles);
+}
+
+/** The `launcher` section of the config as written (resolved-config.yaml has none: it is not the trainer's). */
+function launcherSectionOf(asWritten: string | undefined): YamlMap | undefined {
+  if (asWritten === undefined) return undefined;
+  try {
+    const parsed: unknown = parseYaml(asWritten);
+    return isMap(parsed) && isMap(parsed.launcher) ? parsed.launcher : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The trainer repository's own profiles, when the rerun runs in it (a submit reads them from the repository
+ * holding the config; a rerun has only the folder it is run in). Unreadable: the built-ins alone.
+ */
+function repositoryProfiles(cwd: string): readonly TrainerProfile[] {
+  try {
+    return loadTrainerProfiles(cwd, '.');
+  } catch {
+    return [];
+  }
+}
+
+/** The trainer a config (with the original's launcher section) is run by, as a submit picks it. */
+function trainerOf(
+  config: unknown,
+  launcher: YamlMap | undefined,
+  profiles: readonly TrainerProfile[],
+): TrainerProfile | undefined {
+  const picked = selectTrainer({
+    config,
+    trainer: typeof launcher?.trainer === 'string' ? launcher.trainer : undefined,
+    command: typeof launcher?.trainer_command === 'string' ? launcher.trainer_command : undefined,
+    profiles: mergeProfiles(BUILT_IN_PROFILES, profiles),
+  });
+  return 'selection' in picked ? picked.selection.profile : undefined;
+}
+
+function orNull<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the launcher acted on when it planned the job, read from a config the ways its planner reads it:
+ * the datasets its loaders name (lib/config loaderUses, with what makes their channel: the split a
+ * loader's folder is named by, the order file, the file a file loader reads), the iterators' order
+ * files, every key naming a model, the GPUs each role takes (roleGpuNeeds, the split across the
+ * instance), and the trainer with the load paths its profile resumes through (buildJobContract).
+ */
+function launcherInputs(
+  config: unknown,
+  launcher: YamlMap | undefined,
+  profiles: readonly TrainerProfile[],
+): Record<string, unknown> {
+  const c: YamlMap = isMap(config) ? config : {};
+  const profile = trainerOf(c, launcher, profiles);
+  const datasets = orNull(() =>
+    loaderUses(c as unknown as TrainingConfig).map((use) => {
+      const loader = profile?.loaders?.[use.name];
+      // A loader's channel is its folder, named by the split unless the loader names it alone.
+      const named =
+        !['none', 'hub', 'file'].includes(loader?.source ?? '') &&
+        (!loader?.folder || loader.folder.includes('{split}'));
+      return {
+        at: use.nameAt,
+        name: use.name,
+        ...(named ? { split: use.params.split ?? null } : {}),
+        order: use.params.order ?? null,
+        ...(loader?.fileKey ? { file: use.params[loader.fileKey] ?? null } : {}),
+      };
+    }),
+  );
+  const iterators = (profile?.dataSections ?? []).map((s) => s.iterator);
+  const roles = Array.isArray(c.roles) ? c.roles : [];
+  // The keys lib/jobs/inputs.ts modelReferences maps to model channels (that planner is a layer above).
+  const modelKeys: (string | number)[][] = [
+    ['model', 'path'],
+    ['tokenizer', 'pretrained_model_name_or_path'],
+    ...roles.flatMap((_, i) => [
+      ['roles', i, 'kind'],
+      ['roles', i, 'config', 'model'],
+      ['roles', i, 'config', 'tokenizer'],
+      ['roles', i, 'config', 'model', 'hf_assets_path'],
+    ]),
+  ];
+  const contract =
+    profile &&
+    orNull(() =>
+      buildJobContract({ profile, config: c, configName: '', expectCheckpoints: false, cachedDatasets: [] }),
+    );
+  return {
+    trainer: profile?.id ?? null,
+    resume: contract?.resume ?? null,
+    datasets,
+    orderFiles: iterators.map((it) => valueAtPath(c, [it, 'order']) ?? null),
+    models: modelKeys.map((k) => valueAtPath(c, k) ?? null),
+    gpus: orNull(() => roleGpuNeeds(c as unknown as TrainingConfig)),
+  };
+}
+
+const INPUT_PARTS: Readonly<Record<string, string>> = {
+  trainer: 'the trainer that runs it',
+  resume: 'the model keys its trainer resumes through',
+  datasets: 'its datasets and their channels',
+  orderFiles: 'its order files',
+  models: 'its models and their channels',
+  gpus: 'the GPUs each role takes (the split across the instance)',
+};
+
+function changedParts(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return Object.keys(INPUT_PARTS).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}
+
+/**
+ * Refused (exit 2): an edit that changes what the launcher acted on. The rerun keeps the original's
+ * channels and instance, so the job would read the old dataset or model, or split its GPUs as the config
+ * no longer says; only a submit plans them again. Each override is tried alone to name the one at fault.
+ */
+function checkLauncherInputs(
+  edit: EditedConfig,
+  launcher: YamlMap | undefined,
+  profiles: readonly TrainerProfile[],
+): void {
+  const read = (text: string) =>
+    launcherInputs(
+      orNull(() => parseYaml(text) as unknown),
+      launcher,
+      profiles,
+    );
+  const before = read(edit.original);
+  const parts = changedParts(before, read(edit.edited));
+  if (parts.length === 0) return;
+  const alone = edit.overrides.filter((o) => {
+    const one = orNull(() => applyOverrides(edit.original, [o]).text);
+    return one !== null && changedParts(before, read(one)).length > 0;
+  });
+  const at = (alone.length ? alone : edit.overrides).map((o) => `${o.adds ? '--add' : '--set'} ${o.key}`);
+  throw new UserError(
+    `${at.join(', ')}: changes ${parts.map((p) => INPUT_PARTS[p]).join(', ')}, which the launcher mapped when ${edit.job} was submitted; ` +
+      `a rerun keeps ${edit.job}'s channels and instance, so the job would not run as the config says. Nothing was created. ` +
+      `Change the config and submit it instead: npm run submit -- ${edit.configPath ?? '<config>'}`,
+    'RerunChangesInputs',
+  );
+}
+
+/**
+ * Refused as a submit refuses it (the same rules, messages and exit 2): an edit the config rules find
+ * an error in. The config is resolved-config.yaml with the original's launcher section (its trainer,
+ * `launcher.allow`); only errors the original's config does not have count, so a rule that reads the
+ * job's own paths, or a finding the submit let through, refuses no rerun.
+ */
+function checkConfigRules(
+  edit: EditedConfig,
+  launcher: YamlMap | undefined,
+  profiles: readonly TrainerProfile[],
+): void {
+  const configAbs = path.resolve(edit.cwd, edit.configPath ?? JOB_FILES.resolvedConfig);
+  const display = `${edit.job}/${JOB_FILES.resolvedConfig}`;
+  const problemsOf = (text: string): readonly Problem[] => {
+    const withLauncher = launcher
+      ? `${text}${text.endsWith('\n') ? '' : '\n'}${stringifyForTrainer({ launcher })}`
+      : text;
+    try {
+      loadTrainingConfigText(withLauncher, configAbs, display, { profiles: () => profiles });
+      return [];
+    } catch (err) {
+      if (err instanceof ProblemsError) return err.problems;
+      throw err;
+    }
+  };
+  const key = (p: Problem) => `${p.rule ?? ''} ${p.where}: ${p.message}`;
+  const before = new Set(problemsOf(edit.original).map(key));
+  const found = problemsOf(edit.edited).filter((p) => !before.has(key(p)));
+  if (found.length === 0) return;
+  throw new ProblemsError(
+    `${display} with ${edit.overrides.map((o) => `${o.adds ? '--add' : '--set'} ${o.key}`).join(', ')} is not a valid training config (${found.length === 1 ? '1 problem' : `${found.length} problems`}); nothing was created`,
+    found,
+  );
 }
 
 /**
