@@ -6,6 +6,7 @@ import {
   readPasskFolder,
   readPasskPlan,
   shardFiles,
+  unequalNNote,
   type MergedPasskResults,
   type PassAtK,
   type PasskFiles,
@@ -139,6 +140,8 @@ function describe(
       `${r.badLines.length} bad line(s) skipped (${r.badLines[0].why}, shard ${r.badLines[0].shard} line ${r.badLines[0].line})`,
     );
   if (r.duplicates) problems.push(`${r.duplicates} duplicate record(s) dropped (the first kept)`);
+  const unequal = unequalNNote(r);
+  if (unequal) problems.push(unequal);
   const benchmark = dataset
     ? `${dataset}${split ? `/${split}` : ''}${level ? ` (levels ${level})` : ''}`
     : `${id} (no plan)`;

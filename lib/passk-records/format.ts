@@ -63,6 +63,23 @@ function headerLine(r: MergedPasskResults): string {
   return parts.join(' · ');
 }
 
+function kList(ks: readonly number[]): string {
+  const named = ks.map((k) => `pass@${k}`);
+  return named.length <= 1 ? named.join('') : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+}
+
+/**
+ * What a reader must know when n differs across prompts: the rows of larger k average over fewer
+ * prompts (those with n ≥ k), so pass@k may fall as k grows. Undefined when n is the same for all.
+ */
+export function unequalNNote(r: Pick<MergedPasskResults, 'unequalN'>): string | undefined {
+  const u = r.unequalN;
+  if (!u) return undefined;
+  const spread = `n differs across prompts (${u.minN}–${u.maxN})`;
+  if (u.fewerPromptsAtK.length === 0) return `${spread}: every row is over all ${u.prompts} prompts`;
+  return `${spread}: ${kList(u.fewerPromptsAtK)} average over fewer prompts than the ${u.prompts} read (those with n ≥ k; see the prompts column), so rows of different k are not of the same prompts`;
+}
+
 /**
  * Per source: a header line, then pass@k by both estimators; with `prompts`, each prompt's n, c and rate.
  */
@@ -77,6 +94,8 @@ export function passkMarkdown(
       out.push('| k | pass@k (unbiased) | first-k (their script) | prompts |', '|---:|---:|---:|---:|');
       for (const p of r.passAtK)
         out.push(`| ${p.k} | ${percent(p.unbiased)} | ${percent(p.firstK)} | ${p.prompts} |`);
+      const note = unequalNNote(r);
+      if (note) out.push('', `Note: ${cell(note)}.`);
       if (options.prompts) {
         out.push('', '| prompt_id | n | c | pass rate |', '|---|---:|---:|---:|');
         for (const p of r.prompts)

@@ -4,6 +4,7 @@
  * the run folder so its results say what they are. The script's outputs are in the run folder under
  * `passk/shard_<i>/` (the script's own layout under its --output-dir), streamed to S3 with it.
  */
+import * as path from 'node:path';
 
 export const PASSK_PLAN_FILE = 'passk-plan.json';
 /** The script's --output-dir, relative to the run folder. */
@@ -68,6 +69,26 @@ export interface PasskFiles {
   /** One line per generated prompt: `prompt_id`, `prompt`, `problem`, `completions`. */
   readonly completions: string;
   readonly summary: string;
+}
+
+/**
+ * Why a plan's file names would lead out of its run folder (or its job's prefix), else undefined: each
+ * must be relative and never go up (`..`). The plan may come from anyone's folder or bucket, and the
+ * reader must not be sent to read (and report on) files that are not the campaign's.
+ */
+export function planPathProblem(files: unknown): string | undefined {
+  if (typeof files !== 'object' || files === null) return undefined;
+  const f = files as Record<string, unknown>;
+  for (const key of ['shardFolder', 'results'] as const) {
+    const value = f[key];
+    if (typeof value !== 'string') continue;
+    const shown = `files.${key} ${JSON.stringify(value)}`;
+    if (value === '' || value.includes('\0')) return `${shown} is no file name`;
+    if (path.posix.isAbsolute(value) || path.win32.isAbsolute(value))
+      return `${shown} is absolute: a plan's paths are relative, inside the run folder`;
+    if (value.split(/[\\/]/).includes('..')) return `${shown} goes up (..) outside the run folder`;
+  }
+  return undefined;
 }
 
 export function shardFolder(files: Pick<PasskFiles, 'shardFolder'>, index: number): string {

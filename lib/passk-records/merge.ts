@@ -3,9 +3,10 @@
  * into one list of per-prompt counts and the pass@k table. Only the counts are kept: a line carries the
  * prompt's n completions' full text, and a campaign's files run to gigabytes.
  */
+import { UserError } from '../errors';
 import { isObject } from '../util';
-import { passAtKTable } from './estimator';
-import type { PasskJobPlan } from './job-plan';
+import { MAX_COMPLETIONS_PER_PROMPT, passAtKTable, unequalNOf } from './estimator';
+import { PASSK_PLAN_FILE, planPathProblem, type PasskJobPlan } from './job-plan';
 import type { MergedPasskResults, PromptResult } from './merged';
 
 export interface ShardLines {
@@ -41,8 +42,15 @@ function fromScores(promptId: string, scores: readonly unknown[]): Counts {
   return { promptId, n, c, passRate: n > 0 ? c / n : 0, firstCorrect };
 }
 
-/** The counts of one record, or why it is not one. */
+/** The counts of one record, or why it is not one (counts no campaign has among the reasons). */
 function counts(record: unknown): Counts | string {
+  const got = countsOf(record);
+  if (typeof got !== 'string' && got.n > MAX_COMPLETIONS_PER_PROMPT)
+    return `num_completions ${got.n} is over ${MAX_COMPLETIONS_PER_PROMPT} completions per prompt: no campaign's count`;
+  return got;
+}
+
+function countsOf(record: unknown): Counts | string {
   if (!isObject(record)) return 'not a JSON object';
   const id = record.prompt_id;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)))) return 'no prompt_id';
@@ -134,6 +142,10 @@ function shortWhy(e: unknown): string {
  * thrown, since a shard stopped mid-write leaves a cut-off last line.
  */
 export async function mergeShards(input: MergeInput): Promise<MergedPasskResults> {
+  // Checked before any shard is opened: a job's plan (read from S3) names the keys its shards are read at.
+  const pathProblem = input.plan ? planPathProblem(input.plan.files) : undefined;
+  if (pathProblem)
+    throw new UserError(`${input.source}: ${PASSK_PLAN_FILE}: ${pathProblem}: not read`, 'BadPasskPlan');
   const shards = [...input.shards].sort((a, b) => a.index - b.index);
   const seen = new Set<string>();
   const prompts: PromptResult[] = [];
@@ -177,6 +189,8 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
 
   const shardsRead = [...new Set(shards.map((s) => s.index))];
   const plan = input.plan;
+  const passAtK = passAtKTable(prompts);
+  const unequalN = unequalNOf(prompts, passAtK);
   return {
     source: input.source,
     ...(plan
@@ -195,6 +209,7 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
     prompts,
     duplicates,
     badLines,
-    passAtK: passAtKTable(prompts),
+    passAtK,
+    ...(unequalN ? { unequalN } : {}),
   };
 }

@@ -27,6 +27,20 @@ export interface PassAtK {
   readonly prompts: number;
 }
 
+/**
+ * n differs across prompts (a shard stopped mid-prompt on resume, campaigns pooled, a hand-edited file):
+ * a row of k averages over the prompts with n ≥ k only, so rows of different k are of different prompts
+ * and pass@k may fall as k grows. Said beside the table so the rows are not read as one curve.
+ */
+export interface UnequalN {
+  readonly minN: number;
+  readonly maxN: number;
+  /** Prompts read: what each row of `fewerPromptsAtK` has fewer of. */
+  readonly prompts: number;
+  /** The k whose row averages over fewer prompts than were read (the prompts with n < k left out). */
+  readonly fewerPromptsAtK: readonly number[];
+}
+
 export interface MergedPasskResults {
   /** What was read: a job name or a run folder. */
   readonly source: string;
@@ -44,6 +58,8 @@ export interface MergedPasskResults {
   readonly duplicates: number;
   /** Lines that are not a result record (a cut-off last line, say), with where. */
   readonly badLines: readonly { readonly shard: number; readonly line: number; readonly why: string }[];
-  /** k = 1, 2, 4, … up to the largest n. */
+  /** k = 1, 2, 4, … up to the largest n (at most MAX_K). */
   readonly passAtK: readonly PassAtK[];
+  /** Present only when n differs across prompts. */
+  readonly unequalN?: UnequalN;
 }

@@ -2,13 +2,22 @@
  * Reading a pass@k campaign's results from a folder: a run folder our job wrote (the plan at
  * `<dir>/passk-plan.json`, the script's output under `<dir>/passk/shard_<i>/`) or a bare folder of their
  * script's output (`<dir>/shard_<i>/`, as launch_pass_at_k.sh leaves it). The folder may be a download
- * anyone could have put files in: no symlink is followed and no FIFO opened.
+ * anyone could have put files in: no symlink is followed and no FIFO opened, and nothing outside the
+ * folder is read whatever its plan names.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { UserError } from '../errors';
 import { isObject, openRegularFile, readRegularText } from '../util';
-import { PASSK_DIR, PASSK_PLAN_FILE, shardFolder, type PasskFiles, type PasskJobPlan } from './job-plan';
+import {
+  PASSK_DIR,
+  PASSK_PLAN_FILE,
+  planPathProblem,
+  shardFolder,
+  type PasskFiles,
+  type PasskJobPlan,
+} from './job-plan';
 import { mergeShards } from './merge';
 import type { MergedPasskResults } from './merged';
 
@@ -75,8 +84,16 @@ function locate(dir: string, files: Pick<PasskFiles, 'shardFolder'>, planned: re
   return [];
 }
 
-/** `<dir>/passk-plan.json` when it is there and has a plan's shape; undefined otherwise. */
+/**
+ * `<dir>/passk-plan.json` when it is there and has a plan's shape, and its file names stay inside the
+ * folder (see planPathProblem); undefined otherwise.
+ */
 export function readPasskPlan(dir: string): PasskJobPlan | undefined {
+  const plan = planOfShape(dir);
+  return plan && !planPathProblem(plan.files) ? plan : undefined;
+}
+
+function planOfShape(dir: string): PasskJobPlan | undefined {
   const text = readRegularText(path.join(dir, PASSK_PLAN_FILE), MAX_PLAN_BYTES);
   if (text === undefined) return undefined;
   let plan: unknown;
@@ -103,15 +120,26 @@ function resultFiles(plan: PasskJobPlan | undefined): Pick<PasskFiles, 'shardFol
   return DEFAULT_FILES;
 }
 
-/**
- * The shards' results files in `dir` (either layout), by index: only those present as regular files. The
- * names are `files`' (a plan's), else their script's.
- */
-export function shardFiles(
+/** Where `file` really is when a link on its way leads out of `dir`; undefined when it stays inside. */
+function linkedOutside(dir: string, file: string): string | undefined {
+  try {
+    const real = fs.realpathSync(file);
+    const rel = path.relative(fs.realpathSync(dir), real);
+    return rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)
+      ? real
+      : undefined;
+  } catch {
+    // Gone since it was listed: nothing is read from it.
+    return undefined;
+  }
+}
+
+/** Each present results file (a regular file itself) with, when a link leads it out of `dir`, where to. */
+function listShardFiles(
   dir: string,
-  files: Pick<PasskFiles, 'shardFolder' | 'results'> = DEFAULT_FILES,
-  plannedShards: readonly number[] = [],
-): { index: number; file: string }[] {
+  files: Pick<PasskFiles, 'shardFolder' | 'results'>,
+  plannedShards: readonly number[],
+): { index: number; file: string; outside?: string }[] {
   return locate(dir, files, plannedShards)
     .map(({ index, folder }) => ({ index, file: path.join(folder, files.results) }))
     .filter(({ file }) => {
@@ -120,7 +148,27 @@ export function shardFiles(
       } catch {
         return false;
       }
+    })
+    .map((f) => {
+      const outside = linkedOutside(dir, f.file);
+      return outside === undefined ? f : { ...f, outside };
     });
+}
+
+/**
+ * The shards' results files in `dir` (either layout), by index: only those present as regular files,
+ * and inside `dir` (a link on the way out of it is not followed). The names are `files`' (a plan's),
+ * else their script's; names that go up or are absolute find none.
+ */
+export function shardFiles(
+  dir: string,
+  files: Pick<PasskFiles, 'shardFolder' | 'results'> = DEFAULT_FILES,
+  plannedShards: readonly number[] = [],
+): { index: number; file: string }[] {
+  if (planPathProblem(files)) return [];
+  return listShardFiles(dir, files, plannedShards)
+    .filter((f) => f.outside === undefined)
+    .map(({ index, file }) => ({ index, file }));
 }
 
 /** A file's lines, streamed; opened when first read, so the shards merged one after another hold one fd. */
@@ -143,13 +191,25 @@ async function* fileLines(file: string): AsyncGenerator<string> {
  * plan: it is no pass@k folder.
  */
 export async function readPasskFolder(dir: string): Promise<MergedPasskResults | undefined> {
-  const plan = readPasskPlan(dir);
+  const planFile = path.join(dir, PASSK_PLAN_FILE);
+  const plan = planOfShape(dir);
+  const pathProblem = plan && planPathProblem(plan.files);
+  if (pathProblem) throw new UserError(`${planFile}: ${pathProblem}: not read`, 'BadPasskPlan');
   const files = resultFiles(plan);
   const planned = plan ? plan.shards.map((s) => s.index) : [];
   if (!plan && locate(dir, files, planned).length === 0) return undefined;
-  const shards = shardFiles(dir, files, planned).map(({ index, file }) => ({
-    index,
-    lines: fileLines(file),
-  }));
+  const listed = listShardFiles(dir, files, planned);
+  const out = listed.find((f) => f.outside !== undefined);
+  if (out)
+    throw plan
+      ? new UserError(
+          `${planFile}: shard ${out.index}'s ${path.relative(dir, out.file)} leads through a link to ${out.outside}, outside the run folder: not read`,
+          'BadPasskPlan',
+        )
+      : new UserError(
+          `${out.file} leads through a link to ${out.outside}, outside the folder: not read`,
+          'PasskLinkOutside',
+        );
+  const shards = listed.map(({ index, file }) => ({ index, lines: fileLines(file) }));
   return mergeShards({ source: dir, plan, shards });
 }
