@@ -24,7 +24,7 @@ import {
   type UnitRecord,
 } from '../eval-records';
 import { CONTAINER, RUN_FOLDER } from '../layout';
-import { readJsonFile, readTextFile } from '../util';
+import { readJsonFile, readTextFile, writeFileAtomic } from '../util';
 import { runBatchMode } from './batch-mode';
 import { shellQuote, startProcess, type Started } from './process';
 import { JobFailure, type ContainerJob } from './setup';
@@ -108,8 +108,7 @@ function record(
   // A failure (a reason) is a failed record whatever the exit code (a harness can exit 0 having done nothing).
   const file = fields.failure === undefined ? UNIT_FILES.done(unit.id) : UNIT_FILES.failed(unit.id);
   // Written whole, then renamed: a record in S3 is never half a file.
-  fs.writeFileSync(path.join(dir, `.${file}.partial`), `${JSON.stringify(rec, null, 2)}\n`);
-  fs.renameSync(path.join(dir, `.${file}.partial`), path.join(dir, file));
+  writeFileAtomic(path.join(dir, file), `${JSON.stringify(rec, null, 2)}\n`);
 }
 
 async function runUnit(b: Batch, unit: PlannedUnit): Promise<void> {

@@ -7,6 +7,7 @@
  * skips those prompt ids; a line cut off by the stop is removed first, since the script cannot parse it.
  * A failing shard does not stop the others; the job fails at the end naming it.
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
@@ -22,7 +23,7 @@ import {
   type ShardAttempt,
   type ShardRecord,
 } from '../passk-records';
-import { readJsonFile } from '../util';
+import { readJsonFile, writeFileAtomic } from '../util';
 import { hostIndex, localizer, prepareView } from './eval-batch';
 import { runBatchMode } from './batch-mode';
 import { shellQuote, signalGroup, startProcess, type Started } from './process';
@@ -121,8 +122,9 @@ export async function alignCompletions(
     if (id !== undefined) finished.add(id);
   }
   const kept = new Set<string>();
-  const partial = `${completionsFile}.partial`;
-  const out = fs.createWriteStream(partial);
+  // A fresh name, created exclusively: a link an earlier attempt left at a predictable one is never followed.
+  const partial = `${completionsFile}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const out = fs.createWriteStream(partial, { flags: 'wx' });
   let dropped = 0;
   for await (const line of linesOf(completionsFile)) {
     const id = promptIdOf(line);
@@ -172,8 +174,7 @@ function writeAttempt(dir: string, index: number, attempt: ShardAttempt, replace
   const earlier = readJsonFile<ShardRecord | undefined>(file, undefined)?.attempts ?? [];
   const attempts = replaceLast ? [...earlier.slice(0, -1), attempt] : [...earlier, attempt];
   const record: ShardRecord = { index, attempts };
-  fs.writeFileSync(`${file}.partial`, `${JSON.stringify(record, null, 2)}\n`);
-  fs.renameSync(`${file}.partial`, file);
+  writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
 }
 
 async function runShard(c: Campaign, shard: PlannedShard): Promise<void> {
