@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bareEnv, runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/fixtures';
-import { passkPlan } from '../helpers/passk';
+import { passkCampaignFolder } from '../helpers/passk';
 
 /**
  * `curriculum build|sft --out`, written as a careless or hostile user would give it: a link planted at
@@ -11,45 +11,7 @@ import { passkPlan } from '../helpers/passk';
  * a regular file is ever written, atomically; anything else is exit 2 with nothing written. No AWS.
  */
 const N = 4;
-function campaign(): string {
-  const dir = tempDir('rlvr-passk-run-');
-  fs.writeFileSync(path.join(dir, 'passk-plan.json'), JSON.stringify(passkPlan(1, { n: N })));
-  const shard = path.join(dir, 'passk', 'shard_0');
-  fs.mkdirSync(shard, { recursive: true });
-  const results: string[] = [];
-  const completions: string[] = [];
-  for (let i = 0; i < 6; i++) {
-    const c = i % (N + 1);
-    const scores = [...Array(N - c).fill(0), ...Array(c).fill(1)];
-    const texts = scores.map((x, k) => (x ? `#### ${i}` : `#### wrong ${k}`));
-    results.push(
-      JSON.stringify({
-        prompt_id: `gsm8k_${i}`,
-        num_completions: N,
-        num_correct: c,
-        pass_rate: c / N,
-        scores,
-        completions: texts.map((text, k) => ({
-          text,
-          finish_reason: 'stop',
-          num_tokens: 3,
-          score: scores[k],
-        })),
-      }),
-    );
-    completions.push(
-      JSON.stringify({
-        prompt_id: `gsm8k_${i}`,
-        prompt: `Q: question ${i}\nA:`,
-        problem: { answer: String(i), prompt_id: `gsm8k_${i}` },
-        completions: texts.map((text) => ({ text, finish_reason: 'stop', num_tokens: 3 })),
-      }),
-    );
-  }
-  fs.writeFileSync(path.join(shard, 'verification_results.jsonl'), results.map((l) => `${l}\n`).join(''));
-  fs.writeFileSync(path.join(shard, 'completions.jsonl'), completions.map((l) => `${l}\n`).join(''));
-  return dir;
-}
+const campaign = () => passkCampaignFolder({ shards: 1, prompts: 6, n: N, correctOf: (i) => i % (N + 1) });
 
 const build = (cwd: string, out: string) =>
   runCli(['curriculum', 'build', '--from', campaign(), '--name', 'x', '--out', out], { cwd, env: bareEnv() });

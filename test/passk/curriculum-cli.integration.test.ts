@@ -6,7 +6,7 @@ import { runCli } from '../helpers/cli';
 import { allKeys, BUCKET, clients } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';
-import { passkPlan } from '../helpers/passk';
+import { passkCampaignFolder } from '../helpers/passk';
 import { describeWithPeer, motoAvailable } from '../helpers/moto';
 import { gsm8kColumns, saveToDisk } from '../curriculum/save-to-disk';
 
@@ -18,53 +18,14 @@ const N = 8;
 /** Prompt i solved c(i) times of N: several ties, so the row order decides among them. */
 const correctOf = (i: number) => (i * 3) % (N + 1);
 
-/** A run folder of a passk campaign as the job leaves it: its plan and the script's shard output. */
-function campaignFolder(): string {
-  const dir = tempDir('rlvr-passk-run-');
-  const shards = 2;
-  fs.writeFileSync(
-    path.join(dir, 'passk-plan.json'),
-    JSON.stringify(passkPlan(shards, { n: N, sampling: { max_tokens: '1024' } })),
-  );
-  for (let s = 0; s < shards; s++) {
-    const folder = path.join(dir, 'passk', `shard_${s}`);
-    fs.mkdirSync(folder, { recursive: true });
-    const per = Math.ceil(MEASURED / shards);
-    const results: string[] = [];
-    const completions: string[] = [];
-    for (let i = s * per; i < Math.min(MEASURED, (s + 1) * per); i++) {
-      const c = correctOf(i);
-      const scores = [...Array(N - c).fill(0), ...Array(c).fill(1)];
-      const texts = scores.map((x, k) => (x ? `#### ${i}` : `#### wrong ${k}`));
-      results.push(
-        JSON.stringify({
-          prompt_id: `gsm8k_${i}`,
-          num_completions: N,
-          num_correct: c,
-          pass_rate: c / N,
-          scores,
-          completions: texts.map((text, k) => ({
-            text,
-            finish_reason: 'stop',
-            num_tokens: 3,
-            score: scores[k],
-          })),
-        }),
-      );
-      completions.push(
-        JSON.stringify({
-          prompt_id: `gsm8k_${i}`,
-          prompt: `Q: question ${i}\nA:`,
-          problem: { answer: String(i), prompt_id: `gsm8k_${i}` },
-          completions: texts.map((text) => ({ text, finish_reason: 'stop', num_tokens: 3 })),
-        }),
-      );
-    }
-    fs.writeFileSync(path.join(folder, 'verification_results.jsonl'), results.map((l) => `${l}\n`).join(''));
-    fs.writeFileSync(path.join(folder, 'completions.jsonl'), completions.map((l) => `${l}\n`).join(''));
-  }
-  return dir;
-}
+const campaignFolder = () =>
+  passkCampaignFolder({
+    shards: 2,
+    prompts: MEASURED,
+    n: N,
+    correctOf,
+    campaign: { sampling: { max_tokens: '1024' } },
+  });
 
 /**
  * `rlvr curriculum build` against the emulator: the order file from a campaign's rates, uploaded to
