@@ -228,7 +228,19 @@ export function writeContainerDockerDir(dir: string): void {
   for (const m of ldd.matchAll(/(\/\S+\.so[^\s]*)/g)) copyHostFile(m[1]);
   fs.copyFileSync(path.join(__dirname, '..', '..', 'docker', 'train'), path.join(dir, 'train'));
   fs.chmodSync(path.join(dir, 'train'), 0o755);
+  // The code verifiers' sandbox, as the real Dockerfile installs it.
+  fs.copyFileSync(
+    path.join(__dirname, '..', '..', 'docker', 'code-sandbox.py'),
+    path.join(dir, 'code-sandbox.py'),
+  );
+  fs.copyFileSync(path.join(__dirname, '..', '..', 'docker', 'docker-shim'), path.join(dir, 'docker-shim'));
+  fs.chmodSync(path.join(dir, 'docker-shim'), 0o755);
   const python = copyPythonInto(base, (p) => copyHostFile(p));
+  // GNU coreutils' `timeout`, as the real (Ubuntu) base has: busybox's counts whole seconds, so a
+  // verifier's `timeout 10.5` would fire early. It needs only the libc already copied for node.
+  const timeout = spawnSync('sh', ['-c', 'command -v timeout'], { encoding: 'utf8' }).stdout.trim();
+  fs.copyFileSync(fs.realpathSync(timeout), path.join(base, 'usr', 'local', 'bin', 'timeout'));
+  fs.chmodSync(path.join(base, 'usr', 'local', 'bin', 'timeout'), 0o755);
   fs.writeFileSync(path.join(dir, 'python'), `#!/bin/sh\nexec ${python} "$@"\n`, { mode: 0o755 });
   // The stand-in `ray` (test/fixtures/fake-ray): a real TCP rendezvous between containers, and a record
   // of each call in /opt/ml/checkpoints/logs/ray-calls.txt.
@@ -259,6 +271,8 @@ export function writeContainerDockerDir(dir: string): void {
       'RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && mkdir -p /tmp && chmod 1777 /tmp"]',
       'COPY trainer-deps/ /opt/rlvr-build/trainer-deps/',
       'COPY python ray train lm_eval /usr/local/bin/',
+      'COPY code-sandbox.py /opt/rlvr-sandbox/',
+      'COPY docker-shim /usr/local/bin/docker',
       'COPY fake-ray/ /opt/fake-ray/',
       'COPY fake-lm-eval/ /opt/fake-lm-eval/',
       'COPY rlvr/ /opt/rlvr/',

@@ -252,6 +252,8 @@ describeWithPeer('dockerd and busybox-static', rehearsalAvailable())(
           'echo "tmp: $(ls /tmp | tr "\\n" " ")"',
           'ls /opt/rlvr-build/trainer-deps',
           'test -s /opt/rlvr/entrypoint.js && echo bundle',
+          // The code verifiers' `docker`: first on PATH, running the sandbox with the image's python.
+          'echo "docker: $(command -v docker) $(test -f /opt/rlvr-sandbox/code-sandbox.py && echo sandbox)"',
         ].join('; '),
       );
       expect(r.stderr).toBe('');
@@ -272,7 +274,12 @@ describeWithPeer('dockerd and busybox-static', rehearsalAvailable())(
       expect(lines[7]).toBe(`lm_eval: ${[...arg('LM_EVAL_TASKS').split(' ')].sort().join(' ')} `);
       expect(lines[8]).toBe('apt lists: 0');
       expect(lines[9]).toBe('tmp: trainer-lock.txt ');
-      expect(lines.slice(10)).toEqual(['pyproject.toml', 'uv.lock', 'bundle']);
+      expect(lines.slice(10)).toEqual([
+        'pyproject.toml',
+        'uv.lock',
+        'bundle',
+        'docker: /usr/local/bin/docker sandbox',
+      ]);
     });
 
     it('skips the compat step cleanly where the base already has cuda-compat', async () => {
