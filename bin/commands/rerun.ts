@@ -64,7 +64,8 @@ function planJson(plan: RerunPlan) {
     changes: plan.changes.map((c) => ({
       key: c.key,
       before: c.before ?? null,
-      after: c.after,
+      // JSON numbers lose an integer beyond 2^53 in most readers: such a value is given as its digits.
+      after: typeof c.after === 'bigint' ? String(c.after) : c.after,
       absent: c.before === undefined,
     })),
     checks: plan.checks,

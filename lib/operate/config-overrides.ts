@@ -8,7 +8,8 @@ import { didYouMean, formatTrainerFloat, isPyyamlFloatTrap, pyyamlMisreads } fro
 import { UserError } from '../errors';
 import { CONTAINER } from '../layout';
 
-export type OverrideValue = string | number | boolean | null;
+/** A bigint: an integer beyond 2^53, kept exact (PyYAML reads integers of any size). */
+export type OverrideValue = string | number | bigint | boolean | null;
 
 export interface ConfigOverride {
   /** As given: `run.seed`. */
@@ -39,7 +40,7 @@ export function parseSetFlag(flag: string, options: { readonly adds?: boolean } 
   const text = flag.slice(eq + 1);
   let value: unknown;
   try {
-    value = parse(text);
+    value = safeIntegers(parse(text, { intAsBigInt: true }));
   } catch (err) {
     throw new UserError(`--set ${flag}: the value is not YAML (${(err as Error).message})`, 'BadSet');
   }
@@ -59,12 +60,28 @@ export function parseSetFlag(flag: string, options: { readonly adds?: boolean } 
 
 /** A YAML literal for a value: floats in the form PyYAML (the trainer's reader) reads as floats too. */
 export function overrideLiteral(value: OverrideValue): string {
+  if (typeof value === 'bigint') return String(value);
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : formatTrainerFloat(value);
   if (typeof value === 'boolean' || value === null) return String(value);
   // A plain string stays plain when it reads back as the same string, in YAML 1.2 and in the YAML 1.1
   // the trainer's PyYAML reads (where `yes`, `off`, `1_000`, `1:30` and dates are not strings); else quoted.
   const plain = parse(value) === value && !pyyamlMisreads(value) && !/[#:]\s|^\s|\s$|^[-?]/.test(value);
   return plain ? value : JSON.stringify(value);
+}
+
+/** Integers read as bigints (`intAsBigInt`) back to numbers where a number holds them exactly. */
+function safeIntegers(value: unknown): unknown {
+  if (typeof value === 'bigint')
+    return value >= Number.MIN_SAFE_INTEGER && value <= Number.MAX_SAFE_INTEGER ? Number(value) : value;
+  if (Array.isArray(value)) return value.map(safeIntegers);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, safeIntegers(v)]));
+  return value;
+}
+
+/** A value as text for comparing, an integer beyond 2^53 by all its digits. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? 'undefined';
 }
 
 function isJobPath(value: unknown): boolean {
@@ -143,10 +160,12 @@ export function applyOverrides(
  * the YAML, or changed anything else, is refused before anything is written (not found by the job).
  */
 function checkEdited(original: string, edited: string, overrides: readonly ConfigOverride[]): void {
-  const expected = parseDocument(original);
+  const expected = parseDocument(original, { intAsBigInt: true });
   for (const o of overrides) expected.setIn(o.path, o.value);
-  const doc = parseDocument(edited);
-  const same = doc.errors.length === 0 && JSON.stringify(doc.toJS()) === JSON.stringify(expected.toJS());
+  const doc = parseDocument(edited, { intAsBigInt: true });
+  const same =
+    doc.errors.length === 0 &&
+    canonical(safeIntegers(doc.toJS())) === canonical(safeIntegers(expected.toJS()));
   if (!same)
     throw new UserError(
       `--set ${overrides.map((o) => o.key).join(', ')}: the config cannot be edited in place here` +
@@ -164,7 +183,7 @@ function flagOf(o: ConfigOverride): string {
 
 /** A value for a message: every character outside printable ASCII escaped, so an invisible one shows. */
 function shownValue(value: unknown): string {
-  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  const text = value === undefined ? 'nothing' : canonical(value);
   return text.replace(/[^\x20-\x7e]/gu, (c) =>
     c.length > 1 ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
@@ -191,10 +210,8 @@ function checkTrainerReads(original: string, edited: string, overrides: readonly
     );
   const expected = structuredClone(before.value);
   for (const o of overrides) setPath(expected, o.path, o.value);
-  if (JSON.stringify(after.value) === JSON.stringify(expected)) return;
-  const wrong = overrides.find(
-    (o) => JSON.stringify(valueAt(after.value, o.path)) !== JSON.stringify(o.value),
-  );
+  if (canonical(after.value) === canonical(expected)) return;
+  const wrong = overrides.find((o) => canonical(valueAt(after.value, o.path)) !== canonical(o.value));
   throw new UserError(
     wrong
       ? `${flagOf(wrong)}: the trainer's YAML reader (PyYAML) reads it as ${shownValue(valueAt(after.value, wrong.path))}, ` +
@@ -248,6 +265,7 @@ export function readAsTrainer(text: string): { value: unknown } | { error: strin
     merge: true,
     uniqueKeys: false,
     keepSourceTokens: true,
+    intAsBigInt: true,
   });
   if (doc.errors.length) return { error: doc.errors[0].message.split('\n')[0] };
   let error: string | undefined;
@@ -274,7 +292,7 @@ export function readAsTrainer(text: string): { value: unknown } | { error: strin
   });
   if (error) return { error };
   try {
-    return { value: doc.toJS() };
+    return { value: safeIntegers(doc.toJS()) };
   } catch (err) {
     return { error: (err as Error).message.split('\n')[0] };
   }

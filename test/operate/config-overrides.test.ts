@@ -82,6 +82,17 @@ describe('rerun --set', () => {
       expect(() => parseSetFlag(bad)).toThrow(UserError);
   });
 
+  it('keeps an integer beyond 2^53 exact, as PyYAML reads it (a float does not become one)', () => {
+    const { text, changes } = apply('run.seed=9007199254740993');
+    expect(text).toContain('seed: 9007199254740993 #');
+    expect(changes).toEqual([{ key: 'run.seed', before: 42, after: 9007199254740993n }]);
+    expect(parseSetFlag('run.seed=-123456789012345678901234567890').value).toBe(
+      -123456789012345678901234567890n,
+    );
+    expect(parseSetFlag('run.seed=9007199254740991').value).toBe(9007199254740991);
+    expect(parseSetFlag('run.seed=1e300').value).toBe(1e300);
+  });
+
   it('changes exactly the named value, leaving every other line as it was', () => {
     const { text, changes } = apply('run.seed=7');
     expect(changes).toEqual([{ key: 'run.seed', before: 42, after: 7 }]);
