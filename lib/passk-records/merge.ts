@@ -175,11 +175,16 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
         badLines.push(lastBad);
         continue;
       }
-      if (seen.has(got.promptId)) {
+      // Their scripts key prompts by the id as json.loads gives it: 1 and "1" are two prompts (1.0 is 1).
+      const key =
+        typeof (parsed as { prompt_id?: unknown }).prompt_id === 'number'
+          ? `\u0000${got.promptId}`
+          : got.promptId;
+      if (seen.has(key)) {
         duplicates++;
         continue;
       }
-      seen.add(got.promptId);
+      seen.add(key);
       prompts.push({ ...got, shard: shard.index });
     }
     // A shard's process stopped mid-write: its last line is the cut one, and the prompt is redone on resume.

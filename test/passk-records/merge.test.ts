@@ -92,6 +92,27 @@ describe('mergeShards', () => {
     expect(k2?.firstK).toBeCloseTo(1 / 3, 14);
   });
 
+  it('keeps ids apart as their scripts key them: 1 and "1" are two prompts, 1.0 is the prompt 1', async () => {
+    const merged = await mergeShards({
+      source: 'folder',
+      shards: [
+        {
+          index: 0,
+          lines: [
+            '{"prompt_id": 1, "scores": [1, 1]}',
+            '{"prompt_id": "1", "scores": [0, 0]}',
+            '{"prompt_id": 1.0, "scores": [0, 1]}',
+          ],
+        },
+      ],
+    });
+    expect(merged.prompts.map((p) => [p.promptId, p.c])).toEqual([
+      ['1', 2],
+      ['1', 0],
+    ]);
+    expect(merged.duplicates).toBe(1);
+  });
+
   it('lists a cut-off last line and records without an id as bad lines, with where and why', async () => {
     const whole = record('p2', [1, 0, 0, 0]);
     const merged = await mergeShards({
