@@ -132,6 +132,58 @@ describe('counts no campaign has: the work is bounded', () => {
   });
 });
 
+describe('SIGTERM ends a command promptly', () => {
+  /** Spawns the CLI, sends SIGTERM after `afterMs`, and says how long it took to end after the signal. */
+  function terminated(args: string[], cwd: string, afterMs: number) {
+    return new Promise<{ endedMs: number; signalled: boolean; code: number | null; signal: string | null }>(
+      (resolve, reject) => {
+        const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'rlvr.js'), ...args], {
+          cwd,
+          env: bareEnv(),
+          stdio: 'ignore',
+        });
+        let sentAt = 0;
+        const term = setTimeout(() => {
+          sentAt = Date.now();
+          child.kill('SIGTERM');
+        }, afterMs);
+        const kill = setTimeout(() => child.kill('SIGKILL'), afterMs + 10_000);
+        child.on('error', reject);
+        child.on('close', (code, signal) => {
+          clearTimeout(term);
+          clearTimeout(kill);
+          resolve({ endedMs: sentAt ? Date.now() - sentAt : -1, signalled: sentAt > 0, code, signal });
+        });
+      },
+    );
+  }
+
+  it('`passk results` stops within a second while merging a large campaign', async () => {
+    const dir = tempDir();
+    const line = (i: number) =>
+      scores(
+        `gsm8k_${i}`,
+        Array.from({ length: 256 }, (_, j) => ((i + j) % 3 === 0 ? 1 : 0)),
+      );
+    for (let shard = 0; shard < 4; shard++)
+      writeShard(
+        dir,
+        shard,
+        Array.from({ length: 20_000 }, (_, i) => line(shard * 20_000 + i)),
+      );
+    // And a record whose counts once kept the estimator spinning, deaf to signals, for ten minutes.
+    fs.appendFileSync(
+      path.join(dir, 'shard_0', 'verification_results.jsonl'),
+      '{"prompt_id":"y","num_completions":4000000000000,"num_correct":2000000000000}\n',
+    );
+    const r = await terminated(['passk', 'results', dir], dir, 400);
+    // Still busy when the signal came (the merge of 80,000 records takes seconds), and ended promptly.
+    expect(r.signalled).toBe(true);
+    expect(r.signal === 'SIGTERM' || r.code === 130 || r.code === 143).toBe(true);
+    expect(r.endedMs).toBeLessThan(1_000);
+  });
+});
+
 describe('a plan’s paths stay inside its run folder', () => {
   /** A run folder `runs/run-a` whose plan names `files`, and a results file outside it that must not be read. */
   function runFolder(files: Partial<PasskJobPlan['files']>): { root: string; run: string } {
