@@ -488,10 +488,21 @@ def run(request):
         if request["name"]:
             names = os.path.join(STATE, "names")
             os.makedirs(names, mode=0o700, exist_ok=True)
-            name_file = os.path.join(names, request["name"])
-            fd = os.open(name_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            os.write(fd, str(os.getpid()).encode())
+            path = os.path.join(names, request["name"])
+            earlier = named(request["name"])
+            if earlier is not None and earlier[0] is not None:
+                sys.stderr.write("docker: Conflict. The container name %r is already in use.\n" % request["name"])
+                return USAGE
+            if earlier is not None:
+                kill(request["name"])  # a supervisor killed outright left its name: what it left goes now
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            os.write(fd, ("%d %d" % (os.getpid(), uid)).encode())
             os.close(fd)
+            name_file = path
         argv_python = ["/usr/local/bin/python", "-s"]
         if request["mode"] == "file":
             code = request["code"]
@@ -696,17 +707,70 @@ def reap_others(child):
 # ---- the commands --------------------------------------------------------------------------------
 
 
-def supervisor_of(name):
+def named(name):
+    """The sandbox a --name names: (its supervisor's pid, or None when that is gone; its uid), or None."""
     if not re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}", name):
         return None
     try:
-        fd = os.open(os.path.join(STATE, "names", name), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(os.path.join(STATE, "names", name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd) as f:
-            pid = int(f.read(32))
-        os.kill(pid, 0)
-        return pid
+            pid, uid = (int(x) for x in f.read(64).split())
     except (OSError, ValueError):
         return None
+    if not UID_BASE <= uid < UID_BASE + SLOTS:
+        return None
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            supervising = b"code-sandbox.py\0run\0" in f.read()
+    except OSError:
+        supervising = False
+    return (pid if supervising else None), uid
+
+
+def orphans(uid, then):
+    """With the slot of `uid` free (held while `then` runs), the processes its supervisor, killed
+    outright, left: `then(pids)`; None when the slot is another run's now (which swept it at its start)."""
+    fd = os.open(os.path.join(STATE, "slots", str(uid - UID_BASE)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    try:
+        return then([p for p in processes_of(uid) if not zombie(p)])
+    finally:
+        os.close(fd)
+
+
+def kill(name):
+    """`docker kill`: the supervisor is told to stop (it kills its processes and removes its files); if
+    it was killed outright, what it left is killed here."""
+    found = named(name)
+    if found is None:
+        return False
+    pid, uid = found
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        return True
+
+    def clear(pids):
+        sweep(uid)
+        remove_files_of(uid, os.path.join(ROOT, "tmp"))
+        try:
+            os.unlink(os.path.join(STATE, "names", name))
+        except OSError:
+            pass
+        return bool(pids)
+
+    return bool(orphans(uid, clear))
+
+
+def running(name):
+    found = named(name)
+    if found is None:
+        return None
+    pid, uid = found
+    return found if pid is not None or orphans(uid, bool) else None
 
 
 def main(argv):
@@ -722,15 +786,15 @@ def main(argv):
     if command == "run":
         return run(parse_run(args))
     if command in ("kill", "inspect") and len(args) == 1:
-        pid = supervisor_of(args[0])
-        if pid is None:
+        found = running(args[0])
+        alive = found is not None and (command != "kill" or kill(args[0]))
+        if not alive:
             sys.stderr.write("Error: No such container: %s\n" % args[0])
             return 1
         if command == "kill":
-            os.kill(pid, signal.SIGTERM)
             print(args[0])
         else:
-            print(json.dumps([{"Name": "/" + args[0], "State": {"Running": True, "Pid": pid}}]))
+            print(json.dumps([{"Name": "/" + args[0], "State": {"Running": True, "Pid": found[0]}}]))
         return 0
     refuse("%r is not a sandbox command" % " ".join(argv[:2]))
 

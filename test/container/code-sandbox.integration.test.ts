@@ -204,6 +204,36 @@ describeWithPeer('dockerd', dockerAvailable())('the code verifiers’ sandbox (r
     jobUnharmed(concurrent);
   });
 
+  it('`docker kill` ends a sandbox whose supervisor was killed outright; a name in use is refused', async () => {
+    const flags =
+      '--rm --network=none --read-only --tmpfs=/tmp:size=64m,mode=1777 --memory=256m --cpus=1.0 --pids-limit=64 --cap-drop=ALL --security-opt=no-new-privileges --user=65534:65534';
+    const sandboxed =
+      'for p in /proc/[0-9]*; do stat -c %u "$p" 2>/dev/null; done | awk \'$1 >= 1000000\' | wc -l';
+    const script = [
+      `docker run ${flags} --name victim python:3.11-slim python -c 'import time; time.sleep(120)' &`,
+      'sleep 1.5',
+      `docker run ${flags} --name victim python:3.11-slim python -c 1; echo "same name: $?"`,
+      'kill -9 $!',
+      'sleep 0.3',
+      `echo "left running: $(${sandboxed})"`,
+      'docker inspect victim >/dev/null; echo "inspect: $?"',
+      'docker kill victim; echo "kill: $?"',
+      `echo "after kill: $(${sandboxed})"`,
+      'docker inspect victim >/dev/null 2>&1; echo "inspect after: $?"',
+    ].join('\n');
+    const r = await runShell(engine.host, image, script);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'same name: 125',
+      'left running: 1',
+      'inspect: 0',
+      'victim',
+      'kill: 0',
+      'after kill: 0',
+      'inspect after: 1',
+    ]);
+    expect(r.stderr).toContain("Conflict. The container name 'victim' is already in use.");
+  });
+
   it('refuses any other use of `docker`, exit 125 as the Docker CLI refuses a bad flag', async () => {
     const flags =
       '--rm --network=none --read-only --tmpfs=/tmp:size=64m,mode=1777 --memory=256m --cpus=1.0 --pids-limit=64 --cap-drop=ALL --security-opt=no-new-privileges --user=65534:65534';
