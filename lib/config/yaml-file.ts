@@ -239,12 +239,19 @@ function tooLarge(file: string, head: Uint8Array, size: number): ProblemsError {
 function readLimited(path: string, displayPath: string): Buffer {
   let fd: number;
   try {
-    fd = fs.openSync(path, 'r');
+    // Never blocks: a FIFO (or a device) named as a config is refused below, not waited on.
+    fd = fs.openSync(path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (err) {
     throw notReadable(err, displayPath);
   }
   try {
-    const size = fs.fstatSync(fd).size;
+    const st = fs.fstatSync(fd);
+    if (!st.isFile())
+      throw new UserError(
+        `${displayPath}: not a regular file (${st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : 'a device or socket'}): name a YAML file.`,
+        'ConfigNotReadable',
+      );
+    const size = st.size;
     const buffer = Buffer.alloc(YAML_LIMITS.maxBytes + 1);
     let length = 0;
     for (;;) {
@@ -255,7 +262,7 @@ function readLimited(path: string, displayPath: string): Buffer {
     }
     return buffer.subarray(0, length);
   } catch (err) {
-    if (err instanceof ProblemsError) throw err;
+    if (err instanceof ProblemsError || err instanceof UserError) throw err;
     throw notReadable(err, displayPath);
   } finally {
     fs.closeSync(fd);

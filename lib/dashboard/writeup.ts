@@ -3,13 +3,16 @@ import * as path from 'node:path';
 import { readLocalResults, type ResultRow } from '../eval-records';
 import { ProblemsError, type Problem, type SourceLocation } from '../errors';
 import { readPasskFolder, type MergedPasskResults } from '../passk-records';
-import { isObject, readJsonFile } from '../util';
+import { isObject, readJsonFile, readTextFile } from '../util';
 import { DashboardData } from './data';
 import type { XY } from './query';
 import { listRunIds, runFiles } from './runs';
 import { REPORT_WIDTH, urls } from './urls';
 import { pageHtml, webAssets } from './web-bundle';
 import type { PasskSource, WriteupSpec } from './writeup-spec';
+
+/** More than any eval watcher's summaries: a larger file is not read. */
+const SUMMARY_MAX_BYTES = 64 * 1024 * 1024;
 
 /*
  * `rlvr report --spec writeup.yaml`: the team's writeup page as one self-contained file. The runs a
@@ -208,7 +211,7 @@ function theirEvals(evalsDir: string, out: EvalPoints): void {
     const jsonl = path.join(dir, 'summary.jsonl');
     const json = path.join(dir, 'summary.json');
     if (isFile(jsonl)) {
-      for (const line of fs.readFileSync(jsonl, 'utf8').split('\n')) {
+      for (const line of (readTextFile(jsonl, SUMMARY_MAX_BYTES) ?? '').split('\n')) {
         if (!line.trim()) continue;
         try {
           const e = JSON.parse(line) as unknown;

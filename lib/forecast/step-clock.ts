@@ -110,9 +110,12 @@ export interface TraceTiming {
 
 /** A local trace's timing: its head up to the first step, and its tail (the whole file when small). */
 export function traceTiming(file: string, window = TRACE_WINDOW): TraceTiming {
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | NOFOLLOW);
+  // Never blocks: a FIFO swapped in after the folder was listed is refused, not waited on.
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0));
   try {
-    const size = fs.fstatSync(fd).size;
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${file} is not a regular file`);
+    const size = st.size;
     if (size <= 2 * window) {
       const reader = new StepClockReader();
       forEachLineBlock(fd, 0, size, window, (buf, start, stop) => reader.lines(buf, start, stop));

@@ -29,6 +29,8 @@ const DEFAULT_FILES: Pick<PasskFiles, 'shardFolder' | 'results'> = {
 
 /** A plan is a few kilobytes; a larger file there is not one. */
 const MAX_PLAN_BYTES = 16 * 1024 * 1024;
+/** More shards than any campaign runs (one per GPU): a plan naming more is not read. */
+export const MAX_PLAN_SHARDS = 4096;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -107,7 +109,14 @@ function planOfShape(dir: string): PasskJobPlan | undefined {
     plan.version !== 1 ||
     !isObject(plan.campaign) ||
     !Array.isArray(plan.shards) ||
-    !plan.shards.every((s) => isObject(s) && Number.isInteger(s.index))
+    plan.shards.length > MAX_PLAN_SHARDS ||
+    !plan.shards.every(
+      (s) =>
+        isObject(s) &&
+        Number.isInteger(s.index) &&
+        (s.index as number) >= 0 &&
+        (s.index as number) < MAX_PLAN_SHARDS,
+    )
   )
     return undefined;
   return plan as unknown as PasskJobPlan;

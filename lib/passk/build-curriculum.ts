@@ -17,7 +17,7 @@ import { passkProfile } from './plan';
 import { passkResultsOf } from './results';
 import { PLACEHOLDERS } from '../submission';
 import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet, type SftShardsRead } from './sft';
-import { prepareOutFile, replaceRegularFile } from '../util';
+import { existingRegularFile, prepareOutFile, replaceRegularFile } from '../util';
 
 export interface CurriculumBuildInput {
   readonly from: readonly string[];
@@ -127,6 +127,13 @@ function outFile(
 export async function buildCurriculum(input: CurriculumBuildInput): Promise<CurriculumBuilt> {
   const file = orderFileName(input.name);
   const target = input.out && !input.dryRun ? outFile(input.out, input.cwd) : undefined;
+  // A dry run writes nothing, but refuses the --out the real run would refuse (a folder, link, FIFO).
+  if (input.out && input.dryRun)
+    try {
+      existingRegularFile(path.resolve(input.cwd, input.out));
+    } catch (e) {
+      throw outPathError('--out', input.out, e);
+    }
   // One context for the jobs' results, the dataset copy and the upload (settings are read once).
   const context = await openOrNot(input.openContext);
   try {
@@ -241,6 +248,15 @@ export async function buildSft(input: SftBuildInput): Promise<
         'BadPasskPlan',
       );
     const shardsDir = plan ? path.join(dir, PASSK_DIR) : dir;
+    // As `passk results` reads a run folder: a link on the way to the shards must not lead out of it.
+    if (plan && fs.existsSync(shardsDir)) {
+      const rel = path.relative(fs.realpathSync(dir), fs.realpathSync(shardsDir));
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel))
+        throw new UserError(
+          `${path.join(source, PASSK_DIR)} leads through a link to ${fs.realpathSync(shardsDir)}, outside the run folder: not read`,
+          'BadPasskPlan',
+        );
+    }
     const read = await readSftShards(shardsDir, {
       ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
       ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),

@@ -45,6 +45,7 @@ import {
   type SubmitConnection,
 } from '../submission';
 import { BUILT_IN_PROFILES, LOADERS, type PasskScriptContract, type TrainerProfile } from '../trainers';
+import { isRegularFile, readJsonFile } from '../util';
 import { campaignId, campaignOf } from './campaign';
 import { earlierCampaignRate, type PasskRate } from './rate';
 import type { PasskRequest } from './input';
@@ -200,9 +201,9 @@ async function datasetCopy(
     );
   const folder = loader.folder.replace('{split}', request.settings.split ?? 'train');
   if (request.datasetDir) {
-    if (!fs.existsSync(path.join(request.datasetDir, 'dataset_info.json')))
+    if (!isRegularFile(path.join(request.datasetDir, 'dataset_info.json')))
       throw new UserError(
-        `--dataset-dir ${request.datasetDir} has no dataset_info.json: the script reads a datasets.save_to_disk folder`,
+        `--dataset-dir ${request.datasetDir} has no dataset_info.json (a regular file): the script reads a datasets.save_to_disk folder`,
         'BadFlag',
       );
     return { folder, from: request.datasetDir, prompts: promptsOfLocalCopy(request.datasetDir), notes: [] };
@@ -234,11 +235,7 @@ function rowsOfInfo(info: unknown): number | undefined {
 }
 
 function promptsOfLocalCopy(dir: string): number | undefined {
-  try {
-    return rowsOfInfo(JSON.parse(fs.readFileSync(path.join(dir, 'dataset_info.json'), 'utf8')));
-  } catch {
-    return undefined;
-  }
+  return rowsOfInfo(readJsonFile<unknown>(path.join(dir, 'dataset_info.json'), undefined, 4 * 1024 * 1024));
 }
 
 /**

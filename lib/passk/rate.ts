@@ -7,11 +7,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   PASSK_DIR,
-  PASSK_PLAN_FILE,
+  readPasskPlan,
   SHARD_RECORD_FILE,
   shardFolder,
   type PasskCampaign,
-  type PasskJobPlan,
   type ShardRecord,
 } from '../passk-records';
 import { readJsonFile } from '../util';
@@ -43,15 +42,18 @@ export function earlierCampaignRate(
   const from: string[] = [];
   for (const name of entries.sort()) {
     const dir = path.join(resultsDir, name);
-    const plan = readJsonFile<PasskJobPlan | undefined>(path.join(dir, PASSK_PLAN_FILE), undefined);
+    // Checked as every reader of run folders checks a plan: a regular file, its shape, paths inside.
+    const plan = readPasskPlan(dir);
     if (!plan?.campaign || !sameShape(plan.campaign, campaign)) continue;
     let used = false;
     for (const shard of plan.shards) {
       const record = readJsonFile<ShardRecord | undefined>(
         path.join(dir, PASSK_DIR, shardFolder(plan.files, shard.index), SHARD_RECORD_FILE),
         undefined,
+        1024 * 1024,
       );
-      for (const a of record?.attempts ?? []) {
+      const attempts = Array.isArray(record?.attempts) ? record.attempts.slice(0, 1000) : [];
+      for (const a of attempts) {
         if (a.instanceType !== instanceType || !a.endedAt || a.promptsAfter === undefined) continue;
         const s = (Date.parse(a.endedAt) - Date.parse(a.startedAt)) / 1000;
         const done = a.promptsAfter - a.promptsBefore;

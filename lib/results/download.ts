@@ -21,7 +21,7 @@ import {
 } from '../layout';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { judgeJobCheckpoints } from './job-checkpoints';
-import { extractTarGz, mapLimited, readJsonFile, readTextFile, walkTree } from '../util';
+import { extractTarGz, mapLimited, readJsonFile, readTextFile, walkTree, writeFileAtomic } from '../util';
 import { fetchObject, freeBytes, isNoSpace, PARTIAL_SUFFIX } from './fetch-object';
 import { checkpointOfKey, isSafeRelative, readJobListing, type JobListing } from './run-folders';
 
@@ -130,7 +130,8 @@ function readManifest(dir: string): Record<string, ManifestEntry> {
  * entries and everything but regular files are left out; one common top folder is stripped.
  */
 async function unpackArtifact(body: NodeJS.ReadableStream, dir: string): Promise<string[]> {
-  const staging = path.join(dir, '.rlvr-extract');
+  // A fresh folder of our own (mode 0700): nothing planted at a predictable name is written through.
+  const staging = fs.mkdtempSync(path.join(dir, '.rlvr-extract-'));
   try {
     const written = await extractTarGz(body, staging, { unsafe: 'skip', partialSuffix: PARTIAL_SUFFIX });
     // Flatten: when everything sits under one folder, its contents go straight into `dir`.
@@ -190,7 +191,7 @@ async function openDownload(
     job,
     dir,
     manifest,
-    saveManifest: () => fs.writeFileSync(path.join(dir, MANIFEST), JSON.stringify(manifest, null, 1)),
+    saveManifest: () => writeFileAtomic(path.join(dir, MANIFEST), JSON.stringify(manifest, null, 1)),
     emit: options.onEvent ?? (() => undefined),
     warnings: [],
     tally: { downloaded: 0, skipped: 0, bytes: 0 },
@@ -262,9 +263,14 @@ function requireSelected(job: string, selection: CheckpointSelection, available:
 /** The local file of `o` when an earlier run fetched this very version (same ETag and size). */
 function sameLocalCopy(run: DownloadRun, o: S3ObjectInfo): string | undefined {
   const known = run.manifest[o.key];
-  const local = path.join(run.dir, known?.renamedTo ?? localPathFor(o.key.slice(run.prefix.length)));
   if (!known || known.etag !== o.etag) return undefined;
-  return fs.existsSync(local) && fs.statSync(local).size === o.size ? local : undefined;
+  // The manifest is a file in the results folder: a place it names must stay inside the job's folder.
+  const renamedTo =
+    typeof known.renamedTo === 'string' && isSafeRelative(known.renamedTo) ? known.renamedTo : undefined;
+  if (known.renamedTo !== undefined && renamedTo === undefined) return undefined;
+  const local = path.join(run.dir, renamedTo ?? localPathFor(o.key.slice(run.prefix.length)));
+  const st = fs.lstatSync(local, { throwIfNoEntry: false });
+  return st?.isFile() && st.size === o.size ? local : undefined;
 }
 
 /** The selected checkpoint folders the listing shows incomplete: left out, each with a warning. */

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAwsError, type IS3, type S3ObjectInfo } from '../aws';
 import { RlvrError, RuntimeFailure } from '../errors';
-import { mapLimited, readJsonFile } from '../util';
+import { isObject, mapLimited, NOFOLLOW, readRegularText, writeFileAtomic } from '../util';
 import { sha256OfFile } from './hash';
 
 /*
@@ -36,8 +36,47 @@ interface PartialState {
   readonly done: number[];
 }
 
-function readState(file: string): PartialState | undefined {
-  return readJsonFile<PartialState | undefined>(file, undefined);
+/**
+ * The finished ranges an earlier attempt recorded, or undefined. The file sits in a folder others may
+ * write: read only as a regular file of bounded size, and every number in it checked against the object.
+ */
+function readState(file: string, size: number, partSize: number): PartialState | undefined {
+  const text = readRegularText(file, 4 * 1024 * 1024);
+  let v: unknown;
+  try {
+    v = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(v) || typeof v.etag !== 'string' || v.size !== size || v.partSize !== partSize)
+    return undefined;
+  if (!Array.isArray(v.done)) return undefined;
+  const parts = Math.ceil(size / partSize);
+  const done = v.done.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < parts);
+  return { etag: v.etag, size, partSize, done };
+}
+
+const NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
+
+/**
+ * The partial file, opened for writing without following a link or blocking on a FIFO: the earlier
+ * attempt's (a regular file of the object's size) when resuming, else a new one created exclusively
+ * after whatever stood at its name (a planted link, a stale file) is removed.
+ */
+async function openPartial(plan: RangePlan): Promise<fs.promises.FileHandle> {
+  if (plan.resumable) {
+    const fd = await fs.promises.open(plan.partial, fs.constants.O_RDWR | NOFOLLOW | NONBLOCK);
+    const st = await fd.stat();
+    if (st.isFile() && st.size === plan.size) return fd;
+    await fd.close();
+    throw new RuntimeFailure(`${plan.partial} changed while the download resumed; run it again`);
+  }
+  fs.rmSync(plan.partial, { force: true });
+  return fs.promises.open(
+    plan.partial,
+    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW,
+    0o644,
+  );
 }
 
 /**
@@ -102,14 +141,10 @@ function planRanges(
   const size = head.size;
   const partial = dest + PARTIAL_SUFFIX;
   const stateFile = dest + STATE_SUFFIX;
-  const previous = readState(stateFile);
+  const previous = readState(stateFile, size, partSize);
+  const existing = fs.lstatSync(partial, { throwIfNoEntry: false });
   const resumable =
-    previous !== undefined &&
-    previous.etag === etag &&
-    previous.size === size &&
-    previous.partSize === partSize &&
-    fs.existsSync(partial) &&
-    fs.statSync(partial).size === size;
+    previous !== undefined && previous.etag === etag && existing?.isFile() === true && existing.size === size;
   const done = new Set<number>(resumable ? previous!.done : []);
   return { key, etag, size, partSize, partial, stateFile, resumable, done };
 }
@@ -120,7 +155,7 @@ function planRanges(
  */
 async function fetchRanges(s3: IS3, bucket: string, plan: RangePlan, options: FetchOptions): Promise<number> {
   const { key, etag, size, partSize, done } = plan;
-  const fd = await fs.promises.open(plan.partial, plan.resumable ? 'r+' : 'w');
+  const fd = await openPartial(plan);
   let downloaded = 0;
   let saving = Promise.resolve();
   // With fsync, written data goes to disk while the download runs (one datasync per 128 MiB, in the
@@ -129,7 +164,7 @@ async function fetchRanges(s3: IS3, bucket: string, plan: RangePlan, options: Fe
   let flushing: Promise<void> = Promise.resolve();
   const saveState = () => {
     const state: PartialState = { etag, size, partSize, done: [...done] };
-    saving = saving.then(() => fs.promises.writeFile(plan.stateFile, JSON.stringify(state)));
+    saving = saving.then(() => writeFileAtomic(plan.stateFile, JSON.stringify(state)));
     return saving;
   };
   const onBytes = (b: number) => {

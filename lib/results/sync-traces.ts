@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAwsError, isTerminal, requireLayout, type JobContext, type S3ObjectInfo } from '../aws';
@@ -6,7 +7,7 @@ import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
 import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
 import { isSafeRelative, readJobRunInfo, jobListing, type RunFolder } from './run-folders';
-import { readJsonFile, sleep } from '../util';
+import { NOFOLLOW, openRegularFile, readInto, readJsonFile, sleep, writeFileAtomic } from '../util';
 
 /*
  * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its
@@ -76,13 +77,32 @@ async function resolveJobs(context: JobContext, target: string): Promise<string[
   return names.sort();
 }
 
-function replaceAtomically(file: string, write: (tmp: string) => void): void {
-  const tmp = `${file}${PARTIAL_SUFFIX}`;
-  write(tmp);
-  const fd = fs.openSync(tmp, 'r');
-  fs.fsyncSync(fd);
-  fs.closeSync(fd);
-  fs.renameSync(tmp, file);
+/**
+ * The local trace with `tail` appended, replacing it atomically: copied to a fresh, unpredictable name
+ * created exclusively (a link planted beside the trace is never followed), then renamed over it.
+ */
+function appendAtomically(file: string, tail: Buffer): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}${PARTIAL_SUFFIX}`;
+  try {
+    fs.copyFileSync(file, tmp, fs.constants.COPYFILE_EXCL | fs.constants.COPYFILE_FICLONE);
+    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_APPEND | NOFOLLOW);
+    try {
+      fs.writeFileSync(fd, tail);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** The size of a regular file at `file` (never through a link), or -1. */
+function regularSize(file: string): number {
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  return st?.isFile() ? st.size : -1;
 }
 
 /** The traces of one run folder, from the job's listing: returns whether anything changed. */
@@ -110,7 +130,7 @@ async function syncTracesFolder(
     if (!name.endsWith('.jsonl') || name.includes('/')) continue;
     const local = path.join(tracesDir, name);
     const known = state[name];
-    const localSize = fs.existsSync(local) ? fs.statSync(local).size : -1;
+    const localSize = regularSize(local);
     if (known && known.etag === o.etag && known.size === o.size && localSize === o.size) continue;
     changed = true;
     let appended = false;
@@ -127,14 +147,15 @@ async function syncTracesFolder(
         stats.getRequests++;
         stats.bodyBytes += tail.length;
         const mine = Buffer.alloc(overlap);
-        const fd = fs.openSync(local, 'r');
-        fs.readSync(fd, mine, 0, overlap, localSize - overlap);
-        fs.closeSync(fd);
-        if (tail.length === o.size - localSize + overlap && tail.subarray(0, overlap).equals(mine)) {
-          replaceAtomically(local, (tmp) => {
-            fs.copyFileSync(local, tmp, fs.constants.COPYFILE_FICLONE);
-            fs.appendFileSync(tmp, tail.subarray(overlap));
-          });
+        const f = openRegularFile(local);
+        const got = f ? readInto(f.fd, mine, 0, localSize - overlap, overlap) : 0;
+        if (f) fs.closeSync(f.fd);
+        if (
+          got === overlap &&
+          tail.length === o.size - localSize + overlap &&
+          tail.subarray(0, overlap).equals(mine)
+        ) {
+          appendAtomically(local, tail.subarray(overlap));
           appended = true;
           emit({ type: 'file', key: o.key, bytes: tail.length - overlap, skipped: false, resumed: true });
         } else {
@@ -150,7 +171,7 @@ async function syncTracesFolder(
       continue;
     }
     state[name] = { etag: o.etag ?? '', size: o.size };
-    fs.writeFileSync(statePath, JSON.stringify(state));
+    writeFileAtomic(statePath, JSON.stringify(state));
   }
   return changed;
 }
@@ -201,7 +222,7 @@ async function syncJob(
     runInfo = await readJobRunInfo(context.aws.s3, layout, job);
     stats.getRequests++;
     if (runInfo !== undefined)
-      fs.writeFileSync(foldersPath, JSON.stringify({ runInfoEtag: runInfoObject.etag, runInfo }));
+      writeFileAtomic(foldersPath, JSON.stringify({ runInfoEtag: runInfoObject.etag, runInfo }));
   }
   const { folders } = jobListing(layout, job, objects, runInfo);
   let changed = false;

@@ -547,11 +547,11 @@ export const THEIR_NETWORK_USES: readonly NetworkUse[] = [
     how: 'order files are channels (order-N) and rewritten to their paths',
   },
   {
-    what: 'code verifiers run `docker run python:3.11-slim` (a Docker Hub pull) when docker is there',
+    what: 'code verifiers run model-written code with `docker run … python:3.11-slim` (a Docker Hub pull) when `docker version` succeeds, else unsandboxed with `timeout python3`',
     when: 'data loading',
     cite: 'S/verifiers/code_executor.py:66-140',
-    handled: 'harmless',
-    how: 'no docker in the job: they fall back to a local `timeout python3` (no network; model code then runs unsandboxed, with a time limit only)',
+    handled: 'image',
+    how: "the image's `docker` is the code sandbox (docker/code-sandbox.py): it honours their flags without a daemon or a pull (the job's Python, standard library only, in a chroot as a user of its own, no sockets, their memory, process, CPU and /tmp limits)",
   },
   {
     what: 'upload_traces_to_s3: boto3 uploads every 10 steps (the other upload helpers are called by no trainer)',

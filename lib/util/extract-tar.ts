@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+import { NOFOLLOW } from './safe-file';
 
 /*
  * The one .tar.gz reader (the trainer's source in the container, a job's model.tar.gz on download) and
@@ -154,7 +155,15 @@ export async function extractTarGz(
       }
       const file = options.partialSuffix ? target + options.partialSuffix : target;
       partial = file;
-      await pipeline(entry, fs.createWriteStream(file, { mode: header.mode ?? 0o644 }));
+      // Created exclusively, never through a link: whatever stands at the name (an earlier entry of the
+      // same name, a link an earlier entry made) is removed first, not written through.
+      fs.rmSync(file, { force: true });
+      const fd = fs.openSync(
+        file,
+        fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW,
+        (header.mode ?? 0o644) & 0o777,
+      );
+      await pipeline(entry, fs.createWriteStream(file, { fd }));
       if (file !== target) fs.renameSync(file, target);
       partial = undefined;
       written.push(name);

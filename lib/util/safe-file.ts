@@ -40,13 +40,17 @@ export const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
 
 /**
- * Opens a regular file for reading, or returns undefined: missing, a symlink, a FIFO, a device or a
- * folder. Opening never blocks (O_NONBLOCK), and the type is checked on the open descriptor.
+ * Opens a regular file for reading, or returns undefined: missing, a symlink (unless `followLinks`: then
+ * a link to a regular file is read), a FIFO, a device or a folder. Opening never blocks (O_NONBLOCK),
+ * and the type is checked on the open descriptor.
  */
-export function openRegularFile(file: string): { fd: number; size: number } | undefined {
+export function openRegularFile(
+  file: string,
+  options: { readonly followLinks?: boolean } = {},
+): { fd: number; size: number } | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (options.followLinks ? 0 : NOFOLLOW) | NONBLOCK);
   } catch {
     return undefined;
   }
@@ -68,8 +72,12 @@ export function isRegularFile(file: string): boolean {
 }
 
 /** A regular file's text (see openRegularFile), or undefined when it is not one or is over `maxBytes`. */
-export function readRegularText(file: string, maxBytes: number): string | undefined {
-  const f = openRegularFile(file);
+export function readRegularText(
+  file: string,
+  maxBytes: number,
+  options: { readonly followLinks?: boolean } = {},
+): string | undefined {
+  const f = openRegularFile(file, options);
   if (!f) return undefined;
   try {
     if (f.size > maxBytes) return undefined;

@@ -28,7 +28,7 @@ describe('rlvr doctor --trainer-src', () => {
       ),
     );
     expect(detail('network calls')).toBe(
-      "1 in the 14 files the trainers' scripts import, each described above",
+      "2 in the 15 files the trainers' scripts import, each described above",
     );
     const platform = checks
       .filter((c) => c.name === 'platform env at import')

@@ -314,6 +314,56 @@ describeWithPeer('moto_server', motoAvailable())('#19 transfers (moto)', () => {
       }
     });
 
+    it('writes through no link and waits on no FIFO planted in the results folder (download, sync-traces)', async () => {
+      const { job, trace, traceKey } = await jobWithTrace();
+      const resultsDir = tempDir('rlvr-planted-');
+      const traces = path.join(resultsDir, job, 'traces');
+      fs.mkdirSync(traces, { recursive: true });
+      const victim = path.join(tempDir('rlvr-victim-'), 'victim.txt');
+      fs.writeFileSync(victim, 'VICTIM');
+      const dest = path.join(traces, 'trace.jsonl');
+      // The partial file's predictable name a link to the victim; its progress file and the download's
+      // manifest FIFOs (a blocking read would wait forever).
+      fs.symlinkSync(victim, dest + PARTIAL_SUFFIX);
+      execFileSync('mkfifo', [
+        `${dest}${PARTIAL_SUFFIX}.json`,
+        path.join(resultsDir, job, '.rlvr-download.json'),
+      ]);
+      const download = await runCli(['download', job, '--results-dir', resultsDir], {
+        env: emulator.cliEnv(),
+      });
+      expect(download.stderr).not.toMatch(/^error/m);
+      expect(download.code).toBe(0);
+      expect(fs.readFileSync(victim, 'utf8')).toBe('VICTIM');
+      expect(fs.lstatSync(dest).isFile()).toBe(true);
+      expect(sha256(fs.readFileSync(dest))).toBe(sha256(trace));
+
+      // sync-traces appends what the trace gained, never through a link at the old temporary name, and
+      // reads its state files only as regular files.
+      const sync = () =>
+        runCli(['sync-traces', job, '--results-dir', resultsDir], { env: emulator.cliEnv() });
+      expect((await sync()).code).toBe(0);
+      const grown = Buffer.concat([trace, randomBytes(4096)]);
+      await put(traceKey, grown);
+      fs.rmSync(dest + PARTIAL_SUFFIX, { force: true });
+      fs.symlinkSync(victim, dest + PARTIAL_SUFFIX);
+      const again = await sync();
+      expect(again.stderr).not.toMatch(/^error/m);
+      expect(again.code).toBe(0);
+      expect(fs.readFileSync(victim, 'utf8')).toBe('VICTIM');
+      expect(sha256(fs.readFileSync(dest))).toBe(sha256(grown));
+      execFileSync('mkfifo', [path.join(resultsDir, job, '.rlvr-sync-folders.json.fifo')]);
+      fs.renameSync(
+        path.join(resultsDir, job, '.rlvr-sync-folders.json.fifo'),
+        path.join(resultsDir, job, '.rlvr-sync-folders.json'),
+      );
+      fs.rmSync(path.join(traces, '.rlvr-sync.json'));
+      execFileSync('mkfifo', [path.join(traces, '.rlvr-sync.json')]);
+      const fifos = await sync();
+      expect(fifos.code).toBe(0);
+      expect(sha256(fs.readFileSync(dest))).toBe(sha256(grown));
+    });
+
     it('412 (the object changed since it was listed): exit-1 failure naming the object and the ETag asked for; the old partial is removed; a rerun fetches the new version', async () => {
       const { job, traceKey } = await jobWithTrace();
       const resultsDir = tempDir('rlvr-412-');

@@ -144,7 +144,7 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     fs.mkdirSync(earlier, { recursive: true });
     fs.writeFileSync(
       path.join(earlier, 'passk-plan.json'),
-      JSON.stringify({ ...first, shards: first.shards, files: { shardFolder: 'shard_{shard}' } }),
+      JSON.stringify({ ...first, version: 1, shards: first.shards, files: { shardFolder: 'shard_{shard}' } }),
     );
     for (const s of [0, 1]) {
       const dir = path.join(earlier, 'passk', `shard_${s}`);

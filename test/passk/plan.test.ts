@@ -117,6 +117,7 @@ describe("earlier campaigns' measured rate", () => {
     fs.writeFileSync(
       path.join(dir, 'passk-plan.json'),
       JSON.stringify({
+        version: 1,
         campaign: c,
         shards: attempts.map((_, index) => ({ index })),
         files: { shardFolder: 'shard_{shard}' },
