@@ -18,6 +18,7 @@ import { addSettingsOptions, exits, withContext, type JsonFlag, type SettingsFla
 interface RerunFlags extends SettingsFlagValues, JsonFlag {
   set?: string[];
   add?: string[];
+  setString?: string[];
   dryRun?: boolean;
   jobLog?: string;
   resultsDir?: string;
@@ -112,6 +113,11 @@ export function registerRerun(program: Command): void {
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
+      '--set-string <key=value>',
+      'like --set, with the value taken as text whatever it looks like (yes, 007, 2024-01-01); repeatable',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '--add <key=value>',
       'add a key the config does not have (--set refuses a new key that looks like a misspelling); repeatable',
       (value: string, previous: string[] = []) => [...previous, value],
@@ -129,6 +135,7 @@ export function registerRerun(program: Command): void {
         // A malformed --set/--add is bad input reported before any setting is resolved or AWS asked.
         for (const f of flags.set ?? []) parseSetFlag(f);
         for (const f of flags.add ?? []) parseSetFlag(f, { adds: true });
+        for (const f of flags.setString ?? []) parseSetFlag(f, { asString: true });
         // The log is checked before anything is read or written, as a submit does.
         const jobLogPath = flags.dryRun
           ? undefined
@@ -138,6 +145,7 @@ export function registerRerun(program: Command): void {
             job,
             sets: flags.set ?? [],
             adds: flags.add ?? [],
+            setStrings: flags.setString ?? [],
             resultsDir: flags.resultsDir,
           });
           if (flags.dryRun || !jobLogPath) {

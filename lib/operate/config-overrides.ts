@@ -18,6 +18,8 @@ export interface ConfigOverride {
   readonly value: OverrideValue;
   /** `--add`: a key the config does not have yet (no misspelling check; an existing key is refused). */
   readonly adds?: boolean;
+  /** The value was meant as text: quoted, or given with `--set-string` (no type-change warning). */
+  readonly text?: boolean;
 }
 
 export interface OverrideChange {
@@ -25,11 +27,16 @@ export interface OverrideChange {
   /** Undefined: the key was absent. */
   readonly before: unknown;
   readonly after: OverrideValue;
+  /** The value changes the key's type (a boolean key given `yes`, which YAML 1.2 reads as text). */
+  readonly typeChange?: string;
 }
 
 /** `run.seed=7` → the path and the value parsed as a YAML scalar (so 7 is a number, true a boolean). */
-export function parseSetFlag(flag: string, options: { readonly adds?: boolean } = {}): ConfigOverride {
-  const name = options.adds ? '--add' : '--set';
+export function parseSetFlag(
+  flag: string,
+  options: { readonly adds?: boolean; readonly asString?: boolean } = {},
+): ConfigOverride {
+  const name = options.adds ? '--add' : options.asString ? '--set-string' : '--set';
   const eq = flag.indexOf('=');
   const key = eq < 0 ? '' : flag.slice(0, eq).trim();
   if (eq < 0 || key === '')
@@ -38,6 +45,7 @@ export function parseSetFlag(flag: string, options: { readonly adds?: boolean } 
   if (segments.some((s) => s === ''))
     throw new UserError(`--set ${flag}: "${key}" has an empty key between dots`, 'BadSet');
   const text = flag.slice(eq + 1);
+  if (options.asString) return { key, path: pathOf(segments), value: text, text: true };
   let value: unknown;
   try {
     value = safeIntegers(parse(text, { intAsBigInt: true }));
@@ -52,10 +60,39 @@ export function parseSetFlag(flag: string, options: { readonly adds?: boolean } 
   if (value === undefined) value = null;
   return {
     key,
-    path: segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
+    path: pathOf(segments),
     value: value as OverrideValue,
     ...(options.adds ? { adds: true } : {}),
+    ...(/^\s*["']/.test(text) ? { text: true } : {}),
   };
+}
+
+function pathOf(segments: readonly string[]): (string | number)[] {
+  return segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/** The kind of a config value as the trainer's Python sees it (ints and floats are both numbers here). */
+function kindOf(value: unknown): string | undefined {
+  if (typeof value === 'boolean') return 'a boolean';
+  if (typeof value === 'number' || typeof value === 'bigint') return 'a number';
+  if (typeof value === 'string') return 'a string';
+  return undefined;
+}
+
+/**
+ * Why a value changes its key's type, for a warning: the config had a boolean and `--set` gave `yes`
+ * (YAML 1.2 text), or a number and a date. Text meant as text (quoted, `--set-string`) says nothing.
+ */
+function typeChangeOf(o: ConfigOverride, before: unknown): string | undefined {
+  const was = kindOf(before);
+  const now = kindOf(o.value);
+  if (o.text || was === undefined || now === undefined || was === now) return undefined;
+  return (
+    `--set ${o.key}: the config has ${was} there (${shownValue(before)}) and this makes it ${now} (${shownValue(o.value)}); ` +
+    (now === 'a string'
+      ? `if ${was === 'a boolean' ? 'true/false' : 'a number'} was meant, write it so; if the text is meant, quote it or use --set-string ${o.key}=…`
+      : `quote the value or use --set-string ${o.key}=… for text`)
+  );
 }
 
 /** A YAML literal for a value: floats in the form PyYAML (the trainer's reader) reads as floats too. */
@@ -64,9 +101,18 @@ export function overrideLiteral(value: OverrideValue): string {
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : formatTrainerFloat(value);
   if (typeof value === 'boolean' || value === null) return String(value);
   // A plain string stays plain when it reads back as the same string, in YAML 1.2 and in the YAML 1.1
-  // the trainer's PyYAML reads (where `yes`, `off`, `1_000`, `1:30` and dates are not strings); else quoted.
-  const plain = parse(value) === value && !pyyamlMisreads(value) && !/[#:]\s|^\s|\s$|^[-?]/.test(value);
-  return plain ? value : JSON.stringify(value);
+  // the trainer's PyYAML reads (where `yes`, `off`, `1_000`, `1:30` and dates are not strings); else
+  // double-quoted with escapes, which both read back alike (a line break as \n, so one line always).
+  return isPlainScalar(value) ? value : JSON.stringify(value);
+}
+
+function isPlainScalar(value: string): boolean {
+  if (/[\r\n]|[#:]\s|^\s|\s$|^[-?]/.test(value) || pyyamlMisreads(value)) return false;
+  try {
+    return parse(value) === value;
+  } catch {
+    return false; // not a YAML scalar on its own (e.g. it starts a flow collection)
+  }
 }
 
 /** Integers read as bigints (`intAsBigInt`) back to numbers where a number holds them exactly. */
@@ -149,7 +195,8 @@ export function applyOverrides(
       isScalar(existing) && existing.range
         ? splice(current, existing, o.value)
         : added(current, parent as YAMLMap, o);
-    changes.push({ key: o.key, before, after: o.value });
+    const typeChange = typeChangeOf(o, before);
+    changes.push({ key: o.key, before, after: o.value, ...(typeChange ? { typeChange } : {}) });
   }
   checkEdited(text, current, overrides);
   return { text: current, changes };

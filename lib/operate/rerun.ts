@@ -118,6 +118,8 @@ export interface RerunInput {
   readonly sets?: readonly string[];
   /** `--add key=value`: keys the config does not have yet. */
   readonly adds?: readonly string[];
+  /** `--set-string key=value`: the value as text, whatever it looks like. */
+  readonly setStrings?: readonly string[];
   readonly now?: Date;
   /** The results folder the forecast reads past runs from (default `results`, from cwd). */
   readonly resultsDir?: string;
@@ -144,6 +146,7 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
   const overrides = [
     ...(input.sets ?? []).map((f) => parseSetFlag(f)),
     ...(input.adds ?? []).map((f) => parseSetFlag(f, { adds: true })),
+    ...(input.setStrings ?? []).map((f) => parseSetFlag(f, { asString: true })),
   ];
   const record = await readJobRecord(context, input.job);
   const warnings: string[] = [];
@@ -160,6 +163,7 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
     if (file === JOB_FILES.resolvedConfig && overrides.length) {
       const original = body;
       ({ text: body, changes } = applyOverrides(body, overrides));
+      for (const c of changes) if (c.typeChange) warnings.push(c.typeChange);
       resolved = { original, edited: body };
     }
     files.push({ file, body, contentType: contentType(file) });
@@ -203,6 +207,7 @@ export async function planRerun(context: JobContext, input: RerunInput): Promise
   const flags = [
     ...(input.sets ?? []).map((f) => `--set ${f}`),
     ...(input.adds ?? []).map((f) => `--add ${f}`),
+    ...(input.setStrings ?? []).map((f) => `--set-string ${f}`),
   ];
   const requestChanges = changedByRerun(record, changes);
   const submittedAt = input.now ?? new Date();

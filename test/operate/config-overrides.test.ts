@@ -93,6 +93,36 @@ describe('rerun --set', () => {
     expect(parseSetFlag('run.seed=1e300').value).toBe(1e300);
   });
 
+  it('writes a value with line breaks double-quoted on one line, which YAML and PyYAML read back alike', () => {
+    const { text } = apply('run.name="line one\\nline two: x"');
+    expect(text).toContain('name: "line one\\nline two: x"\n');
+    expect(parse(text).run.name).toBe('line one\nline two: x');
+    expect(overrideLiteral('[not a list')).toBe('"[not a list"');
+  });
+
+  it('says when a value changes its key’s type, unless the text is meant (quoted, --set-string)', () => {
+    const config = 'training:\n  abort_in_flight: false\n  seed: 3\n  tag: x\n';
+    const change = (flag: string, asString = false) =>
+      applyOverrides(config, [parseSetFlag(flag, { asString })]).changes[0].typeChange;
+    expect(change('training.abort_in_flight=yes')).toMatch(
+      /has a boolean there \(false\) and this makes it a string \("yes"\)/,
+    );
+    expect(change('training.seed=2024-01-01')).toMatch(/has a number there \(3\) and this makes it a string/);
+    expect(change('training.tag=true')).toMatch(
+      /has a string there \("x"\) and this makes it a boolean \(true\); quote the value/,
+    );
+    expect(change('training.abort_in_flight="yes"')).toBeUndefined();
+    expect(change('training.abort_in_flight=yes', true)).toBeUndefined();
+    expect(change('training.abort_in_flight=true')).toBeUndefined();
+    expect(change('training.seed=4.5')).toBeUndefined();
+    expect(parseSetFlag('training.seed=007', { asString: true })).toEqual({
+      key: 'training.seed',
+      path: ['training', 'seed'],
+      value: '007',
+      text: true,
+    });
+  });
+
   it('changes exactly the named value, leaving every other line as it was', () => {
     const { text, changes } = apply('run.seed=7');
     expect(changes).toEqual([{ key: 'run.seed', before: 42, after: 7 }]);

@@ -151,6 +151,50 @@ describeWithPeer('moto_server, docker-registry and python3.11 with PyYAML', peer
         await refused(repo, [job, ...args], /the trainer's YAML reader \(PyYAML\)/);
     });
 
+    it('a line break in a value reads back as written; a value that changes its key’s type is a warning, text meant as text none', async () => {
+      const { job, repo } = await submitted();
+      const dryRun = async (...sets: string[]) => {
+        const r = await runCli(['rerun', job, '--dry-run', '--json', ...sets], { env: env(), cwd: repo });
+        expect(r.stderr).not.toMatch(/internal error|^error/m);
+        expect(r.code).toBe(0);
+        const plan = JSON.parse(r.stdout) as {
+          warnings: string[];
+          changes: { key: string; after: unknown }[];
+        };
+        return {
+          after: (key: string) => plan.changes.find((c) => c.key === key)?.after,
+          typeWarnings: plan.warnings.filter((w) => /this makes it/.test(w)),
+        };
+      };
+      const edited = await dryRun(
+        '--set',
+        'run.name="line one\\nline two: x"',
+        '--set',
+        'training.abort_in_flight=yes',
+      );
+      expect(edited.after('run.name')).toBe('line one\nline two: x');
+      expect(edited.typeWarnings).toEqual([
+        expect.stringMatching(
+          /^--set training\.abort_in_flight: the config has a boolean there \(false\) and this makes it a string \("yes"\); if true\/false was meant, write it so; if the text is meant, quote it or use --set-string training\.abort_in_flight=…$/,
+        ),
+      ]);
+      // Quoted, or with --set-string, the text is meant: no warning.
+      for (const sets of [
+        ['--set', 'training.abort_in_flight="yes"'],
+        ['--set-string', 'training.abort_in_flight=yes'],
+      ]) {
+        const meant = await dryRun(...sets);
+        expect(meant.after('training.abort_in_flight')).toBe('yes');
+        expect(meant.typeWarnings).toEqual([]);
+      }
+      // A key the config rules check is refused instead, as a submit refuses it.
+      await refused(
+        repo,
+        [job, '--set', 'training.max_steps=2024-01-01'],
+        /training\.max_steps: expected a number, got the string "2024-01-01"/,
+      );
+    });
+
     it('a valid edit still reruns, and the trainer reads the config back with exactly the edits', async () => {
       const { job, repo } = await submitted();
       const r = await runCli(
