@@ -50,7 +50,12 @@ function headerLine(r: MergedPasskResults): string {
       ? `shards ${r.shardsRead.length} of ${r.shardsExpected} read`
       : `${plural(r.shardsRead.length, 'shard')} read`,
   ];
-  if (r.missingShards.length > 0) parts.push(`missing shards: ${r.missingShards.join(', ')}`);
+  if (r.missingShards.length > 0)
+    parts.push(
+      r.shardsExpected !== undefined
+        ? `missing shards: ${r.missingShards.join(', ')}`
+        : `missing shards: ${r.missingShards.join(', ')} (gaps in the numbers; without a plan, shards after the highest read cannot be seen)`,
+    );
   if (r.duplicates > 0) parts.push(`${plural(r.duplicates, 'duplicate')} dropped (first record kept)`);
   if (r.badLines.length > 0) {
     const shown = r.badLines

@@ -95,6 +95,9 @@ export function shardFolder(files: Pick<PasskFiles, 'shardFolder'>, index: numbe
   return files.shardFolder.replaceAll('{shard}', String(index));
 }
 
+/** More shards than any campaign runs (one per GPU): a plan naming more is not read. */
+export const MAX_PLAN_SHARDS = 4096;
+
 /** What the job writes beside a shard's output: each attempt of its process, for rates and restarts. */
 export const SHARD_RECORD_FILE = 'rlvr-shard.json';
 

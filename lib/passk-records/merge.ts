@@ -6,7 +6,7 @@
 import { UserError } from '../errors';
 import { isObject } from '../util';
 import { MAX_COMPLETIONS_PER_PROMPT, passAtKTable, unequalNOf } from './estimator';
-import { PASSK_PLAN_FILE, planPathProblem, type PasskJobPlan } from './job-plan';
+import { MAX_PLAN_SHARDS, PASSK_PLAN_FILE, planPathProblem, type PasskJobPlan } from './job-plan';
 import type { MergedPasskResults, PromptResult } from './merged';
 
 export interface ShardLines {
@@ -210,11 +210,24 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
           .map((s) => s.index)
           .filter((i) => !shardsRead.includes(i))
           .sort((a, b) => a - b)
-      : [],
+      : gapsBelowHighest(shardsRead),
     prompts,
     duplicates,
     badLines,
     passAtK,
     ...(unequalN ? { unequalN } : {}),
   };
+}
+
+/**
+ * A bare folder's missing shards: the numbers below the highest shard read that have no results (their
+ * script numbers shards 0…N−1 and records N nowhere in its output, so shards past the highest are not seen).
+ */
+function gapsBelowHighest(read: readonly number[]): number[] {
+  const have = new Set(read);
+  const highest = Math.max(-1, ...read);
+  const gaps: number[] = [];
+  // Bounded whatever a folder's name says (shard_999999999): no campaign has more shards.
+  for (let i = 0; i < Math.min(highest, MAX_PLAN_SHARDS); i++) if (!have.has(i)) gaps.push(i);
+  return gaps;
 }

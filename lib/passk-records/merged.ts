@@ -50,7 +50,10 @@ export interface MergedPasskResults {
   readonly shardsExpected?: number;
   /** Shard indices read. */
   readonly shardsRead: readonly number[];
-  /** Shard indices the plan has but whose results file is absent. */
+  /**
+   * Shard indices the plan has but whose results file is absent; without a plan, the gaps below the
+   * highest shard read (their script records no shard count, so shards past the highest are not seen).
+   */
   readonly missingShards: readonly number[];
   /** In the order read: shard order, then line order; a prompt id once (its first record). */
   readonly prompts: readonly PromptResult[];

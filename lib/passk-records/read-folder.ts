@@ -12,6 +12,7 @@ import { UserError } from '../errors';
 import { isObject, openRegularFile, readRegularText } from '../util';
 import {
   PASSK_DIR,
+  MAX_PLAN_SHARDS,
   PASSK_PLAN_FILE,
   planPathProblem,
   shardFolder,
@@ -29,8 +30,6 @@ const DEFAULT_FILES: Pick<PasskFiles, 'shardFolder' | 'results'> = {
 
 /** A plan is a few kilobytes; a larger file there is not one. */
 const MAX_PLAN_BYTES = 16 * 1024 * 1024;
-/** More shards than any campaign runs (one per GPU): a plan naming more is not read. */
-export const MAX_PLAN_SHARDS = 4096;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import {
   PASSK_PLAN_FILE,
   mergeShards,
+  passkMarkdown,
   readPasskFolder,
   shardFiles,
   unbiasedPassAtK,
@@ -312,6 +313,22 @@ describe('readPasskFolder', () => {
       ['late', 10, 1],
     ]);
     expect(merged?.passAtK.map((p) => p.k)).toEqual([1, 2]);
+    // The gaps below the highest shard are missing shards, said as such.
+    expect(merged?.missingShards).toEqual([0, 1, 3, 4, 5, 6, 7, 8, 9]);
+    expect(passkMarkdown([merged!])).toContain(
+      'missing shards: 0, 1, 3, 4, 5, 6, 7, 8, 9 (gaps in the numbers; without a plan, shards after the highest read cannot be seen)',
+    );
+  });
+
+  it('a bare folder with shards 0, 1 and 3: shard 2 is missing; a hostile shard number costs nothing', async () => {
+    const dir = tempDir('passk-gap-');
+    for (const i of [0, 1, 3])
+      write(path.join(dir, `shard_${i}`, 'verification_results.jsonl'), [record(`p${i}`, [1])]);
+    expect((await readPasskFolder(dir))?.missingShards).toEqual([2]);
+    write(path.join(dir, 'shard_999999999', 'verification_results.jsonl'), [record('far', [1])]);
+    const far = await readPasskFolder(dir);
+    expect(far?.shardsRead).toEqual([0, 1, 3, 999999999]);
+    expect(far?.missingShards.length).toBe(4096 - 3);
   });
 
   it('is undefined for a folder with neither shards nor a plan; a plan alone reads as all shards missing', async () => {
