@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import { openJobContext } from '../../lib/aws';
 import { UserError } from '../../lib/errors';
-import { buildCurriculum, buildSft, describeOrder, type OrderKind } from '../../lib/passk';
+import {
+  buildCurriculum,
+  buildSft,
+  describeOrder,
+  MISSING_PLACEMENTS,
+  type MissingPlacement,
+  type OrderKind,
+} from '../../lib/passk';
 import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
 
 interface BuildFlags extends SettingsFlagValues {
@@ -13,6 +20,7 @@ interface BuildFlags extends SettingsFlagValues {
   dryRun?: boolean;
   replace?: boolean;
   out?: string;
+  missing?: string;
   json?: boolean;
 }
 
@@ -49,6 +57,10 @@ export function registerCurriculum(program: Command): void {
     )
     .option('--min <rate>', 'keep prompts with a pass rate ≥ this (band default 0)')
     .option('--max <rate>', 'keep prompts with a pass rate < this (band default 0.5)')
+    .option(
+      '--missing <where>',
+      'prompts without a result (a missing shard, a cut line, a dataset prompt not measured): first, last or drop; without it such a campaign is refused',
+    )
     .option('--replace', 'overwrite an order file of that name with other content')
     .option('--out <file>', 'write it here instead of uploading it')
     .option('--dry-run', 'build and show it; write nothing')
@@ -80,12 +92,15 @@ async function runBuild(flags: BuildFlags): Promise<number> {
     throw new UserError(`--order ${flags.order}: easy-first, hard-first or band`, 'BadFlag');
   const min = rate(flags.min, '--min');
   const max = rate(flags.max, '--max');
+  if (flags.missing !== undefined && !MISSING_PLACEMENTS.includes(flags.missing as MissingPlacement))
+    throw new UserError(`--missing ${flags.missing}: first, last or drop`, 'BadFlag');
   const built = await buildCurriculum({
     from: sources(flags.from, 'jobs or folders'),
     name: flags.name,
     order: flags.order as OrderKind,
     ...(min !== undefined ? { min } : {}),
     ...(max !== undefined ? { max } : {}),
+    ...(flags.missing ? { missing: flags.missing as MissingPlacement } : {}),
     dryRun: Boolean(flags.dryRun),
     replace: Boolean(flags.replace),
     ...(flags.out ? { out: flags.out } : {}),
@@ -103,6 +118,9 @@ async function runBuild(flags: BuildFlags): Promise<number> {
           upload: built.upload,
           out: built.out ?? null,
           datasetIds: built.datasetIds,
+          missing: built.order.missing ?? null,
+          placed: built.order.placed.length,
+          gaps: built.order.gaps,
           excluded: {
             noResult: built.order.excluded.noResult.length,
             outsideBand: built.order.excluded.outsideBand,

@@ -12,7 +12,13 @@ import { outPathError, RlvrError, UserError } from '../errors';
 import { awsStep } from '../eval';
 import { S3Layout } from '../layout';
 import { PASSK_DIR, PASSK_PLAN_FILE, readPasskPlan, type MergedPasskResults } from '../passk-records';
-import { buildOrder, curriculumConfigLines, type CurriculumOrder, type OrderKind } from './curriculum';
+import {
+  buildOrder,
+  curriculumConfigLines,
+  type CurriculumOrder,
+  type MissingPlacement,
+  type OrderKind,
+} from './curriculum';
 import { passkProfile } from './plan';
 import { passkResultsOf } from './results';
 import { PLACEHOLDERS } from '../submission';
@@ -26,6 +32,8 @@ export interface CurriculumBuildInput {
   readonly order: OrderKind;
   readonly min?: number;
   readonly max?: number;
+  /** Where prompts without a result go (see BuildOrderOptions.missing). */
+  readonly missing?: MissingPlacement;
   readonly dryRun: boolean;
   /** Overwrite an order file of that name whose content differs. */
   readonly replace: boolean;
@@ -152,6 +160,7 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
       ...(input.min !== undefined ? { min: input.min } : {}),
       ...(input.max !== undefined ? { max: input.max } : {}),
       ...(ids.ids ? { datasetIds: ids.ids } : {}),
+      ...(input.missing ? { missing: input.missing } : {}),
     });
     const layout = context?.layout;
     const key = layout?.curriculumKey(file);

@@ -33,6 +33,22 @@ export interface BuildOrderOptions {
   readonly max?: number;
   /** The dataset copy's ids in row order, when known: names prompts without a result, breaks ties. */
   readonly datasetIds?: readonly string[];
+  /**
+   * Where prompts without a result go. Their trainer trains only on the ids in the order file, so a
+   * campaign with gaps (a missing shard, a cut line, dataset prompts no result measured) is refused
+   * unless this says: at the start, at the end (in the dataset's row order), or left out.
+   */
+  readonly missing?: MissingPlacement;
+}
+
+export type MissingPlacement = 'first' | 'last' | 'drop';
+export const MISSING_PLACEMENTS: readonly MissingPlacement[] = ['first', 'last', 'drop'];
+
+/** What the results could not give: each missing shard, cut or bad line, and duplicate, by source. */
+export interface CampaignGaps {
+  readonly missingShards: readonly { readonly source: string; readonly shards: readonly number[] }[];
+  readonly badLines: readonly { readonly source: string; readonly count: number; readonly first: string }[];
+  readonly duplicates: readonly { readonly source: string; readonly count: number }[];
 }
 
 /** Campaign settings that differ between the pooled results: their rates were pooled anyway. */
@@ -54,6 +70,12 @@ export interface CurriculumOrder {
   readonly text: string;
   /** Pooled pass rate per id, for the ids written. */
   readonly rates: ReadonlyMap<string, number>;
+  /** What the results could not give (named whatever --missing says). */
+  readonly gaps: CampaignGaps;
+  /** Where prompts without a result went, when the user said. */
+  readonly missing?: MissingPlacement;
+  /** Prompts without a result written at the start or the end (--missing first|last). */
+  readonly placed: readonly string[];
   readonly excluded: {
     /** Dataset prompts no result measured, in row order (only when the dataset's ids were given). */
     readonly noResult: string[];
@@ -294,6 +316,35 @@ export function buildOrder(
     else rates.set(id, rate);
   }
 
+  const gaps = gapsOf(results);
+  const incomplete = [
+    ...gaps.missingShards.map(
+      (g) => `${g.source}: shard${g.shards.length > 1 ? 's' : ''} ${g.shards.join(', ')} missing`,
+    ),
+    ...gaps.badLines.map(
+      (g) => `${g.source}: ${g.count} cut or bad line${g.count > 1 ? 's' : ''} (${g.first})`,
+    ),
+    ...(rowOf && noResult.length
+      ? [`${noResult.length.toLocaleString('en-US')} dataset prompts have no result: ${few(noResult)}`]
+      : []),
+  ];
+  if (incomplete.length && options.missing === undefined)
+    throw new UserError(
+      `the results do not cover the prompts: ${incomplete.join('; ')}` +
+        (gaps.duplicates.length
+          ? ` (and ${gaps.duplicates.map((d) => `${d.source}: ${d.count} duplicate records, the first kept`).join('; ')})`
+          : '') +
+        `. Their trainer trains only on the ids in the order file, so prompts without a result would leave training unnoticed. ` +
+        `Finish the campaign (rlvr passk --continue <job or folder>), or say where they go: --missing first, --missing last (both need the dataset copy's ids) or --missing drop.`,
+      'IncompleteCampaign',
+    );
+  if ((options.missing === 'first' || options.missing === 'last') && incomplete.length && !rowOf)
+    throw new UserError(
+      `--missing ${options.missing} places the prompts without a result by the dataset copy's ids, which were not read ` +
+        `(${incomplete.join('; ')}): give the launcher AWS access to read the copy, or use --missing drop.`,
+      'IncompleteCampaign',
+    );
+
   const descending = options.order !== 'hard-first';
   const tie = rowOf ? (a: string, b: string) => rowOf!.get(a)! - rowOf!.get(b)! : naturalCompare;
   const ids = [...rates.keys()].sort((a, b) => {
@@ -307,22 +358,67 @@ export function buildOrder(
     );
   }
 
+  const placed = options.missing === 'first' || options.missing === 'last' ? noResult : [];
+  const written = options.missing === 'first' ? [...placed, ...ids] : [...ids, ...placed];
   return {
     dataset: measured.dataset,
     ...(measured.split !== undefined ? { split: measured.split } : {}),
     ...(measured.level !== undefined ? { level: measured.level } : {}),
-    ids,
-    text: ids.join('\n') + '\n',
+    ids: written,
+    text: written.join('\n') + '\n',
     rates,
-    excluded: { noResult, outsideBand },
+    gaps,
+    ...(options.missing ? { missing: options.missing } : {}),
+    placed,
+    excluded: { noResult: placed.length ? [] : noResult, outsideBand },
     conflicts: campaignConflicts(results),
     pooled: [...sums.values()].filter((s) => s.seen > 1).length,
+  };
+}
+
+/** The gaps of each result: what the merge could not read. */
+function gapsOf(results: readonly MergedPasskResults[]): CampaignGaps {
+  return {
+    missingShards: results
+      .filter((r) => r.missingShards.length)
+      .map((r) => ({ source: r.source, shards: r.missingShards })),
+    badLines: results
+      .filter((r) => r.badLines.length)
+      .map((r) => {
+        const b = r.badLines[0];
+        return {
+          source: r.source,
+          count: r.badLines.length,
+          first: `shard ${b.shard} line ${b.line}: ${b.why}`,
+        };
+      }),
+    duplicates: results
+      .filter((r) => r.duplicates > 0)
+      .map((r) => ({ source: r.source, count: r.duplicates })),
   };
 }
 
 /** What an order left out and what it pooled, as lines for the user. */
 export function describeOrder(order: CurriculumOrder): string[] {
   const out = [`${order.ids.length.toLocaleString('en-US')} ${order.dataset} prompt ids`];
+  for (const g of order.gaps.missingShards)
+    out.push(`read from ${g.source}: shard(s) ${g.shards.join(', ')} missing`);
+  for (const g of order.gaps.badLines)
+    out.push(`read from ${g.source}: ${g.count} cut or bad line(s) (${g.first})`);
+  for (const g of order.gaps.duplicates)
+    out.push(`read from ${g.source}: ${g.count} duplicate record(s), the first kept`);
+  if (order.placed.length)
+    out.push(
+      `placed ${order.missing === 'first' ? 'first' : 'last'} (--missing ${order.missing}), no result: ${few(order.placed)}`,
+    );
+  if (
+    order.missing === 'drop' &&
+    order.excluded.noResult.length === 0 &&
+    (order.gaps.missingShards.length || order.gaps.badLines.length)
+  )
+    out.push(
+      'left out (--missing drop): the prompts of the missing shards and cut lines, not known without the dataset copy',
+    );
   if (order.excluded.noResult.length) out.push(`left out, no result: ${few(order.excluded.noResult)}`);
   if (order.excluded.outsideBand)
     out.push(`left out, pass rate outside the band: ${order.excluded.outsideBand.toLocaleString('en-US')}`);

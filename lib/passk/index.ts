@@ -13,7 +13,9 @@ export {
   buildOrder,
   curriculumConfigLines,
   describeOrder,
+  MISSING_PLACEMENTS,
   type BuildOrderOptions,
+  type MissingPlacement,
   type CurriculumOrder,
   type OrderKind,
 } from './curriculum';

@@ -48,8 +48,30 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
     const run = campaignFolder();
     const cwd = tempDir('rlvr-curriculum-cli-');
     const env = emulator.cliEnv({ XDG_CACHE_HOME: path.join(cwd, '.cache') });
-    const r = await runCli(
+    // The copy has prompts the campaign never reached: refused (nothing uploaded) until --missing says.
+    const refusedBuild = await runCli(
       ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--json'],
+      { cwd, env },
+    );
+    expect(refusedBuild.code).toBe(2);
+    expect(refusedBuild.stderr).toMatch(
+      new RegExp(`${ROWS - MEASURED} dataset prompts have no result: gsm8k_${MEASURED}, .*--missing drop`),
+    );
+    expect((await allKeys(emulator.moto.endpoint)).filter((k) => k.includes('curricula/pass-at-8/'))).toEqual(
+      [],
+    );
+    const r = await runCli(
+      [
+        'curriculum',
+        'build',
+        '--from',
+        run,
+        '--name',
+        'pass-at-8/gsm8k_curriculum',
+        '--missing',
+        'drop',
+        '--json',
+      ],
       { cwd, env },
     );
     expect({ code: r.code, err: r.code ? r.stderr : '' }).toEqual({ code: 0, err: '' });
@@ -69,13 +91,34 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
 
     // The same build again changes nothing; another order under that name is refused unless --replace.
     const again = await runCli(
-      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--json'],
+      [
+        'curriculum',
+        'build',
+        '--from',
+        run,
+        '--name',
+        'pass-at-8/gsm8k_curriculum',
+        '--missing',
+        'drop',
+        '--json',
+      ],
       { cwd, env },
     );
     expect(JSON.parse(again.stdout).upload).toBe('unchanged');
     const keys = await allKeys(emulator.moto.endpoint);
     const other = await runCli(
-      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--order', 'hard-first'],
+      [
+        'curriculum',
+        'build',
+        '--from',
+        run,
+        '--name',
+        'pass-at-8/gsm8k_curriculum',
+        '--order',
+        'hard-first',
+        '--missing',
+        'drop',
+      ],
       { cwd, env },
     );
     expect(other.code).toBe(2);

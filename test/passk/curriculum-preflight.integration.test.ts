@@ -126,7 +126,7 @@ describeWithPeer('moto_server', motoAvailable())(
         { cacheDir },
       );
       if (!copy.ok) throw new Error(copy.reason);
-      const order = buildOrder([results!], { order: 'easy-first', datasetIds: copy.ids });
+      const order = buildOrder([results!], { order: 'easy-first', datasetIds: copy.ids, missing: 'drop' });
       expect(order.dataset).toBe('gsm8k');
       expect(order.ids).toHaveLength(MEASURED);
       expect(order.excluded.noResult).toHaveLength(ROWS - MEASURED);

@@ -1,7 +1,8 @@
 import { checkCurriculum } from '../../lib/curriculum';
 import { UserError } from '../../lib/errors';
 import { buildOrder, curriculumConfigLines, describeOrder, naturalCompare } from '../../lib/passk/curriculum';
-import type { MergedPasskResults, PasskCampaign } from '../../lib/passk-records';
+import { mergeShards, type MergedPasskResults, type PasskCampaign } from '../../lib/passk-records';
+import { passkPlan } from '../helpers/passk';
 
 /** Results of one campaign: [id, n, c] per prompt, in the order read. */
 function results(
@@ -83,10 +84,30 @@ describe('buildOrder', () => {
       ],
       { dataset: 'math' },
     );
-    const order = buildOrder([r], { order: 'easy-first', datasetIds });
+    // Prompts without a result leave training only when the user says so.
+    expect(thrown(() => buildOrder([r], { order: 'easy-first', datasetIds })).message).toMatch(
+      /the results do not cover the prompts: 2 dataset prompts have no result: math_geometry_1, math_algebra_2\. Their trainer trains only on the ids in the order file.*--missing first, --missing last .* or --missing drop/,
+    );
+    const order = buildOrder([r], { order: 'easy-first', datasetIds, missing: 'drop' });
     expect(order.ids).toEqual(['math_geometry_0', 'math_algebra_1', 'math_algebra_0']);
     expect(order.excluded.noResult).toEqual(['math_geometry_1', 'math_algebra_2']);
     expect(describeOrder(order)).toContain('left out, no result: math_geometry_1, math_algebra_2');
+    // Placed first or last, in the dataset's row order.
+    const last = buildOrder([r], { order: 'easy-first', datasetIds, missing: 'last' });
+    expect(last.ids).toEqual([
+      'math_geometry_0',
+      'math_algebra_1',
+      'math_algebra_0',
+      'math_geometry_1',
+      'math_algebra_2',
+    ]);
+    expect(describeOrder(last)).toContain(
+      'placed last (--missing last), no result: math_geometry_1, math_algebra_2',
+    );
+    expect(buildOrder([r], { order: 'easy-first', datasetIds, missing: 'first' }).ids.slice(0, 2)).toEqual([
+      'math_geometry_1',
+      'math_algebra_2',
+    ]);
     // Without the dataset: natural order of the ids.
     expect(buildOrder([r], { order: 'easy-first' }).ids).toEqual([
       'math_algebra_1',
@@ -199,10 +220,68 @@ describe('buildOrder', () => {
   it('writes an order the curriculum check accepts against the same ids', () => {
     const datasetIds = Array.from({ length: 50 }, (_, i) => `gsm8k_${i}`);
     const r = results(datasetIds.slice(0, 40).map((id, i) => [id, 8, i % 9]));
-    const order = buildOrder([r], { order: 'hard-first', datasetIds });
+    const order = buildOrder([r], { order: 'hard-first', datasetIds, missing: 'drop' });
     const check = checkCurriculum(order.text, datasetIds);
     expect([check.ok, check.ids, check.duplicates.count, check.leftOut]).toEqual([true, 40, 0, 10]);
     expect(order.excluded.noResult).toHaveLength(10);
+  });
+});
+
+describe('a campaign with gaps: a missing shard, a cut line, a duplicate', () => {
+  /** 60 prompts over 3 shards of 20; shard 2 missing, a cut last line in shard 1, a prompt twice in shard 0. */
+  async function gappy() {
+    const line = (i: number) => JSON.stringify({ prompt_id: `gsm8k_${i}`, scores: [i % 2, 1, 0, 0] });
+    return mergeShards({
+      source: 'campaign',
+      plan: passkPlan(3, { dataset: 'gsm8k', n: 4 }),
+      shards: [
+        { index: 0, lines: [...Array.from({ length: 20 }, (_, i) => line(i)), line(3)] },
+        {
+          index: 1,
+          lines: [...Array.from({ length: 19 }, (_, i) => line(20 + i)), '{"prompt_id": "gsm8k_39", "sco'],
+        },
+      ],
+    });
+  }
+  const datasetIds = Array.from({ length: 60 }, (_, i) => `gsm8k_${i}`);
+
+  it('is refused naming each gap, with or without the dataset copy (which also lists the prompts)', async () => {
+    const r = await gappy();
+    for (const ids of [undefined, datasetIds]) {
+      const message = thrown(() =>
+        buildOrder([r], { order: 'easy-first', ...(ids ? { datasetIds: ids } : {}) }),
+      ).message;
+      expect(message).toMatch(/campaign: shard 2 missing/);
+      expect(message).toMatch(/campaign: 1 cut or bad line \(shard 1 line 20: cut off/);
+      expect(message).toMatch(/campaign: 1 duplicate records, the first kept/);
+      if (ids)
+        expect(message).toMatch(
+          /21 dataset prompts have no result: gsm8k_39, gsm8k_40, gsm8k_41, gsm8k_42, gsm8k_43, … \(21 in all\)/,
+        );
+    }
+  });
+
+  it('--missing last places the 21 prompts at the end; drop leaves them out and says so; first/last need the copy', async () => {
+    const r = await gappy();
+    const last = buildOrder([r], { order: 'easy-first', datasetIds, missing: 'last' });
+    expect(last.ids).toHaveLength(60);
+    expect(last.ids.slice(39)).toEqual(datasetIds.slice(39));
+    expect(new Set(last.ids).size).toBe(60);
+    expect(describeOrder(last)).toEqual(
+      expect.arrayContaining([
+        'read from campaign: shard(s) 2 missing',
+        expect.stringMatching(/^read from campaign: 1 cut or bad line\(s\)/),
+        'read from campaign: 1 duplicate record(s), the first kept',
+      ]),
+    );
+    const dropped = buildOrder([r], { order: 'easy-first', missing: 'drop' });
+    expect(dropped.ids).toHaveLength(39);
+    expect(describeOrder(dropped)).toContain(
+      'left out (--missing drop): the prompts of the missing shards and cut lines, not known without the dataset copy',
+    );
+    expect(thrown(() => buildOrder([r], { order: 'easy-first', missing: 'last' })).message).toMatch(
+      /--missing last places the prompts without a result by the dataset copy's ids, which were not read/,
+    );
   });
 });
 
