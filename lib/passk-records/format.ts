@@ -86,6 +86,27 @@ export function unequalNNote(r: Pick<MergedPasskResults, 'unequalN'>): string | 
 }
 
 /**
+ * Where the first-k column is not the figure their script prints, and why: it keeps every record of a
+ * prompt written twice and divides each k by all records; the merge keeps a prompt's first record and,
+ * when n differs, divides each k by the prompts with n ≥ k. Undefined where the two agree.
+ */
+export function firstKNote(r: Pick<MergedPasskResults, 'duplicates' | 'unequalN'>): string | undefined {
+  const why = [
+    ...(r.duplicates > 0
+      ? [
+          `it counts the ${plural(r.duplicates, 'duplicate record')} dropped here (a prompt written twice counts twice)`,
+        ]
+      : []),
+    ...(r.unequalN?.fewerPromptsAtK.length
+      ? [`it divides every k by all records, where this divides each k by the prompts with n ≥ k`]
+      : []),
+  ];
+  return why.length
+    ? `first-k is not the figure their script prints for this folder: ${why.join('; ')}`
+    : undefined;
+}
+
+/**
  * Per source: a header line, then pass@k by both estimators; with `prompts`, each prompt's n, c and rate.
  */
 export function passkMarkdown(
@@ -96,11 +117,17 @@ export function passkMarkdown(
     const out = [`### ${cell(r.source)}`, '', cell(headerLine(r)), ''];
     if (r.prompts.length === 0) out.push('No prompt results read.');
     else {
-      out.push('| k | pass@k (unbiased) | first-k (their script) | prompts |', '|---:|---:|---:|---:|');
+      out.push('| k | pass@k (unbiased) | first-k | prompts |', '|---:|---:|---:|---:|');
       for (const p of r.passAtK)
         out.push(`| ${p.k} | ${percent(p.unbiased)} | ${percent(p.firstK)} | ${p.prompts} |`);
+      out.push(
+        '',
+        'first-k: the share of prompts with a correct completion among their first k, as their script counts.',
+      );
       const note = unequalNNote(r);
       if (note) out.push('', `Note: ${cell(note)}.`);
+      const firstK = firstKNote(r);
+      if (firstK) out.push('', `Note: ${cell(firstK)}.`);
       if (options.prompts) {
         out.push('', '| prompt_id | n | c | pass rate |', '|---|---:|---:|---:|');
         for (const p of r.prompts)
@@ -145,5 +172,9 @@ export function passAtKCsv(results: readonly MergedPasskResults[]): string {
 
 /** Everything merged, prompts included: an array, one entry per source. */
 export function passkJson(results: readonly MergedPasskResults[]): string {
-  return `${JSON.stringify(results, null, 2)}\n`;
+  const withNotes = results.map((r) => {
+    const note = firstKNote(r);
+    return note ? { ...r, firstKNote: note } : r;
+  });
+  return `${JSON.stringify(withNotes, null, 2)}\n`;
 }

@@ -1,4 +1,6 @@
 import {
+  firstKNote,
+  mergeShards,
   passAtKCsv,
   passAtKTable,
   passkCsv,
@@ -56,7 +58,7 @@ describe('passkMarkdown', () => {
         'missing shards: 1 · 2 duplicates dropped (first record kept) · ' +
         '1 bad line (shard 3 line 17: cut off: the file’s last line is not whole JSON)',
     );
-    expect(lines).toContain('| k | pass@k (unbiased) | first-k (their script) | prompts |');
+    expect(lines).toContain('| k | pass@k (unbiased) | first-k | prompts |');
     // k=2: (1/2 + 1 + 0)/3 unbiased; first two hold a correct one for gsm8k_2 only.
     expect(lines).toContain('| 2 | 50.00% | 33.33% | 3 |');
     expect(lines).toContain('| 1 | 41.67% | 33.33% | 3 |');
@@ -106,7 +108,36 @@ describe('CSV', () => {
 describe('passkJson', () => {
   it('keeps everything, prompts included', () => {
     const parsed = JSON.parse(passkJson([planned, bare])) as MergedPasskResults[];
-    expect(parsed).toEqual([planned, bare]);
+    // Everything, with a note where first-k departs from their script's figure (duplicates here).
+    expect(parsed).toEqual([{ ...planned, firstKNote: firstKNote(planned) }, bare]);
     expect(parsed[0].prompts).toHaveLength(3);
+  });
+});
+
+describe('first-k beside their script', () => {
+  const line = (id: string, scores: number[]) => JSON.stringify({ prompt_id: id, scores });
+
+  it('says where first-k is not the figure their script prints, and why; says nothing on a clean campaign', async () => {
+    const clean = await mergeShards({
+      source: 'clean',
+      shards: [{ index: 0, lines: [line('a', [0, 1]), line('b', [1, 0])] }],
+    });
+    expect(firstKNote(clean)).toBeUndefined();
+    expect(passkMarkdown([clean])).not.toMatch(/not the figure their script prints/);
+    const dup = await mergeShards({
+      source: 'dup',
+      shards: [{ index: 0, lines: [line('a', [0, 1]), line('b', [1, 0]), line('a', [1, 1])] }],
+    });
+    expect(passkMarkdown([dup])).toContain(
+      'Note: first-k is not the figure their script prints for this folder: it counts the 1 duplicate record dropped here (a prompt written twice counts twice).',
+    );
+    const unequal = await mergeShards({
+      source: 'unequal',
+      shards: [{ index: 0, lines: [line('a', [1]), line('b', [0, 0, 0, 0])] }],
+    });
+    expect(firstKNote(unequal)).toMatch(
+      /divides every k by all records, where this divides each k by the prompts with n ≥ k/,
+    );
+    expect(JSON.parse(passkJson([unequal]))[0].firstKNote).toBe(firstKNote(unequal));
   });
 });
