@@ -174,7 +174,9 @@ async function runSft(flags: SftFlags): Promise<number> {
     skippedNoCorrect: set.skippedNoCorrect,
     skippedNoPrompt: set.skippedNoPrompt,
     badLines: set.badLines,
+    notes: set.notes,
   };
+  for (const n of set.notes) process.stderr.write(`note: ${n}\n`);
   for (const b of set.badLines)
     process.stderr.write(`warning: ${b.file}${b.line ? `:${b.line}` : ''}: ${b.why}; skipped\n`);
   process.stdout.write(

@@ -232,6 +232,8 @@ export async function buildSft(input: SftBuildInput): Promise<
     readonly prompts: number;
     /** Lines (and files) of the shards that were not read, each skipped: file, line (0: the whole file), why. */
     readonly badLines: SftShardsRead['badLines'];
+    /** Where this set differs from what their script would make of the same folders, and why. */
+    readonly notes: readonly string[];
   }
 > {
   const target = outFile(input.out, input.cwd);
@@ -240,6 +242,7 @@ export async function buildSft(input: SftBuildInput): Promise<
   let skippedNoCorrect = 0;
   let skippedNoPrompt = 0;
   let prompts = 0;
+  const notes: string[] = [];
   const datasets = new Set<string>();
   for (const source of input.from) {
     const dir = path.resolve(input.cwd, source);
@@ -270,6 +273,12 @@ export async function buildSft(input: SftBuildInput): Promise<
       ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
       ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
     });
+    const gap = firstShardGap(read.shards);
+    if (gap !== undefined)
+      notes.push(
+        `${source}: shard_${gap} is missing. Their build_sft_from_pass_at_k.py reads shards from shard_0 until the first one missing, ` +
+          `so it would leave out the prompts of the shards after it; this set keeps them.`,
+      );
     const dataset = plan?.campaign?.dataset ?? read.results[0]?.promptId.replace(/_\d+$/, '') ?? 'unknown';
     datasets.add(dataset);
     const set = buildSftSet({
@@ -287,5 +296,18 @@ export async function buildSft(input: SftBuildInput): Promise<
     prompts += read.results.length;
   }
   target.write(lines.map((l) => `${l}\n`).join(''));
-  return { lines, skippedNoCorrect, skippedNoPrompt, out: target.path, prompts, badLines };
+  return { lines, skippedNoCorrect, skippedNoPrompt, out: target.path, prompts, badLines, notes };
+}
+
+/** The first shard number missing below the highest present (`shard_0`, `shard_1`, `shard_3` → 2). */
+function firstShardGap(shards: readonly string[]): number | undefined {
+  const numbers = new Set(
+    shards
+      .map((s) => /^shard_(\d+)$/.exec(s)?.[1])
+      .filter((n) => n !== undefined)
+      .map(Number),
+  );
+  const highest = Math.max(-1, ...numbers);
+  for (let i = 0; i < Math.min(highest, 4096); i++) if (!numbers.has(i)) return i;
+  return undefined;
 }

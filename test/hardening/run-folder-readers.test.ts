@@ -128,6 +128,32 @@ describe('curriculum sft and build: the same checks as passk results', () => {
     expect(fs.existsSync(path.join(cwd, 'sft.jsonl'))).toBe(false);
   });
 
+  it('sft says where it keeps prompts their script would drop: shards after a missing one', async () => {
+    const run1 = passkCampaignFolder({ shards: 3, prompts: 12, n: 4, correctOf: () => 1 });
+    fs.rmSync(path.join(run1, 'passk', 'shard_1'), { recursive: true });
+    const cwd = tempDir();
+    const r = await run(
+      ['curriculum', 'sft', '--from', run1, '--out', 'sft.jsonl', '--max-pass-rate', '0.5', '--json'],
+      cwd,
+    );
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /note: .*: shard_1 is missing\. Their build_sft_from_pass_at_k\.py reads shards from shard_0 until the first one missing, so it would leave out the prompts of the shards after it; this set keeps them\./,
+    );
+    const ids = fs
+      .readFileSync(path.join(cwd, 'sft.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { prompt_id: string }).prompt_id);
+    // Shard 2's prompts (8–11) are in the set.
+    expect(ids.filter((id) => /^gsm8k_(8|9|10|11)$/.test(id)).sort()).toEqual([
+      'gsm8k_10',
+      'gsm8k_11',
+      'gsm8k_8',
+      'gsm8k_9',
+    ]);
+  });
+
   it('build --dry-run refuses the --out the real run would refuse (a folder), writing nothing', async () => {
     const run1 = passkCampaignFolder({ shards: 1, prompts: 4, n: 4, correctOf: (i) => i % 3 });
     const cwd = tempDir();
