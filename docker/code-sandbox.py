@@ -329,14 +329,18 @@ def zombie(pid):
         return True
 
 
-def reap_all():
+def reap_all(child=None):
+    """Reaps every process that has ended: orphans of the sandbox come to us (the subreaper). The
+    sandboxed child's status, when reaped here, is given to its Popen."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        if child is not None and pid == child.pid:
+            child.returncode = os.waitstatus_to_exitcode(status)
 
 
 def processes_of(uid):
@@ -665,7 +669,7 @@ def supervise(child, uid, request, stopping):
                     out.write(b"\n[sandbox: output cut at 1 MiB]\n")
                     out.flush()
             streams[fd][1] = written + len(data)
-        reap_others(child)
+        reap_all(child)
         now = time.monotonic()
         if timeout is not None and now - started > timeout:
             verdict = 124
@@ -690,18 +694,6 @@ def supervise(child, uid, request, stopping):
     code = child.returncode
     return 128 - code if code < 0 else code
 
-
-def reap_others(child):
-    """Processes orphaned inside the sandbox come to us (the subreaper): reap them, not the child."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if pid == child.pid:
-            child.returncode = os.waitstatus_to_exitcode(status)
 
 
 # ---- the commands --------------------------------------------------------------------------------

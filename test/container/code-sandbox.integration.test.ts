@@ -15,6 +15,10 @@ import { runShell } from '../helpers/rehearsal';
 
 jest.setTimeout(300_000);
 
+/** Their executor's flags (code_executor.py's defaults), for the runs a test types itself. */
+const FLAGS =
+  '--rm --network=none --read-only --tmpfs=/tmp:size=64m,mode=1777 --memory=256m --cpus=1.0 --pids-limit=64 --cap-drop=ALL --security-opt=no-new-privileges --user=65534:65534';
+
 /** Model-written code as a hostile policy might write it; each raises when its attack fails. */
 const HOSTILE = {
   delete_checkpoint: 'import os\nos.remove("CHECKPOINT")',
@@ -205,14 +209,12 @@ describeWithPeer('dockerd', dockerAvailable())('the code verifiers’ sandbox (r
   });
 
   it('`docker kill` ends a sandbox whose supervisor was killed outright; a name in use is refused', async () => {
-    const flags =
-      '--rm --network=none --read-only --tmpfs=/tmp:size=64m,mode=1777 --memory=256m --cpus=1.0 --pids-limit=64 --cap-drop=ALL --security-opt=no-new-privileges --user=65534:65534';
     const sandboxed =
       'for p in /proc/[0-9]*; do stat -c %u "$p" 2>/dev/null; done | awk \'$1 >= 1000000\' | wc -l';
     const script = [
-      `docker run ${flags} --name victim python:3.11-slim python -c 'import time; time.sleep(120)' &`,
+      `docker run ${FLAGS} --name victim python:3.11-slim python -c 'import time; time.sleep(120)' &`,
       'sleep 1.5',
-      `docker run ${flags} --name victim python:3.11-slim python -c 1; echo "same name: $?"`,
+      `docker run ${FLAGS} --name victim python:3.11-slim python -c 1; echo "same name: $?"`,
       'kill -9 $!',
       'sleep 0.3',
       `echo "left running: $(${sandboxed})"`,
@@ -235,23 +237,21 @@ describeWithPeer('dockerd', dockerAvailable())('the code verifiers’ sandbox (r
   });
 
   it('refuses any other use of `docker`, exit 125 as the Docker CLI refuses a bad flag', async () => {
-    const flags =
-      '--rm --network=none --read-only --tmpfs=/tmp:size=64m,mode=1777 --memory=256m --cpus=1.0 --pids-limit=64 --cap-drop=ALL --security-opt=no-new-privileges --user=65534:65534';
     const tries = [
       'docker ps',
       'docker pull python:3.11-slim',
-      `docker run ${flags} --privileged python:3.11-slim python -c 1`,
-      `docker run ${flags} -v /:/host:rw python:3.11-slim python -c 1`,
-      `docker run ${flags.replace('--network=none', '--network=host')} python:3.11-slim python -c 1`,
-      `docker run ${flags.replace('--user=65534:65534', '--user=0:0')} python:3.11-slim python -c 1`,
-      `docker run ${flags.replace('--memory=256m', '--memory=99999g')} python:3.11-slim python -c 1`,
-      `docker run ${flags} python:3.11-slim sh -c id`,
-      `docker run ${flags} -v /opt/ml/checkpoints:/code.py:ro python:3.11-slim python /code.py`,
+      `docker run ${FLAGS} --privileged python:3.11-slim python -c 1`,
+      `docker run ${FLAGS} -v /:/host:rw python:3.11-slim python -c 1`,
+      `docker run ${FLAGS.replace('--network=none', '--network=host')} python:3.11-slim python -c 1`,
+      `docker run ${FLAGS.replace('--user=65534:65534', '--user=0:0')} python:3.11-slim python -c 1`,
+      `docker run ${FLAGS.replace('--memory=256m', '--memory=99999g')} python:3.11-slim python -c 1`,
+      `docker run ${FLAGS} python:3.11-slim sh -c id`,
+      `docker run ${FLAGS} -v /opt/ml/checkpoints:/code.py:ro python:3.11-slim python /code.py`,
     ];
     const script = [
       'mkdir -p /opt/ml/checkpoints',
       ...tries.map((t) => `${t} >/dev/null 2>/tmp/err; echo "$? $(head -c 300 /tmp/err | head -1)"`),
-      `docker run ${flags} python:3.11-slim timeout 5 python -c 'print(7 * 6)'; echo "$?"`,
+      `docker run ${FLAGS} python:3.11-slim timeout 5 python -c 'print(7 * 6)'; echo "$?"`,
     ].join('\n');
     const r = await runShell(engine.host, image, script);
     const lines = r.stdout.trim().split('\n');

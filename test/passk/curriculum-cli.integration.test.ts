@@ -49,10 +49,12 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
     const cwd = tempDir('rlvr-curriculum-cli-');
     const env = emulator.cliEnv({ XDG_CACHE_HOME: path.join(cwd, '.cache') });
     // The copy has prompts the campaign never reached: refused (nothing uploaded) until --missing says.
-    const refusedBuild = await runCli(
-      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', '--json'],
-      { cwd, env },
-    );
+    const build = (...extra: string[]) =>
+      runCli(['curriculum', 'build', '--from', run, '--name', 'pass-at-8/gsm8k_curriculum', ...extra], {
+        cwd,
+        env,
+      });
+    const refusedBuild = await build('--json');
     expect(refusedBuild.code).toBe(2);
     expect(refusedBuild.stderr).toMatch(
       new RegExp(`${ROWS - MEASURED} dataset prompts have no result: gsm8k_${MEASURED}, .*--missing drop`),
@@ -60,20 +62,7 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
     expect((await allKeys(emulator.moto.endpoint)).filter((k) => k.includes('curricula/pass-at-8/'))).toEqual(
       [],
     );
-    const r = await runCli(
-      [
-        'curriculum',
-        'build',
-        '--from',
-        run,
-        '--name',
-        'pass-at-8/gsm8k_curriculum',
-        '--missing',
-        'drop',
-        '--json',
-      ],
-      { cwd, env },
-    );
+    const r = await build('--missing', 'drop', '--json');
     expect({ code: r.code, err: r.code ? r.stderr : '' }).toEqual({ code: 0, err: '' });
     const built = JSON.parse(r.stdout);
     const key = 'rlvr-experiments/curricula/pass-at-8/gsm8k_curriculum.txt';
@@ -90,37 +79,10 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
     expect(await text(key)).toBe(`${expected.join('\n')}\n`);
 
     // The same build again changes nothing; another order under that name is refused unless --replace.
-    const again = await runCli(
-      [
-        'curriculum',
-        'build',
-        '--from',
-        run,
-        '--name',
-        'pass-at-8/gsm8k_curriculum',
-        '--missing',
-        'drop',
-        '--json',
-      ],
-      { cwd, env },
-    );
+    const again = await build('--missing', 'drop', '--json');
     expect(JSON.parse(again.stdout).upload).toBe('unchanged');
     const keys = await allKeys(emulator.moto.endpoint);
-    const other = await runCli(
-      [
-        'curriculum',
-        'build',
-        '--from',
-        run,
-        '--name',
-        'pass-at-8/gsm8k_curriculum',
-        '--order',
-        'hard-first',
-        '--missing',
-        'drop',
-      ],
-      { cwd, env },
-    );
+    const other = await build('--order', 'hard-first', '--missing', 'drop');
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/exists with other content.*--replace/);
     expect(await allKeys(emulator.moto.endpoint)).toEqual(keys);
