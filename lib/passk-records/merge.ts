@@ -210,7 +210,7 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
           .map((s) => s.index)
           .filter((i) => !shardsRead.includes(i))
           .sort((a, b) => a - b)
-      : gapsBelowHighest(shardsRead),
+      : shardGaps(shardsRead),
     prompts,
     duplicates,
     badLines,
@@ -223,7 +223,7 @@ export async function mergeShards(input: MergeInput): Promise<MergedPasskResults
  * A bare folder's missing shards: the numbers below the highest shard read that have no results (their
  * script numbers shards 0…N−1 and records N nowhere in its output, so shards past the highest are not seen).
  */
-function gapsBelowHighest(read: readonly number[]): number[] {
+export function shardGaps(read: readonly number[]): number[] {
   const have = new Set(read);
   const highest = Math.max(-1, ...read);
   const gaps: number[] = [];

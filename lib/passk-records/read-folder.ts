@@ -129,7 +129,7 @@ function resultFiles(plan: PasskJobPlan | undefined): Pick<PasskFiles, 'shardFol
 }
 
 /** Where `file` really is when a link on its way leads out of `dir`; undefined when it stays inside. */
-function linkedOutside(dir: string, file: string): string | undefined {
+export function linkedOutside(dir: string, file: string): string | undefined {
   try {
     const real = fs.realpathSync(file);
     const rel = path.relative(fs.realpathSync(dir), real);

@@ -11,7 +11,14 @@ import { readDatasetIds, resolveIdRule } from '../curriculum';
 import { outPathError, RlvrError, UserError } from '../errors';
 import { awsStep } from '../eval';
 import { S3Layout } from '../layout';
-import { PASSK_DIR, PASSK_PLAN_FILE, readPasskPlan, type MergedPasskResults } from '../passk-records';
+import {
+  linkedOutside,
+  PASSK_DIR,
+  PASSK_PLAN_FILE,
+  readPasskPlan,
+  shardGaps,
+  type MergedPasskResults,
+} from '../passk-records';
 import {
   buildOrder,
   curriculumConfigLines,
@@ -261,14 +268,12 @@ export async function buildSft(input: SftBuildInput): Promise<
       );
     const shardsDir = plan ? path.join(dir, PASSK_DIR) : dir;
     // As `passk results` reads a run folder: a link on the way to the shards must not lead out of it.
-    if (plan && fs.existsSync(shardsDir)) {
-      const rel = path.relative(fs.realpathSync(dir), fs.realpathSync(shardsDir));
-      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel))
-        throw new UserError(
-          `${path.join(source, PASSK_DIR)} leads through a link to ${fs.realpathSync(shardsDir)}, outside the run folder: not read`,
-          'BadPasskPlan',
-        );
-    }
+    const outside = plan ? linkedOutside(dir, shardsDir) : undefined;
+    if (outside !== undefined)
+      throw new UserError(
+        `${path.join(source, PASSK_DIR)} leads through a link to ${outside}, outside the run folder: not read`,
+        'BadPasskPlan',
+      );
     const read = await readSftShards(shardsDir, {
       ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
       ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
@@ -301,13 +306,5 @@ export async function buildSft(input: SftBuildInput): Promise<
 
 /** The first shard number missing below the highest present (`shard_0`, `shard_1`, `shard_3` → 2). */
 function firstShardGap(shards: readonly string[]): number | undefined {
-  const numbers = new Set(
-    shards
-      .map((s) => /^shard_(\d+)$/.exec(s)?.[1])
-      .filter((n) => n !== undefined)
-      .map(Number),
-  );
-  const highest = Math.max(-1, ...numbers);
-  for (let i = 0; i < Math.min(highest, 4096); i++) if (!numbers.has(i)) return i;
-  return undefined;
+  return shardGaps(shards.flatMap((s) => /^shard_(\d+)$/.exec(s)?.[1] ?? []).map(Number))[0];
 }

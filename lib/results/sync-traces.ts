@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAwsError, isTerminal, requireLayout, type JobContext, type S3ObjectInfo } from '../aws';
 import { RlvrError, UserError } from '../errors';
 import { LOCAL, RUN_FOLDER } from '../layout';
 import type { TransferEvent } from './download';
-import { fetchObject, PARTIAL_SUFFIX } from './fetch-object';
+import { fetchObject } from './fetch-object';
 import { isSafeRelative, readJobRunInfo, jobListing, type RunFolder } from './run-folders';
-import { NOFOLLOW, openRegularFile, readInto, readJsonFile, sleep, writeFileAtomic } from '../util';
+import { appendFileAtomic, openRegularFile, readInto, readJsonFile, sleep, writeFileAtomic } from '../util';
 
 /*
  * Keeps results/<job>/traces/*.jsonl (and config.yaml) current while a job runs — for a trainer with its
@@ -77,28 +76,6 @@ async function resolveJobs(context: JobContext, target: string): Promise<string[
   return names.sort();
 }
 
-/**
- * The local trace with `tail` appended, replacing it atomically: copied to a fresh, unpredictable name
- * created exclusively (a link planted beside the trace is never followed), then renamed over it.
- */
-function appendAtomically(file: string, tail: Buffer): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}${PARTIAL_SUFFIX}`;
-  try {
-    fs.copyFileSync(file, tmp, fs.constants.COPYFILE_EXCL | fs.constants.COPYFILE_FICLONE);
-    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_APPEND | NOFOLLOW);
-    try {
-      fs.writeFileSync(fd, tail);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
-}
-
 /** The size of a regular file at `file` (never through a link), or -1. */
 function regularSize(file: string): number {
   const st = fs.lstatSync(file, { throwIfNoEntry: false });
@@ -155,7 +132,7 @@ async function syncTracesFolder(
           tail.length === o.size - localSize + overlap &&
           tail.subarray(0, overlap).equals(mine)
         ) {
-          appendAtomically(local, tail.subarray(overlap));
+          appendFileAtomic(local, tail.subarray(overlap));
           appended = true;
           emit({ type: 'file', key: o.key, bytes: tail.length - overlap, skipped: false, resumed: true });
         } else {

@@ -23,6 +23,7 @@ export {
   openRegularFile,
   readInto,
   readRegularText,
+  appendFileAtomic,
   writeFileAtomic,
 } from './safe-file';
 export { sleep } from './sleep';

@@ -17,17 +17,46 @@ export function writeFileAtomic(
   data: string | Uint8Array,
   options: { readonly mode?: number; readonly durable?: boolean; readonly beforeRename?: () => void } = {},
 ): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    const fd = fs.openSync(tmp, 'wx', 0o666);
+  replaceAtomically(
+    file,
+    (tmp) => {
+      const fd = fs.openSync(tmp, 'wx', 0o666);
+      try {
+        if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
+        fs.writeFileSync(fd, data);
+        if (options.durable) fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    options.beforeRename,
+  );
+}
+
+/**
+ * Replaces the regular file `file` with its bytes and `tail` after them, atomically and durably, by the
+ * same fresh temporary name as writeFileAtomic: the file is copied (a reflink where the file system
+ * has them), never read into memory, so a trace of any size grows at the cost of its copy.
+ */
+export function appendFileAtomic(file: string, tail: Uint8Array): void {
+  replaceAtomically(file, (tmp) => {
+    fs.copyFileSync(file, tmp, fs.constants.COPYFILE_EXCL | fs.constants.COPYFILE_FICLONE);
+    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_APPEND | NOFOLLOW);
     try {
-      if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
-      fs.writeFileSync(fd, data);
-      if (options.durable) fs.fsyncSync(fd);
+      fs.writeFileSync(fd, tail);
+      fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
-    options.beforeRename?.();
+  });
+}
+
+/** The one way files are replaced: `fill` writes a fresh, unpredictable name beside `file`, renamed over it. */
+function replaceAtomically(file: string, fill: (tmp: string) => void, beforeRename?: () => void): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    fill(tmp);
+    beforeRename?.();
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
