@@ -7,6 +7,7 @@ import {
   type Forecast,
   type ForecastReport,
   type LiveProgress,
+  type SimilarRun,
 } from '../lib/forecast';
 
 import { formatUsd } from '../lib/job-options';
@@ -20,6 +21,7 @@ const VERDICTS: Record<Forecast['verdict'], string> = {
   thin: 'covers it with little margin',
   short: 'DOES NOT cover it',
   generous: 'covers it many times over',
+  unproven: 'is not known to cover it (rough forecast)',
   unknown: '',
 };
 
@@ -62,23 +64,27 @@ export function forecastSection(
     return out;
   }
   const s = f.secondsPerStep;
-  out += row(
-    'similar runs',
-    `${f.similar.length} (${sources(f, planned.resultsDir)}): ${f.similar.map((r) => `${r.id} ${perStep(r.secondsPerStep)}`).join(', ')}`,
-  );
+  const rough = f.basis === 'rough';
+  out += row('similar runs', `${f.similar.length} (${sources(f, planned.resultsDir)})`);
+  for (const r of f.similar) out += row('', similarLine(r));
   out += row(
     'per step',
-    `${perStep(s.median)} (the runs' average step, checkpoints included; 10–90% of steps: ${perStep(s.p10)}–${perStep(s.p90)})`,
+    `${perStep(s.median)} (the runs' average step, checkpoints included; 10–90% of steps: ${perStep(s.p10)}–${perStep(s.p90)})${rough ? ', rough' : ''}`,
   );
+  for (const c of f.caveats ?? []) out += row('caveat', c);
   if (f.wallSeconds === undefined) return out + row('to the end', `unknown: ${f.why}`);
   const from = f.fromStep ?? 0;
+  const outside = f.outsideMeasured
+    ? `${roughDuration(f.outsideSeconds ?? 0)} start-up and final checkpoint`
+    : `startup ${roughDuration(f.outsideSeconds ?? 0)}`;
   out += row(
     from > 0 ? `${from} → ${f.maxSteps}` : `to step ${f.maxSteps}`,
-    `${roughDuration(f.wallSeconds)} (startup ${roughDuration(f.startupSeconds ?? 0)} + ${f.maxSteps! - from} × ${perStep(s.median)}${from > 0 ? `, resumed at step ${from}` : ''})`,
+    `${rough ? 'at least ' : ''}${roughDuration(f.wallSeconds)} (${outside} + ${f.maxSteps! - from} × ${perStep(s.median)}${from > 0 ? `, resumed at step ${from}` : ''})${rough ? ', rough' : ''}`,
   );
-  if (f.cost !== undefined) out += row('cost', `${formatUsd(f.cost)} on demand to the last step`);
+  if (f.cost !== undefined)
+    out += row('cost', `${rough ? 'at least ' : ''}${formatUsd(f.cost)} on demand to the last step`);
   const verdict = `${formatDuration(f.maxRuntimeSeconds)} ${VERDICTS[f.verdict]}`;
-  const ratio = ` (${(f.maxRuntimeSeconds / f.wallSeconds).toFixed(1)}× the forecast)`;
+  const ratio = ` (${(f.maxRuntimeSeconds / f.wallSeconds).toFixed(1)}× the ${rough ? 'rough floor' : 'forecast'})`;
   out += row(
     'max runtime',
     f.verdict === 'short' ? `${verdict}: training stops at about step ${f.cutAtStep}` : `${verdict}${ratio}`,
@@ -86,11 +92,30 @@ export function forecastSection(
   return out;
 }
 
+/** A similar run as the plan lists it: its rate and what else it measured. */
+function similarLine(r: SimilarRun): string {
+  const steps =
+    r.steps === undefined
+      ? `${r.measuredSteps + 1} steps read`
+      : `${r.steps}${r.plannedSteps !== undefined ? ` of ${r.plannedSteps}` : ''} steps`;
+  const checkpoints =
+    r.checkpoints === undefined
+      ? 'checkpoints not known'
+      : r.checkpoints === 0
+        ? 'no checkpoint'
+        : `${r.checkpoints} checkpoint${r.checkpoints === 1 ? '' : 's'}`;
+  const ended = r.ended ? r.ended.toLowerCase() : 'its end not recorded';
+  const alone = r.notAlone ? `; not enough alone: ${r.notAlone}` : '';
+  const used = r.used ? '' : ' (not used: the runs enough alone are)';
+  return `${r.id} ${perStep(r.secondsPerStep)}/step over ${steps}, ${checkpoints}, ${ended}${alone}${used}`;
+}
+
 /** One cell for a sweep's table: the forecast wall time and cost, or why there is none. */
 export function forecastCell(f: Forecast): string {
   if (f.wallSeconds === undefined)
     return f.secondsPerStep ? `${perStep(f.secondsPerStep.median)}/step` : 'no similar run';
   const flag = f.verdict === 'short' ? ' (past max runtime)' : '';
+  if (f.basis === 'rough') return `≥ ${roughDuration(f.wallSeconds)} (rough)${flag}`;
   return `${roughDuration(f.wallSeconds)}${f.cost !== undefined ? `, ${formatUsd(f.cost)}` : ''}${flag}`;
 }
 

@@ -27,7 +27,15 @@ export {
   type StepClock,
   type TraceTiming,
 } from './step-clock';
-export { mergeRuns, resultsFolderRuns, runFolderShape, type PastRun, type RunsSeen } from './past-runs';
+export {
+  mergeRuns,
+  resultsFolderRuns,
+  runFolderShape,
+  runMeasure,
+  type PastRun,
+  type RunMeasure,
+  type RunsSeen,
+} from './past-runs';
 export {
   forecastReport,
   forecastJob,

@@ -4,7 +4,7 @@ import { CONTAINER, RUN_FOLDER } from '../layout';
 import { listRunIds, runFiles } from '../results';
 import { isMap, type YamlMap } from '../trainers';
 import { isObject, readRegularText } from '../util';
-import { readShape, shapeOf, type RunShape } from './shape';
+import { maxStepsOf, readShape, shapeOf, type RunShape } from './shape';
 import { traceTiming } from './step-clock';
 
 /** One run the launcher can see, with its steps' seconds. */
@@ -20,6 +20,66 @@ export interface PastRun {
   readonly firstStepTs: number | undefined;
   /** Seconds from the container's start to the trainer's (run.json's first attempt; undefined: not recorded). */
   readonly setupSeconds?: number;
+  /** Steps it trained (the highest its trace shows). */
+  readonly steps?: number;
+  /** Steps its config asked for (undefined: not known). */
+  readonly plannedSteps?: number;
+  /** Checkpoints it wrote (undefined: not known). */
+  readonly checkpoints?: number;
+  /** How its job ended (`Completed`, `Stopped`, `Failed`; undefined: not recorded). */
+  readonly ended?: string;
+  /**
+   * Seconds of the run that were not steps, measured whole: from the container's start to its first
+   * step's end, and from its last step's end to its trainer's exit (the final checkpoint). Known for a
+   * completed run of one attempt whose run.json recorded both ends.
+   */
+  readonly outsideSeconds?: number;
+}
+
+/** What a run's own records say of it beside its steps' seconds (run.json, its summary, its trace). */
+export type RunMeasure = Pick<
+  PastRun,
+  'setupSeconds' | 'steps' | 'plannedSteps' | 'checkpoints' | 'ended' | 'outsideSeconds'
+>;
+
+const count = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+
+/**
+ * A run's measure from its run.json, the checkpoints it wrote (undefined: not known), the steps its
+ * config asked for, and its trace's steps: `span` is the first and last step's end in one trace
+ * (undefined when its steps are in several traces or not all read).
+ */
+export function runMeasure(input: {
+  readonly runInfo: unknown;
+  readonly status?: string;
+  readonly checkpoints: number | undefined;
+  readonly plannedSteps: number | undefined;
+  readonly steps: number | undefined;
+  readonly span: { readonly first: number; readonly last: number } | undefined;
+}): RunMeasure {
+  const info = isObject(input.runInfo) ? input.runInfo : {};
+  const recorded = isObject(info.forecast) ? count(info.forecast.maxSteps) : undefined;
+  const plannedSteps = recorded || input.plannedSteps;
+  const ended = typeof info.status === 'string' ? info.status : input.status;
+  const setupSeconds = setupSecondsOf(info);
+  let outsideSeconds: number | undefined;
+  const attempts = Array.isArray(info.attempts) ? info.attempts : [];
+  const only: unknown = attempts.length === 1 ? attempts[0] : undefined;
+  if (ended === 'Completed' && input.span && isObject(only) && typeof only.startedAt === 'string') {
+    const end = typeof only.trainerEndedAt === 'string' ? Date.parse(only.trainerEndedAt) : NaN;
+    const whole = (end - Date.parse(only.startedAt)) / 1000;
+    const outside = whole - (input.span.last - input.span.first);
+    if (Number.isFinite(outside) && outside >= 0) outsideSeconds = outside;
+  }
+  return {
+    ...(setupSeconds !== undefined ? { setupSeconds } : {}),
+    ...(input.steps !== undefined ? { steps: input.steps } : {}),
+    ...(plannedSteps !== undefined ? { plannedSteps } : {}),
+    ...(input.checkpoints !== undefined ? { checkpoints: input.checkpoints } : {}),
+    ...(ended !== undefined ? { ended } : {}),
+    ...(outsideSeconds !== undefined ? { outsideSeconds } : {}),
+  };
 }
 
 /** What looking at a results folder found. */
@@ -45,6 +105,12 @@ function readDoc(dir: string, name: string, parse: (text: string) => unknown): u
   } catch {
     return undefined;
   }
+}
+
+/** The checkpoints a run folder's job wrote, as its summary.json lists them (undefined: no summary). */
+function checkpointsWritten(dir: string): number | undefined {
+  const summary = readDoc(dir, RUN_FOLDER.summary, JSON.parse);
+  return isObject(summary) && Array.isArray(summary.checkpoints) ? summary.checkpoints.length : undefined;
 }
 
 /** Seconds from the container's start to its trainer's, as run.json's first attempt records them. */
@@ -109,6 +175,8 @@ export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) 
       .map((t) => path.join(files.dir, t));
     const intervals: number[] = [];
     let firstStepTs: number | undefined;
+    let steps: number | undefined;
+    const spans: { first: number; last: number }[] = [];
     for (const trace of traces) {
       let timing;
       try {
@@ -116,19 +184,30 @@ export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) 
       } catch {
         continue; // a trace that vanished or is not a regular file
       }
+      if (timing.firstStepTs === undefined) continue;
       intervals.push(...timing.intervals);
       if (firstStepTs === undefined) firstStepTs = timing.firstStepTs;
+      const reached = timing.lastStep ?? timing.steps ?? timing.intervals.length + 1;
+      steps = Math.max(steps ?? 0, reached);
+      if (timing.lastStepTs !== undefined) spans.push({ first: timing.firstStepTs, last: timing.lastStepTs });
     }
-    const setupSeconds = setupSecondsOf(readDoc(files.dir, RUN_FOLDER.runInfo, JSON.parse));
-    if (intervals.length > 0)
-      runs.push({
-        id,
-        source: 'results',
-        shape,
-        intervals,
-        firstStepTs,
-        ...(setupSeconds !== undefined ? { setupSeconds } : {}),
-      });
+    if (intervals.length === 0) continue;
+    const runInfo = readDoc(files.dir, RUN_FOLDER.runInfo, JSON.parse);
+    const config = readDoc(files.dir, RUN_FOLDER.config, parseYaml);
+    runs.push({
+      id,
+      source: 'results',
+      shape,
+      intervals,
+      firstStepTs,
+      ...runMeasure({
+        runInfo,
+        checkpoints: checkpointsWritten(files.dir),
+        plannedSteps: isMap(config) ? maxStepsOf(config as YamlMap) : undefined,
+        steps,
+        span: spans.length === 1 ? spans[0] : undefined,
+      }),
+    });
   }
   return { runs, seen: seenIds.length, unknownShape: unknownIds.length, seenIds, unknownIds, others };
 }

@@ -3,9 +3,9 @@ import * as path from 'node:path';
 import { classifyAwsError, describeAwsError, type IS3, type ISageMaker } from '../aws';
 import type { SageMakerPastRuns } from './forecast';
 import type { S3Layout } from '../layout';
-import { newestTrace, readJobListing, readJobRunInfo } from '../results';
+import { checkpointOfKey, newestTrace, readJobListing, readJobRunInfo } from '../results';
 import { isObject, mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
-import { setupSecondsOf, type PastRun, type RunsSeen } from './past-runs';
+import { runMeasure, type PastRun, type RunsSeen } from './past-runs';
 import { readShape, shapeDifferences, type RunShape } from './shape';
 import { clockOfTail, stepIntervals, TRACE_WINDOW } from './step-clock';
 
@@ -28,10 +28,25 @@ const SETTLED_MS = 60 * 60 * 1000;
 /** A cached run keeps this many of its latest step times. */
 const KEPT_INTERVALS = 500;
 
+/** Entries of another form (an older launcher's) are read again. */
+const CACHE_VERSION = 2;
+
+interface CachedTiming {
+  readonly intervals: number[];
+  readonly firstStepTs: number | null;
+  readonly lastStepTs: number | null;
+  /** The highest step the trace shows. */
+  readonly steps: number | null;
+  /** Checkpoint folders the job's prefix holds. */
+  readonly checkpoints: number;
+}
+
 interface CachedJob {
+  readonly v: typeof CACHE_VERSION;
   readonly shape: RunShape | null;
-  readonly setupSeconds?: number;
-  readonly timing?: { readonly intervals: number[]; readonly firstStepTs: number | null };
+  /** What of its run.json a forecast uses: status, the steps it was given, its attempts' times. */
+  readonly record: unknown;
+  readonly timing?: CachedTiming;
 }
 
 export interface SageMakerRunsInput {
@@ -51,7 +66,7 @@ function cacheFile(dir: string, layout: S3Layout, job: string): string {
 
 function readCache(file: string): CachedJob | undefined {
   const v = readJsonFile<unknown>(file, undefined);
-  if (!isObject(v) || !('shape' in v)) return undefined;
+  if (!isObject(v) || v.v !== CACHE_VERSION || !('shape' in v)) return undefined;
   return v as unknown as CachedJob;
 }
 
@@ -64,20 +79,55 @@ function writeCache(file: string, value: CachedJob): void {
   }
 }
 
-/** The two ends of the job's trace in S3: its first step's end, its latest steps' seconds. */
-async function readTiming(s3: IS3, layout: S3Layout, job: string): Promise<NonNullable<CachedJob['timing']>> {
+/** What of a job's run.json a forecast uses (the rest is not kept). */
+function recordOf(runInfo: unknown): unknown {
+  if (!isObject(runInfo)) return null;
+  const times = ['startedAt', 'trainerStartedAt', 'trainerEndedAt'];
+  const attempts = Array.isArray(runInfo.attempts)
+    ? runInfo.attempts.map((a) =>
+        isObject(a)
+          ? Object.fromEntries(times.filter((t) => typeof a[t] === 'string').map((t) => [t, a[t]]))
+          : {},
+      )
+    : [];
+  const maxSteps = isObject(runInfo.forecast) ? runInfo.forecast.maxSteps : undefined;
+  return {
+    ...(typeof runInfo.status === 'string' ? { status: runInfo.status } : {}),
+    ...(typeof maxSteps === 'number' ? { forecast: { maxSteps } } : {}),
+    attempts,
+  };
+}
+
+/** The two ends of the job's trace in S3 (its first step, its latest steps' seconds), and its checkpoints. */
+async function readTiming(s3: IS3, layout: S3Layout, job: string): Promise<CachedTiming> {
   const listing = await readJobListing(s3, layout, job);
+  const folders = new Set<string>();
+  for (const o of listing.objects) {
+    const ck = checkpointOfKey(listing.relativeOf(o.key), listing.checkpointDirs);
+    if (ck) folders.add(ck.path);
+  }
+  const checkpoints = folders.size;
   const trace = newestTrace(listing);
   // An ended job without a trace or a step never has one: recorded as such, not read again.
-  if (!trace || trace.size === 0) return { intervals: [], firstStepTs: null };
+  if (!trace || trace.size === 0)
+    return { intervals: [], firstStepTs: null, lastStepTs: null, steps: null, checkpoints };
   const tailBytes = Math.min(trace.size, TRACE_WINDOW);
   const [head, tail] = await Promise.all([
     s3.getObjectRange(layout.bucket, trace.key, 0, Math.min(trace.size, HEAD_BYTES) - 1),
     s3.getObjectRange(layout.bucket, trace.key, -tailBytes),
   ]);
-  const intervals = stepIntervals(clockOfTail(tail, tailBytes < trace.size).markers).slice(-KEPT_INTERVALS);
+  const whole = tailBytes === trace.size;
+  const clock = clockOfTail(tail, !whole);
+  const all = stepIntervals(clock.markers);
   const first = clockOfTail(head, false).markers[0];
-  return { intervals, firstStepTs: first ?? null };
+  const last = clock.markers[clock.markers.length - 1];
+  return {
+    intervals: all.slice(-KEPT_INTERVALS),
+    firstStepTs: first ?? null,
+    lastStepTs: last ?? null,
+    steps: (clock.lastStep ?? (whole ? clock.markers.length : all.length + 1)) || null,
+    checkpoints,
+  };
 }
 
 /** The team's ended jobs in SageMaker as past runs; the traces read only of those of `shape`. */
@@ -112,11 +162,7 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
     const runInfo = await readJobRunInfo(s3, layout, job);
     const recorded =
       isObject(runInfo) && isObject(runInfo.forecast) ? readShape(runInfo.forecast.shape) : undefined;
-    const setupSeconds = setupSecondsOf(runInfo);
-    const entry: CachedJob = {
-      shape: recorded ?? null,
-      ...(setupSeconds !== undefined ? { setupSeconds } : {}),
-    };
+    const entry: CachedJob = { v: CACHE_VERSION, shape: recorded ?? null, record: recordOf(runInfo) };
     // An ended job's run.json is final. That it has none (not ours, or from before shapes were
     // recorded) is kept only once the job ended long enough ago for everything it wrote to have landed.
     if (recorded || settled) writeCache(file, entry);
@@ -139,14 +185,25 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
     return { ...k, timing };
   });
   for (const t of timed) {
-    if (t.timing.intervals.length === 0) continue;
+    const { intervals, firstStepTs, lastStepTs, steps, checkpoints } = t.timing;
+    if (intervals.length === 0) continue;
+    const status = ours.find((s) => s.TrainingJobName === t.job)?.TrainingJobStatus;
     runs.push({
       id: t.job,
       source: 'sagemaker',
       shape: t.cached.shape!,
-      intervals: t.timing.intervals,
-      firstStepTs: t.timing.firstStepTs ?? undefined,
-      ...(t.cached.setupSeconds !== undefined ? { setupSeconds: t.cached.setupSeconds } : {}),
+      intervals,
+      firstStepTs: firstStepTs ?? undefined,
+      ...runMeasure({
+        runInfo: t.cached.record,
+        status,
+        checkpoints,
+        plannedSteps: undefined,
+        steps: steps ?? undefined,
+        // Both ends of one trace: a trace cut by the tail window still has its first and last step.
+        span:
+          firstStepTs !== null && lastStepTs !== null ? { first: firstStepTs, last: lastStepTs } : undefined,
+      }),
     });
   }
   return {

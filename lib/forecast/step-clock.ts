@@ -103,6 +103,8 @@ export interface TraceTiming {
   readonly firstStepTs: number | undefined;
   /** Seconds of each step in the tail read (a finished run's steady rate). */
   readonly intervals: readonly number[];
+  /** Seconds from the tracer's start to the end of the last step seen. */
+  readonly lastStepTs: number | undefined;
   readonly lastStep: number | undefined;
   /** Markers counted in the whole file, when it was read whole (small traces). */
   readonly steps: number | undefined;
@@ -123,6 +125,7 @@ export function traceTiming(file: string, window = TRACE_WINDOW): TraceTiming {
       return {
         firstStepTs: c.markers[0],
         intervals: stepIntervals(c.markers),
+        lastStepTs: c.markers[c.markers.length - 1],
         lastStep: c.lastStep,
         steps: c.markers.length,
       };
@@ -135,6 +138,7 @@ export function traceTiming(file: string, window = TRACE_WINDOW): TraceTiming {
     return {
       firstStepTs: head.clock().markers[0],
       intervals: stepIntervals(tail.markers),
+      lastStepTs: tail.markers[tail.markers.length - 1],
       lastStep: tail.lastStep,
       steps: undefined,
     };

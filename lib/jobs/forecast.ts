@@ -100,9 +100,11 @@ function findings(
     forecast.evalWaitSeconds > 0 ? ` and the ${formatDuration(forecast.evalWaitSeconds)} eval wait` : '';
   const fits = `--max-runtime ${v.fits} (the forecast, ${Math.round((RUNTIME_MARGIN - 1) * 100)}% more for slower steps${wait})`;
   const hint =
-    v.severity === 'error'
-      ? `Give it ${fits}, lower training.max_steps, or allow it with a reason: launcher.allow: {${runtimeForecast.id}: "<why>"}.`
-      : `Give it ${fits}.`;
+    forecast.basis === 'rough'
+      ? `A completed run of this shape in the results folder (rlvr download <job>) makes it a forecast; until then give it room: more than --max-runtime ${v.fits}.`
+      : v.severity === 'error'
+        ? `Give it ${fits}, lower training.max_steps, or allow it with a reason: launcher.allow: {${runtimeForecast.id}: "<why>"}.`
+        : `Give it ${fits}.`;
   const problem = {
     ...problemAt(options.maxRuntimeSeconds.source, 'max_runtime', v.message, hint),
     rule: runtimeForecast.id,

@@ -74,6 +74,8 @@ export interface JobForecastRecord {
   readonly secondsPerStep?: number;
   readonly wallSeconds?: number;
   readonly similarRuns: number;
+  /** Made only from runs not enough alone (no checkpoint seen, or under a tenth of their steps). */
+  readonly rough?: boolean;
 }
 
 export const WEIGHTS_ONLY_RESUME_NOTE = 'weights-only resume: optimizer state and data order restart';

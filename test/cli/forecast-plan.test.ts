@@ -130,7 +130,14 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
     ]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^Forecast \(similar runs: the same trainer, model, instance type/m);
-    expect(stdout).toMatch(/^ {2}similar runs +4 \(4 in .*results\): /m);
+    expect(stdout).toMatch(/^ {2}similar runs +4 \(4 in .*results\)$/m);
+    // each run with what it measured: none recorded its end (written before jobs did)
+    expect(stdout).toMatch(
+      /^ {4,}annotations-adhoc-20261101-000000 \d\d\.\d s\/step over 120 steps, checkpoints not known, its end not recorded$/m,
+    );
+    expect(stdout).toMatch(
+      /^ {2}caveat +the checkpoint after the last step is not counted: no similar run completed with its trainer’s end recorded$/m,
+    );
     expect(stdout).toMatch(
       /^ {2}per step +3\d\.\d s \(the runs' average step, checkpoints included; 10–90% of steps: \d+\.\d s–\d+\.\d s\)$/m,
     );
@@ -248,5 +255,130 @@ describe('the forecast in a plan (a results folder of generated runs)', () => {
     expect(stdout).toMatch(/FORECAST/);
     expect(stdout).toMatch(/sampling\.n=8 +\dh\d+m, \$\d+/);
     expect(stdout).toMatch(/sampling\.n=16 +no similar run/);
+  });
+});
+
+/*
+ * Forecasts that say what they measured. Three complete runs of the shape in the Done-when's numbers:
+ * 300 s from the container's start to the first step (40 s setup, 20 s before the trainer's tracer,
+ * 240 s in it), 30 s steps, a 300 s export every 10 steps as their trainers do it (after the step's
+ * counters; the 200th is the export after the last step): 300 + 200 × 30 + 20 × 300 = 12,300 s.
+ */
+describe('forecasts that say what they measured', () => {
+  const dir = tempDir('rlvr-forecast-ends-');
+  const complete = path.join(dir, 'complete');
+  const early = path.join(dir, 'early');
+  const both = path.join(dir, 'both');
+  const TRUE_WALL = 12_300;
+  let shape: Record<string, string>;
+
+  const completeRun = (resultsDir: string, i: number) =>
+    writePastRun(resultsDir, {
+      job: `annotations-adhoc-20261103-00000${i}`,
+      shape,
+      trace: { steps: 200, stepSeconds: 30, startTs: 240, exportEvery: 10, exportSeconds: 300 },
+      ending: {
+        status: 'Completed',
+        maxSteps: 200,
+        checkpoints: 20,
+        setupSeconds: 40,
+        tracerStartSeconds: 20,
+        afterLastStepSeconds: 300,
+      },
+    });
+  /** Stopped at step 8 of 200, before its first checkpoint (at 10). */
+  const stoppedEarly = (resultsDir: string) =>
+    writePastRun(resultsDir, {
+      job: 'annotations-adhoc-20261104-000000',
+      shape,
+      trace: { steps: 8, stepSeconds: 29.5, startTs: 240, exportEvery: 10, exportSeconds: 300 },
+      ending: {
+        status: 'Stopped',
+        maxSteps: 200,
+        checkpoints: 0,
+        setupSeconds: 40,
+        tracerStartSeconds: 20,
+        afterLastStepSeconds: 10,
+      },
+    });
+
+  beforeAll(async () => {
+    shape = await plannedShape(exampleConfig(dir), path.join(dir, 'empty'));
+    for (const d of [complete, early, both]) fs.mkdirSync(d);
+    for (const i of [0, 1, 2]) {
+      completeRun(complete, i);
+      completeRun(both, i);
+    }
+    stoppedEarly(early);
+    stoppedEarly(both);
+  }, 60_000);
+
+  const plan = async (resultsDir: string, extra: string[] = []) =>
+    runCli(['submit', exampleConfig(dir), '--dry-run', '--results-dir', resultsDir, ...extra]);
+
+  it('from three complete runs: within 1% of the true 12,300 s, the start-up and the final checkpoint as measured', async () => {
+    const { code, stdout } = await plan(complete, ['--json']);
+    expect(code).toBe(0);
+    const f = JSON.parse(stdout).forecast;
+    expect(f.basis).toBe('measured');
+    expect(f.outsideMeasured).toBe(true);
+    expect(f.caveats).toEqual([]);
+    expect(Math.abs(f.wallSeconds - TRUE_WALL) / TRUE_WALL).toBeLessThan(0.01);
+    expect(f.similar[0]).toMatchObject({
+      steps: 200,
+      plannedSteps: 200,
+      checkpoints: 20,
+      ended: 'Completed',
+      used: true,
+    });
+    const text = await plan(complete);
+    expect(text.stdout).toMatch(
+      /^ {4,}annotations-adhoc-20261103-000000 58\.6 s\/step over 200 of 200 steps, 20 checkpoints, completed$/m,
+    );
+    expect(text.stdout).toMatch(
+      /^ {2}to step 200 +3h25m \(\d+m\d*s? start-up and final checkpoint \+ 200 × 58\.6 s\)$/m,
+    );
+  });
+
+  it('from one run stopped at step 8: no number without its caveat, and no runtime called sufficient', async () => {
+    const { code, stdout, stderr } = await plan(early, ['--max-runtime', '2h30m']);
+    expect(code).toBe(0);
+    const section = stdout.slice(stdout.indexOf('\nForecast'), stdout.indexOf('\nInputs'));
+    expect(section).toMatch(
+      /annotations-adhoc-20261104-000000 29\.5 s\/step over 8 of 200 steps, no checkpoint, stopped; not enough alone: no checkpoint, so no checkpoint’s time is in its steps; 8 of its 200 steps$/m,
+    );
+    expect(section).toMatch(/^ {2}per step +29\.5 s \(.*\), rough$/m);
+    expect(section).toMatch(/^ {2}caveat +rough: no similar run is enough alone/m);
+    expect(section).toMatch(/^ {2}to step 200 +at least \dh\d+m \(.*\), rough$/m);
+    expect(section).toMatch(/^ {2}cost +at least \$/m);
+    expect(section).toMatch(/^ {2}max runtime +2h30m is not known to cover it \(rough forecast\)/m);
+    expect(section).not.toMatch(/covers it|sufficient/);
+    // every line with a number in the section says it is rough, or is the run it came from
+    for (const line of section.split('\n').filter((l) => /\d+(\.\d+)? s\b|\dh|\$\d/.test(l)))
+      expect(line).toMatch(/rough|at least|annotations-adhoc-20261104-000000/);
+    expect(stdout + stderr).toMatch(
+      /the forecast cannot say whether max runtime 2h30m covers the job: 200 steps at 29\.5 s\/step \(1 similar run\) take at least/,
+    );
+    const json = JSON.parse((await plan(early, ['--max-runtime', '2h30m', '--json'])).stdout).forecast;
+    expect(json).toMatchObject({ basis: 'rough', verdict: 'unproven' });
+  });
+
+  it('a runtime short even of the rough floor is a warning naming the step, not a refusal on 8 steps', async () => {
+    const { code, stdout, stderr } = await plan(early, ['--max-runtime', '1h']);
+    expect(code).toBe(0);
+    expect(stdout + stderr).toMatch(
+      /max runtime 1h would stop training at about step \d+ of 200 even on a rough forecast/,
+    );
+  });
+
+  it('beside complete runs, the stopped one is listed and not used', async () => {
+    const { code, stdout } = await plan(both, ['--json']);
+    expect(code).toBe(0);
+    const f = JSON.parse(stdout).forecast;
+    expect(f.basis).toBe('measured');
+    expect(f.similar.find((s: { id: string }) => s.id === 'annotations-adhoc-20261104-000000')).toMatchObject(
+      { used: false },
+    );
+    expect(Math.abs(f.wallSeconds - TRUE_WALL) / TRUE_WALL).toBeLessThan(0.01);
   });
 });

@@ -5,6 +5,9 @@ import {
   forecastJob,
   liveProgress,
   mergeRuns,
+  recordOf,
+  runMeasure,
+  runtimeVerdict,
   shapeOf,
   traceTiming,
   type PastRun,
@@ -102,7 +105,8 @@ describe('forecastJob', () => {
     });
     expect(f.similar.map((s) => s.id)).toEqual(['a', 'b', 'c']);
     expect(f.secondsPerStep!.median).toBe(33);
-    expect(f.startupSeconds).toBe(200 - 33);
+    expect(f.outsideSeconds).toBe(200 - 33);
+    expect(f.outsideMeasured).toBe(false);
     expect(f.wallSeconds).toBe(167 + 300 * 33);
     expect(f.cost).toBeCloseTo((36 * (167 + 9900)) / 3600, 6);
     expect(f.verdict).toBe('covers');
@@ -214,7 +218,162 @@ describe('forecastJob: what the wall time counts', () => {
       maxRuntimeSeconds: 86_400,
       runs: [withSetup],
     });
-    expect(f.startupSeconds).toBe(45 + 100);
+    expect(f.outsideSeconds).toBe(45 + 100);
+  });
+});
+
+describe('forecastJob: runs that say too little alone', () => {
+  /** A run stopped at step 8 of 200 before its first checkpoint (30 s steps, no export seen). */
+  const early: PastRun = {
+    ...run('early', 30, 7, SHAPE, 330),
+    steps: 8,
+    plannedSteps: 200,
+    checkpoints: 0,
+    ended: 'Stopped',
+  };
+  const whole = (id: string): PastRun => ({
+    ...run(id, 60, 199, SHAPE, 330),
+    steps: 200,
+    plannedSteps: 200,
+    checkpoints: 20,
+    ended: 'Completed',
+    outsideSeconds: 630,
+  });
+
+  it('alone, it gives a rough floor: every number flagged, no runtime called sufficient', () => {
+    const f = forecastJob({ ...base, shape: SHAPE, maxSteps: 200, maxRuntimeSeconds: 9000, runs: [early] });
+    expect(f.basis).toBe('rough');
+    expect(f.verdict).toBe('unproven');
+    expect(f.similar[0]).toMatchObject({
+      id: 'early',
+      used: true,
+      steps: 8,
+      checkpoints: 0,
+      ended: 'Stopped',
+    });
+    expect(f.similar[0].notAlone).toMatch(/no checkpoint.*; 8 of its 200 steps/);
+    expect(f.caveats!.join('\n')).toMatch(/^rough: no similar run is enough alone \(early: no checkpoint/);
+    const v = runtimeVerdict(f)!;
+    expect(v.severity).toBe('warning');
+    expect(v.message).toMatch(
+      /cannot say whether max runtime 2h30m covers the job: 200 steps at 30\.0 s\/step \(1 similar run\) take at least/,
+    );
+    // far too short even on the floor: said, as a warning (the floor is rough)
+    const short = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 200,
+      maxRuntimeSeconds: 1800,
+      runs: [early],
+    });
+    expect(short.verdict).toBe('short');
+    expect(runtimeVerdict(short)).toMatchObject({ severity: 'warning' });
+    expect(runtimeVerdict(short)!.message).toMatch(
+      /would stop training at about step \d+ of 200 even on a rough forecast/,
+    );
+    // and the record a job keeps says so
+    expect(recordOf(f)).toMatchObject({ rough: true, similarRuns: 1 });
+  });
+
+  it('beside runs enough alone it is listed, not used', () => {
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 200,
+      maxRuntimeSeconds: 5 * 3600,
+      runs: [early, whole('a'), whole('b')],
+    });
+    expect(f.basis).toBe('measured');
+    expect(f.similar.map((s) => [s.id, s.used])).toEqual([
+      ['early', false],
+      ['a', true],
+      ['b', true],
+    ]);
+    expect(f.secondsPerStep!.median).toBe(60);
+    expect(f.outsideMeasured).toBe(true);
+    expect(f.outsideSeconds).toBe(630 - 60);
+    expect(f.wallSeconds).toBe(570 + 200 * 60);
+    expect(f.caveats).toEqual([]);
+    expect(f.verdict).toBe('covers');
+  });
+
+  it('a tenth of its steps is enough; under is not; a run whose checkpoints are not known is not held to it', () => {
+    const at = (steps: number, checkpoints?: number) =>
+      forecastJob({
+        ...base,
+        shape: SHAPE,
+        maxSteps: 200,
+        maxRuntimeSeconds: 86_400,
+        runs: [
+          {
+            ...run('r', 30, steps - 1),
+            steps,
+            plannedSteps: 200,
+            ...(checkpoints !== undefined ? { checkpoints } : {}),
+          },
+        ],
+      }).basis;
+    expect(at(20, 2)).toBe('measured');
+    expect(at(19, 1)).toBe('rough');
+    expect(at(100)).toBe('measured');
+    expect(at(100, 0)).toBe('rough');
+  });
+
+  it('a run without its given steps recorded is judged against the job’s', () => {
+    const f = forecastJob({
+      ...base,
+      shape: SHAPE,
+      maxSteps: 500,
+      maxRuntimeSeconds: 86_400,
+      runs: [{ ...run('r', 30, 39), steps: 40, checkpoints: 4 }],
+    });
+    expect(f.similar[0].notAlone).toBe('40 of its 500 steps');
+  });
+});
+
+describe('runMeasure: what a run’s own records say', () => {
+  const runInfo = (status: string, attempts: object[]) => ({ status, forecast: { maxSteps: 200 }, attempts });
+  const attempt = {
+    startedAt: '2026-11-01T00:00:00Z',
+    trainerStartedAt: '2026-11-01T00:01:00Z',
+    trainerEndedAt: '2026-11-01T03:25:00Z',
+  };
+
+  it('a completed run of one attempt: what is not steps, measured whole', () => {
+    const m = runMeasure({
+      runInfo: runInfo('Completed', [attempt]),
+      checkpoints: 20,
+      plannedSteps: 100,
+      steps: 200,
+      span: { first: 297, last: 11_967 },
+    });
+    // 3h25m = 12,300 s, less the 11,670 s from the first step's end to the last's
+    expect(m).toEqual({
+      setupSeconds: 60,
+      steps: 200,
+      plannedSteps: 200,
+      checkpoints: 20,
+      ended: 'Completed',
+      outsideSeconds: 630,
+    });
+  });
+
+  it('not measured whole: a stopped run, a restarted one, or steps in several traces', () => {
+    const span = { first: 297, last: 11_967 };
+    const base = { checkpoints: 20, plannedSteps: undefined, steps: 200 };
+    expect(
+      runMeasure({ ...base, runInfo: runInfo('Stopped', [attempt]), span }).outsideSeconds,
+    ).toBeUndefined();
+    expect(
+      runMeasure({ ...base, runInfo: runInfo('Completed', [attempt, attempt]), span }).outsideSeconds,
+    ).toBeUndefined();
+    expect(
+      runMeasure({ ...base, runInfo: runInfo('Completed', [attempt]), span: undefined }).outsideSeconds,
+    ).toBeUndefined();
+    // SageMaker's status when run.json has none
+    expect(
+      runMeasure({ ...base, runInfo: { attempts: [attempt] }, status: 'Completed', span }).outsideSeconds,
+    ).toBe(630);
   });
 });
 

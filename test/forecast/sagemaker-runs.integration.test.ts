@@ -36,6 +36,7 @@ describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s c
       },
       trace: { steps: 80, stepSeconds, stepJitter: 0.1, startTs: 240 },
       traceAt: 'run_x/traces/trace.jsonl',
+      checkpoints: ['run_x/checkpoints/run_step50/model.safetensors'],
     });
     return job;
   }
@@ -54,11 +55,23 @@ describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s c
       return JSON.parse(stdout).forecast;
     };
     const first = await plan();
+    // what it measured: its steps (the trace's own step numbers), the checkpoint its prefix holds, how it ended
     expect(first.similar).toEqual([
-      { id: job, source: 'sagemaker', secondsPerStep: expect.any(Number), measuredSteps: 79 },
+      {
+        id: job,
+        source: 'sagemaker',
+        secondsPerStep: expect.any(Number),
+        measuredSteps: 79,
+        steps: 80,
+        plannedSteps: 200,
+        checkpoints: 1,
+        ended: 'Completed',
+        used: true,
+      },
     ]);
+    expect(first.basis).toBe('measured');
     expect(Math.abs(first.secondsPerStep.median - 45) / 45).toBeLessThan(0.1);
-    expect(first.startupSeconds).toBeGreaterThan(150);
+    expect(first.outsideSeconds).toBeGreaterThan(150);
     const cached = fs.readdirSync(path.join(cache, 'rlvr', 'runs'), { recursive: true }) as string[];
     expect(cached.some((f) => f.endsWith(`${job}.json`))).toBe(true);
 
@@ -118,5 +131,9 @@ describeWithPeer('moto_server', motoAvailable())('forecasts from SageMaker’s s
     const f = JSON.parse(stdout).forecast;
     expect(f.similar.map((s: { id: string }) => s.id)).toEqual([job]);
     expect(f.secondsPerStep.median).toBeCloseTo(70, 3);
+    // stopped at step 40 with no checkpoint in its prefix: not enough alone, so the forecast is rough
+    expect(f.similar[0]).toMatchObject({ steps: 40, checkpoints: 0, ended: 'Stopped' });
+    expect(f.basis).toBe('rough');
+    expect(f.verdict).not.toMatch(/covers|thin|generous/);
   });
 });

@@ -35,6 +35,13 @@ export interface TraceOptions {
   readonly datasets?: readonly string[];
   /** Steps vary by up to ± this fraction of stepSeconds (their own stream: other values stay as they were). @default 0 */
   readonly stepJitter?: number;
+  /**
+   * A checkpoint export after every this many steps, as their trainers do it: after the step's counters,
+   * before the next step (it shows in the trace only as the next step starting late). @default none
+   */
+  readonly exportEvery?: number;
+  /** Seconds an export takes. @default 0 */
+  readonly exportSeconds?: number;
 }
 
 /** A deterministic pseudo-random stream (tests compare exact values). */
@@ -65,7 +72,8 @@ export function* traceLines(o: TraceOptions): Generator<string> {
   let drift = 0;
   for (let step = first; step < first + o.steps; step++) {
     if (o.stepJitter) drift += (jitter() * 2 - 1) * o.stepJitter * stepSeconds;
-    const t0 = (o.startTs ?? 0.5) + (step - 1) * stepSeconds + drift;
+    const exports = o.exportEvery ? Math.floor((step - 1) / o.exportEvery) * (o.exportSeconds ?? 0) : 0;
+    const t0 = (o.startTs ?? 0.5) + (step - 1) * stepSeconds + drift + exports;
     const gen = stepSeconds * 0.5;
     for (let i = 0; i < batch; i++) {
       const replica = i % 2;

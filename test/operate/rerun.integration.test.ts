@@ -12,7 +12,7 @@ import { requestFromDescription } from '../../lib/operate';
 import { runCli } from '../helpers/cli';
 import { pushLabelledImage, startRegistry, type Registry } from '../helpers/docker';
 import { allKeys, BUCKET, clients, jobNames } from '../helpers/emulator-data';
-import { traceLines } from '../helpers/traces';
+import { putRunOutputs } from '../helpers/past-runs';
 import { useEmulator } from '../helpers/emulator-suite';
 import { makeTrainerRepo } from '../helpers/fixtures';
 import { describeWithPeer, motoAvailable, TEST_ACCOUNT } from '../helpers/moto';
@@ -250,24 +250,18 @@ describeWithPeer('moto_server and docker-registry', registryAvailable())('rlvr r
     // Once the original has run (its run.json and trace in S3, as its container leaves them), the
     // rerun's plan forecasts from it.
     const contract = JSON.parse(await text(jobKey(job, 'contract.json')));
-    const prefix = `rlvr-experiments/checkpoints/${job}/`;
-    await clients(emulator.moto.endpoint).s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: `${prefix}run.json`,
-        Body: JSON.stringify({ job, forecast: contract.forecast }),
-      }),
-    );
-    await clients(emulator.moto.endpoint).s3.send(
-      new PutObjectCommand({
-        Bucket: BUCKET,
-        Key: `${prefix}traces/trace.jsonl`,
-        Body: [...traceLines({ steps: 30, stepSeconds: 50, startTs: 200 })].join(''),
-      }),
-    );
+    await putRunOutputs(emulator.moto.endpoint, job, {
+      runInfo: { job, forecast: contract.forecast },
+      trace: { steps: 30, stepSeconds: 50, startTs: 200 },
+      checkpoints: ['checkpoints/run_step20/model.safetensors'],
+    });
     const withRun = await runCli(['rerun', job, '--dry-run'], { env: env(), cwd: repo });
     expect(withRun.code).toBe(0);
-    expect(withRun.stdout).toMatch(new RegExp(`similar runs +1 \\(1 in SageMaker\\): ${job} 50\\.0 s`));
+    expect(withRun.stdout).toMatch(
+      new RegExp(
+        `similar runs +1 \\(1 in SageMaker\\)\n +${job} 50\\.0 s/step over 30 of 200 steps, 1 checkpoint, completed\n`,
+      ),
+    );
     expect(withRun.stdout).toMatch(/to step 200 +2h5\dm/);
     // A job submitted before jobs kept their request.
     const { s3 } = clients(emulator.moto.endpoint);
