@@ -6,6 +6,7 @@ import {
   buildSft,
   describeOrder,
   MISSING_PLACEMENTS,
+  parseOrderKey,
   type MissingPlacement,
   type OrderKind,
 } from '../../lib/passk';
@@ -15,6 +16,7 @@ interface BuildFlags extends SettingsFlagValues {
   from?: string[];
   name?: string;
   order: string;
+  key: string;
   min?: string;
   max?: string;
   dryRun?: boolean;
@@ -30,6 +32,7 @@ interface SftFlags {
   minPassRate?: string;
   maxPassRate?: string;
   seed?: string;
+  datasets?: string;
   json?: boolean;
 }
 
@@ -50,13 +53,14 @@ export function registerCurriculum(program: Command): void {
     )
     .option('--from <sources...>', 'passk jobs or run folders (their rates are pooled)')
     .option('--name <name>', 'its name under curricula/, e.g. pass-at-64/gsm8k_curriculum')
+    .option('--order <kind>', 'easy-first, hard-first, or band (min ≤ key < max, easy first)', 'easy-first')
     .option(
-      '--order <kind>',
-      'easy-first, hard-first, or band (min ≤ pass rate < max, easy first)',
-      'easy-first',
+      '--key <key>',
+      "what prompts are sorted by: rate (the pooled pass rate) or pass@K (unbiased pass@K of the pooled counts, to 6 decimals as their generate_curriculum.py's CSV held it; ties in row order)",
+      'rate',
     )
-    .option('--min <rate>', 'keep prompts with a pass rate ≥ this (band default 0)')
-    .option('--max <rate>', 'keep prompts with a pass rate < this (band default 0.5)')
+    .option('--min <value>', 'keep prompts whose key (--key) is ≥ this (band default 0)')
+    .option('--max <value>', 'keep prompts whose key (--key) is < this (band default 0.5)')
     .option(
       '--missing <where>',
       'prompts without a result (a missing shard, a cut line, a dataset prompt not measured): first, last or drop; without it such a campaign is refused',
@@ -76,6 +80,10 @@ export function registerCurriculum(program: Command): void {
     .option('--min-pass-rate <rate>', 'keep prompts with a pass rate ≥ this', '0')
     .option('--max-pass-rate <rate>', 'keep prompts with a pass rate < this', '0.5')
     .option('--seed <n>', 'the random seed of the choice and the shuffle', '42')
+    .option(
+      '--datasets <a,b>',
+      'one set from campaigns of these datasets, one per dataset, drawn in this order with one generator and shuffled once: gsm8k,math is their --subset both',
+    )
     .option('--json', 'print JSON')
     .action(exits((flags: SftFlags) => runSft(flags)));
 }
@@ -90,6 +98,7 @@ async function runBuild(flags: BuildFlags): Promise<number> {
   if (!flags.name) throw new UserError('--name <name>: the order file’s name under curricula/', 'BadFlag');
   if (!['easy-first', 'hard-first', 'band'].includes(flags.order))
     throw new UserError(`--order ${flags.order}: easy-first, hard-first or band`, 'BadFlag');
+  const key = parseOrderKey(flags.key);
   const min = rate(flags.min, '--min');
   const max = rate(flags.max, '--max');
   if (flags.missing !== undefined && !MISSING_PLACEMENTS.includes(flags.missing as MissingPlacement))
@@ -98,6 +107,7 @@ async function runBuild(flags: BuildFlags): Promise<number> {
     from: sources(flags.from, 'jobs or folders'),
     name: flags.name,
     order: flags.order as OrderKind,
+    key,
     ...(min !== undefined ? { min } : {}),
     ...(max !== undefined ? { max } : {}),
     ...(flags.missing ? { missing: flags.missing as MissingPlacement } : {}),
@@ -114,9 +124,16 @@ async function runBuild(flags: BuildFlags): Promise<number> {
           ok: true,
           ids: built.order.ids.length,
           dataset: built.order.dataset,
+          order: flags.order,
+          key: built.order.key,
           uri: built.uri ?? null,
           upload: built.upload,
           out: built.out ?? null,
+          sidecar: {
+            at: built.sidecar.at,
+            written: built.sidecar.written,
+            sha256: built.sidecar.record.sha256,
+          },
           datasetIds: built.datasetIds,
           missing: built.order.missing ?? null,
           placed: built.order.placed.length,
@@ -134,7 +151,9 @@ async function runBuild(flags: BuildFlags): Promise<number> {
     );
     return 0;
   }
-  const out: string[] = [`Order file ${built.out ?? built.uri ?? flags.name}  (${flags.order})`];
+  const out: string[] = [
+    `Order file ${built.out ?? built.uri ?? flags.name}  (${flags.order}, by ${built.order.key})`,
+  ];
   for (const line of describeOrder(built.order)) out.push(`  ${line}`);
   out.push(
     'datasetIds' in built && 'from' in built.datasetIds
@@ -150,6 +169,14 @@ async function runBuild(flags: BuildFlags): Promise<number> {
     'no AWS': 'not uploaded (no AWS)',
   }[built.upload];
   out.push(`  ${said}`);
+  out.push(
+    `  build record (sources, key, band, gaps, sha256): ${built.sidecar.at}` +
+      (built.sidecar.written === 'not written'
+        ? ' (not written)'
+        : built.sidecar.written === 'kept'
+          ? ' (kept: of this content)'
+          : ''),
+  );
   out.push('', 'In a config:', ...built.configLines.map((l) => `  ${l}`), '');
   process.stdout.write(out.join('\n'));
   return 0;
@@ -159,8 +186,15 @@ async function runSft(flags: SftFlags): Promise<number> {
   if (!flags.out) throw new UserError('--out <file>: where to write the SFT set (JSONL)', 'BadFlag');
   const seed = Number(flags.seed ?? '42');
   if (!Number.isInteger(seed)) throw new UserError(`--seed ${flags.seed}: a whole number`, 'BadFlag');
+  const datasets = flags.datasets?.split(',').map((d) => d.trim());
+  if (datasets && (datasets.length === 0 || datasets.some((d) => !/^[A-Za-z0-9_]+$/.test(d))))
+    throw new UserError(
+      `--datasets ${flags.datasets}: dataset names separated by commas, e.g. gsm8k,math`,
+      'BadFlag',
+    );
   const set = await buildSft({
     from: sources(flags.from, 'folders'),
+    ...(datasets ? { datasets } : {}),
     out: flags.out,
     minPassRate: rate(flags.minPassRate, '--min-pass-rate') ?? 0,
     maxPassRate: rate(flags.maxPassRate, '--max-pass-rate') ?? 0.5,
@@ -175,6 +209,7 @@ async function runSft(flags: SftFlags): Promise<number> {
     skippedNoPrompt: set.skippedNoPrompt,
     badLines: set.badLines,
     notes: set.notes,
+    ...(set.perDataset ? { perDataset: set.perDataset } : {}),
   };
   for (const n of set.notes) process.stderr.write(`note: ${n}\n`);
   for (const b of set.badLines)
@@ -182,7 +217,7 @@ async function runSft(flags: SftFlags): Promise<number> {
   process.stdout.write(
     flags.json
       ? `${JSON.stringify(summary, null, 2)}\n`
-      : `wrote ${set.out}: ${set.lines.length} example(s); skipped ${set.skippedNoCorrect} with no correct completion, ${set.skippedNoPrompt} with no prompt\n`,
+      : `wrote ${set.out}: ${set.lines.length} example(s)${set.perDataset ? ` (${set.perDataset.map((d) => `${d.dataset} ${d.examples}`).join(', ')})` : ''}; skipped ${set.skippedNoCorrect} with no correct completion, ${set.skippedNoPrompt} with no prompt\n`,
   );
   return 0;
 }

@@ -22,14 +22,24 @@ import {
 import {
   buildOrder,
   curriculumConfigLines,
+  datasetOfId,
   type CurriculumOrder,
   type MissingPlacement,
   type OrderKind,
 } from './curriculum';
+import type { OrderKey } from './order-key';
+import { orderSidecar, recordsOrder, sidecarOf, sidecarText, type OrderSidecar } from './order-sidecar';
 import { passkProfile } from './plan';
 import { passkResultsOf } from './results';
 import { PLACEHOLDERS } from '../submission';
-import { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet, type SftShardsRead } from './sft';
+import {
+  buildMixedSftSet,
+  buildSftSet,
+  readSftShards,
+  SFT_DEFAULTS,
+  type SftSet,
+  type SftShardsRead,
+} from './sft';
 import { existingRegularFile, prepareOutFile, replaceRegularFile } from '../util';
 
 export interface CurriculumBuildInput {
@@ -37,6 +47,8 @@ export interface CurriculumBuildInput {
   /** The order file's name under curricula/ (`pass-at-64/gsm8k_curriculum`; `.txt` added when absent). */
   readonly name: string;
   readonly order: OrderKind;
+  /** What the prompts are sorted by (default: the pooled pass rate). */
+  readonly key?: OrderKey;
   readonly min?: number;
   readonly max?: number;
   /** Where prompts without a result go (see BuildOrderOptions.missing). */
@@ -59,6 +71,12 @@ export interface CurriculumBuilt {
   readonly out?: string;
   /** For a file written with --out: the command that puts it where the config lines say. */
   readonly uploadCommand?: string;
+  /** The build record beside the order file (`<order file>.json`): where it is (or would be) and what became of it. */
+  readonly sidecar: {
+    readonly at: string;
+    readonly written: 'created' | 'replaced' | 'kept' | 'not written';
+    readonly record: OrderSidecar;
+  };
   readonly configLines: string[];
   /** Where the dataset's ids came from, or why they could not be read. */
   readonly datasetIds: { readonly from: string; readonly prompts: number } | { readonly why: string };
@@ -142,13 +160,16 @@ function outFile(
 export async function buildCurriculum(input: CurriculumBuildInput): Promise<CurriculumBuilt> {
   const file = orderFileName(input.name);
   const target = input.out && !input.dryRun ? outFile(input.out, input.cwd) : undefined;
+  // The build record goes beside the file: its path is checked as --out's is, before any work.
+  const recordTarget = input.out && !input.dryRun ? outFile(sidecarOf(input.out), input.cwd) : undefined;
   // A dry run writes nothing, but refuses the --out the real run would refuse (a folder, link, FIFO).
   if (input.out && input.dryRun)
-    try {
-      existingRegularFile(path.resolve(input.cwd, input.out));
-    } catch (e) {
-      throw outPathError('--out', input.out, e);
-    }
+    for (const f of [input.out, sidecarOf(input.out)])
+      try {
+        existingRegularFile(path.resolve(input.cwd, f));
+      } catch (e) {
+        throw outPathError('--out', f, e);
+      }
   // One context for the jobs' results, the dataset copy and the upload (settings are read once).
   const context = await openOrNot(input.openContext);
   try {
@@ -164,15 +185,19 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
     }));
     const order = buildOrder(results, {
       order: input.order,
+      ...(input.key ? { key: input.key } : {}),
       ...(input.min !== undefined ? { min: input.min } : {}),
       ...(input.max !== undefined ? { max: input.max } : {}),
       ...(ids.ids ? { datasetIds: ids.ids } : {}),
       ...(input.missing ? { missing: input.missing } : {}),
     });
+    const record = orderSidecar(file, order, results, { orderKind: input.order, datasetIds: ids.note });
+    const recordText = sidecarText(record);
     const layout = context?.layout;
     const key = layout?.curriculumKey(file);
     const uri = layout && key ? layout.uri(key) : undefined;
     let upload: CurriculumBuilt['upload'] = input.dryRun ? 'dry-run' : input.out ? 'local' : 'no AWS';
+    let recordWritten: CurriculumBuilt['sidecar']['written'] = 'not written';
     if (!input.dryRun && !input.out && context && layout && key) {
       upload = await awsStep(`upload ${uri}`, async () => {
         if (await context.aws.s3.putObjectIfAbsent(layout.bucket, key, order.text, 'text/plain'))
@@ -187,6 +212,20 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
         await context.aws.s3.putObject(layout.bucket, key, order.text, 'text/plain');
         return 'replaced';
       });
+      // After the order file: a refused upload leaves no record, and a record always has its file. An
+      // unchanged file keeps the record of the build that made it, unless that record is of other bytes.
+      const recordKey = sidecarOf(key);
+      recordWritten = await awsStep(`upload ${layout.uri(recordKey)}`, async () => {
+        if (await context.aws.s3.putObjectIfAbsent(layout.bucket, recordKey, recordText, 'application/json'))
+          return 'created';
+        if (
+          upload === 'unchanged' &&
+          recordsOrder(await context.aws.s3.getObjectText(layout.bucket, recordKey), record.sha256)
+        )
+          return 'kept';
+        await context.aws.s3.putObject(layout.bucket, recordKey, recordText, 'application/json');
+        return 'replaced';
+      });
     }
     if (!input.dryRun && !uri && !input.out)
       throw new UserError(
@@ -194,6 +233,10 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
         'NoAws',
       );
     target?.write(order.text);
+    if (recordTarget) {
+      recordWritten = fs.existsSync(recordTarget.path) ? 'replaced' : 'created';
+      recordTarget.write(recordText);
+    }
     const out = target?.path;
     const level = order.level;
     const configLines = curriculumConfigLines(
@@ -211,7 +254,19 @@ export async function buildCurriculum(input: CurriculumBuildInput): Promise<Curr
       results,
       ...(uri ? { uri } : {}),
       upload,
-      ...(out ? { out, uploadCommand: `rlvr upload curricula ${out} --name ${file}` } : {}),
+      ...(out
+        ? {
+            out,
+            uploadCommand: `rlvr upload curricula ${out} --name ${file} && rlvr upload curricula ${sidecarOf(out)} --name ${sidecarOf(file)}`,
+          }
+        : {}),
+      sidecar: {
+        at:
+          recordTarget?.path ??
+          sidecarOf(uri ?? (input.out ? path.resolve(input.cwd, input.out) : placeholderUri(file))),
+        written: recordWritten,
+        record,
+      },
       configLines,
       datasetIds: ids.note,
     };
@@ -226,6 +281,12 @@ export interface SftBuildInput {
   readonly minPassRate?: number;
   readonly maxPassRate?: number;
   readonly seed?: number;
+  /**
+   * The datasets of one set, in the order their choices are drawn (`gsm8k,math` is their `--subset
+   * both`): each measured by exactly one of `from`, every one of `from` of one of them. Without it,
+   * each campaign makes its own set (its own generator and shuffle), the sets written one after another.
+   */
+  readonly datasets?: readonly string[];
   readonly cwd: string;
 }
 
@@ -241,16 +302,18 @@ export async function buildSft(input: SftBuildInput): Promise<
     readonly badLines: SftShardsRead['badLines'];
     /** Where this set differs from what their script would make of the same folders, and why. */
     readonly notes: readonly string[];
+    /** Examples per dataset, in the order drawn (with `datasets`). */
+    readonly perDataset?: readonly { readonly dataset: string; readonly examples: number }[];
   }
 > {
   const target = outFile(input.out, input.cwd);
-  const lines: string[] = [];
   const badLines: SftShardsRead['badLines'][number][] = [];
-  let skippedNoCorrect = 0;
-  let skippedNoPrompt = 0;
-  let prompts = 0;
   const notes: string[] = [];
-  const datasets = new Set<string>();
+  const band = {
+    ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
+    ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
+  };
+  const read: { source: string; dataset: string; shards: SftShardsRead }[] = [];
   for (const source of input.from) {
     const dir = path.resolve(input.cwd, source);
     if (!fs.existsSync(dir))
@@ -274,34 +337,92 @@ export async function buildSft(input: SftBuildInput): Promise<
         `${path.join(source, PASSK_DIR)} leads through a link to ${outside}, outside the run folder: not read`,
         'BadPasskPlan',
       );
-    const read = await readSftShards(shardsDir, {
-      ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
-      ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
-    });
-    const gap = firstShardGap(read.shards);
+    const shards = await readSftShards(shardsDir, band);
+    const gap = firstShardGap(shards.shards);
     if (gap !== undefined)
       notes.push(
         `${source}: shard_${gap} is missing. Their build_sft_from_pass_at_k.py reads shards from shard_0 until the first one missing, ` +
           `so it would leave out the prompts of the shards after it; this set keeps them.`,
       );
-    const dataset = plan?.campaign?.dataset ?? read.results[0]?.promptId.replace(/_\d+$/, '') ?? 'unknown';
-    datasets.add(dataset);
-    const set = buildSftSet({
-      results: read.results,
-      prompts: read.prompts,
-      dataset,
-      ...(input.minPassRate !== undefined ? { minPassRate: input.minPassRate } : {}),
-      ...(input.maxPassRate !== undefined ? { maxPassRate: input.maxPassRate } : {}),
-      seed: input.seed ?? SFT_DEFAULTS.seed,
-    });
-    lines.push(...set.lines);
-    badLines.push(...read.badLines);
-    skippedNoCorrect += set.skippedNoCorrect;
-    skippedNoPrompt += set.skippedNoPrompt;
-    prompts += read.results.length;
+    // A bare folder's ids say which loader made them (math_algebra_3 is math's, not "math_algebra").
+    const first = shards.results[0]?.promptId;
+    const dataset =
+      plan?.campaign?.dataset ??
+      (first !== undefined ? (datasetOfId(first) ?? first.replace(/_\d+$/, '')) : 'unknown');
+    read.push({ source, dataset, shards });
   }
+  if (input.datasets) checkSftDatasets(input.datasets, read);
+
+  const lines: string[] = [];
+  let skippedNoCorrect = 0;
+  let skippedNoPrompt = 0;
+  let perDataset: { dataset: string; examples: number }[] | undefined;
+  const options = { ...band, seed: input.seed ?? SFT_DEFAULTS.seed };
+  if (input.datasets) {
+    const parts = input.datasets.map((d) => read.find((r) => r.dataset === d)!);
+    const set = buildMixedSftSet(
+      parts.map((r) => ({ results: r.shards.results, prompts: r.shards.prompts, dataset: r.dataset })),
+      options,
+    );
+    lines.push(...set.lines);
+    skippedNoCorrect = set.skippedNoCorrect;
+    skippedNoPrompt = set.skippedNoPrompt;
+    perDataset = [...set.perDataset];
+  } else
+    for (const r of read) {
+      const set = buildSftSet({
+        results: r.shards.results,
+        prompts: r.shards.prompts,
+        dataset: r.dataset,
+        ...options,
+      });
+      lines.push(...set.lines);
+      skippedNoCorrect += set.skippedNoCorrect;
+      skippedNoPrompt += set.skippedNoPrompt;
+    }
+  for (const r of read) badLines.push(...r.shards.badLines);
+  const prompts = read.reduce((sum, r) => sum + r.shards.results.length, 0);
   target.write(lines.map((l) => `${l}\n`).join(''));
-  return { lines, skippedNoCorrect, skippedNoPrompt, out: target.path, prompts, badLines, notes };
+  return {
+    lines,
+    skippedNoCorrect,
+    skippedNoPrompt,
+    out: target.path,
+    prompts,
+    badLines,
+    notes,
+    ...(perDataset ? { perDataset } : {}),
+  };
+}
+
+/**
+ * `--datasets` against the campaigns read: each named dataset measured by exactly one of them (their
+ * script reads one folder per dataset), and no campaign of a dataset not named (it would be left out
+ * unnoticed). UserError naming each mismatch.
+ */
+function checkSftDatasets(
+  datasets: readonly string[],
+  read: readonly { readonly source: string; readonly dataset: string }[],
+): void {
+  const problems: string[] = [];
+  const repeated = datasets.filter((d, i) => datasets.indexOf(d) !== i);
+  if (repeated.length) problems.push(`--datasets names ${[...new Set(repeated)].join(', ')} more than once`);
+  for (const d of new Set(datasets)) {
+    const of = read.filter((r) => r.dataset === d);
+    if (of.length === 0) problems.push(`no --from campaign measures ${d}`);
+    if (of.length > 1)
+      problems.push(
+        `${of.length} campaigns measure ${d} (${of.map((r) => r.source).join(', ')}): their script reads one folder per dataset`,
+      );
+  }
+  for (const r of read)
+    if (!datasets.includes(r.dataset))
+      problems.push(`${r.source} is a campaign of ${r.dataset}, which --datasets does not name`);
+  if (problems.length)
+    throw new UserError(
+      `--datasets ${datasets.join(',')}: ${problems.join('; ')}. Give one --from campaign per dataset named, and name each campaign's dataset.`,
+      'BadFlag',
+    );
 }
 
 /** The first shard number missing below the highest present (`shard_0`, `shard_1`, `shard_3` → 2). */

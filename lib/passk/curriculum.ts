@@ -2,6 +2,7 @@ import { ID_RULES } from '../curriculum';
 import { UserError } from '../errors';
 import { parseS3Uri } from '../layout';
 import type { MergedPasskResults } from '../passk-records';
+import { orderKeyLabel, passAtKAsTheirCsv, pyFixed6Micros, RATE_KEY, type OrderKey } from './order-key';
 
 /*
  * A curriculum (an order file: one prompt id per line, the form `load_mixed` reads, S/data.py:1276-1280)
@@ -27,9 +28,14 @@ export type OrderKind = 'easy-first' | 'hard-first' | 'band';
 
 export interface BuildOrderOptions {
   readonly order: OrderKind;
-  /** Lowest pass rate kept (inclusive). Band default 0; other orders keep all unless given. */
+  /**
+   * What the prompts are sorted by (and what min/max bound): the pooled pass rate (default), or the
+   * unbiased pass@K of the pooled counts written to 6 decimals as their CSV held it (see order-key.ts).
+   */
+  readonly key?: OrderKey;
+  /** Lowest key value kept (inclusive). Band default 0; other orders keep all unless given. */
   readonly min?: number;
-  /** Pass rates kept are below this (exclusive). Band default 0.5; other orders keep all unless given. */
+  /** Key values kept are below this (exclusive). Band default 0.5; other orders keep all unless given. */
   readonly max?: number;
   /** The dataset copy's ids in row order, when known: names prompts without a result, breaks ties. */
   readonly datasetIds?: readonly string[];
@@ -68,8 +74,14 @@ export interface CurriculumOrder {
   readonly ids: string[];
   /** One id per line, a newline after the last. */
   readonly text: string;
+  /** What the ids were sorted by: `rate` or `pass@K`. */
+  readonly key: string;
+  /** The bounds applied to the key's value (min ≤ value < max); null where none was. */
+  readonly band: { readonly min: number | null; readonly max: number | null };
   /** Pooled pass rate per id, for the ids written. */
   readonly rates: ReadonlyMap<string, number>;
+  /** The sort key's value per id written (for pass@K: 6 decimals, as their CSV held it). */
+  readonly keyValues: ReadonlyMap<string, number>;
   /** What the results could not give (named whatever --missing says). */
   readonly gaps: CampaignGaps;
   /** Where prompts without a result went, when the user said. */
@@ -79,7 +91,7 @@ export interface CurriculumOrder {
   readonly excluded: {
     /** Dataset prompts no result measured, in row order (only when the dataset's ids were given). */
     readonly noResult: string[];
-    /** Prompts measured whose rate is outside [min, max). */
+    /** Prompts measured whose key value is outside [min, max). */
     readonly outsideBand: number;
   };
   readonly conflicts: OrderConflict[];
@@ -109,7 +121,7 @@ const REFUSED: Readonly<Record<string, string>> = {
 };
 
 /** The script's dataset an id belongs to, by the prefix its loader gives (for results without a plan). */
-function datasetOfId(id: string): string | undefined {
+export function datasetOfId(id: string): string | undefined {
   if (/^gsm8k_\d+$/.test(id)) return 'gsm8k';
   if (/^math_.+_\d+$/.test(id)) return 'math';
   if (/^HumanEval\/\d+$/.test(id)) return 'humaneval';
@@ -303,7 +315,23 @@ export function buildOrder(
     }
   }
 
+  const key = options.key ?? RATE_KEY;
+  if (key.kind === 'pass@k') {
+    // Their builder fell back to pass@16, or 0, for a column the CSV lacked: every prompt would tie.
+    // pass@K of fewer than K completions is no estimate, so such a K is refused, not filled in.
+    const short = [...sums.values()].filter((s) => s.n > 0 && s.n < key.k);
+    if (short.length)
+      throw new UserError(
+        `--key pass@${key.k}: ${short.length.toLocaleString('en-US')} of the ${[...sums.values()].filter((s) => s.n > 0).length.toLocaleString('en-US')} prompts measured ` +
+          `have fewer than ${key.k} completions (the smallest n is ${short.reduce((m, s) => Math.min(m, s.n), Infinity)}), and pass@K draws K of them. ` +
+          `Use a K no larger than the smallest n, or --key rate.`,
+        'BadFlag',
+      );
+  }
   const rates = new Map<string, number>();
+  // What the ids are sorted by: for pass@K, whole millionths (exact integers compare exactly).
+  const sortValue = new Map<string, number>();
+  const keyValues = new Map<string, number>();
   let outsideBand = 0;
   for (const [id, s] of sums) {
     if (s.n === 0) {
@@ -312,8 +340,15 @@ export function buildOrder(
       continue;
     }
     const rate = s.c / s.n;
-    if (rate < min || rate >= max) outsideBand++;
-    else rates.set(id, rate);
+    const sorted = key.kind === 'rate' ? rate : pyFixed6Micros(passAtKAsTheirCsv(s.n, s.c, key.k));
+    // float("0.123456") in their builder: the double nearest the decimal, which micros / 10^6 is.
+    const value = key.kind === 'rate' ? rate : sorted / 1_000_000;
+    if (value < min || value >= max) outsideBand++;
+    else {
+      rates.set(id, rate);
+      sortValue.set(id, sorted);
+      keyValues.set(id, value);
+    }
   }
 
   const gaps = gapsOf(results);
@@ -347,14 +382,15 @@ export function buildOrder(
 
   const descending = options.order !== 'hard-first';
   const tie = rowOf ? (a: string, b: string) => rowOf!.get(a)! - rowOf!.get(b)! : naturalCompare;
+  // Ties in row order whichever the direction, as Python's stable sort (reverse=True too) leaves them.
   const ids = [...rates.keys()].sort((a, b) => {
-    const d = rates.get(a)! - rates.get(b)!;
+    const d = sortValue.get(a)! - sortValue.get(b)!;
     if (d !== 0) return descending ? -d : d;
     return tie(a, b);
   });
   if (ids.length === 0) {
     throw new UserError(
-      `no prompt of the ${sums.size.toLocaleString('en-US')} measured has a pass rate in [${min}, ${max}): the order file would be empty`,
+      `no prompt of the ${sums.size.toLocaleString('en-US')} measured has a ${key.kind === 'rate' ? 'pass rate' : orderKeyLabel(key)} in [${min}, ${max}): the order file would be empty`,
     );
   }
 
@@ -366,7 +402,10 @@ export function buildOrder(
     ...(measured.level !== undefined ? { level: measured.level } : {}),
     ids: written,
     text: written.join('\n') + '\n',
+    key: orderKeyLabel(key),
+    band: { min: Number.isFinite(min) ? min : null, max: Number.isFinite(max) ? max : null },
     rates,
+    keyValues,
     gaps,
     ...(options.missing ? { missing: options.missing } : {}),
     placed,
@@ -398,9 +437,18 @@ function gapsOf(results: readonly MergedPasskResults[]): CampaignGaps {
   };
 }
 
+/** The sort key as the user reads it. */
+export function keyDescription(key: string): string {
+  return key === 'rate'
+    ? 'the pooled pass rate (Σc/Σn)'
+    : `${key} (unbiased, of the pooled counts, to 6 decimals as their pass_at_k CSV held it)`;
+}
+
 /** What an order left out and what it pooled, as lines for the user. */
 export function describeOrder(order: CurriculumOrder): string[] {
-  const out = [`${order.ids.length.toLocaleString('en-US')} ${order.dataset} prompt ids`];
+  const out = [
+    `${order.ids.length.toLocaleString('en-US')} ${order.dataset} prompt ids, sorted by ${keyDescription(order.key)}`,
+  ];
   for (const g of order.gaps.missingShards)
     out.push(`read from ${g.source}: shard(s) ${g.shards.join(', ')} missing`);
   for (const g of order.gaps.badLines)
@@ -421,7 +469,9 @@ export function describeOrder(order: CurriculumOrder): string[] {
     );
   if (order.excluded.noResult.length) out.push(`left out, no result: ${few(order.excluded.noResult)}`);
   if (order.excluded.outsideBand)
-    out.push(`left out, pass rate outside the band: ${order.excluded.outsideBand.toLocaleString('en-US')}`);
+    out.push(
+      `left out, ${order.key === 'rate' ? 'pass rate' : order.key} outside the band: ${order.excluded.outsideBand.toLocaleString('en-US')}`,
+    );
   if (order.pooled) out.push(`pooled over several results: ${order.pooled.toLocaleString('en-US')} prompts`);
   for (const c of order.conflicts) out.push(`pooled across different ${c.what}: ${c.values.join(', ')}`);
   return out;

@@ -13,12 +13,14 @@ export {
   buildOrder,
   curriculumConfigLines,
   describeOrder,
+  keyDescription,
   MISSING_PLACEMENTS,
   type BuildOrderOptions,
   type MissingPlacement,
   type CurriculumOrder,
   type OrderKind,
 } from './curriculum';
+export { orderKeyLabel, parseOrderKey, RATE_KEY, type OrderKey } from './order-key';
 export { buildSftSet, readSftShards, SFT_DEFAULTS, type SftSet } from './sft';
 export {
   buildCurriculum,

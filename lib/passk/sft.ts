@@ -16,7 +16,8 @@ import { isRegularFile, openRegularFile } from '../util';
  * integer seeding (init_by_array), getrandbits and _randbelow (the rejection loop choice and shuffle use),
  * a few dozen lines. Given the results in the same order, the picks and the final order are theirs, and a
  * team member can check a line against their script. Where the output can still differ:
- * - their `--subset both` runs gsm8k then math through one generator; this makes one dataset's set.
+ * - their `--subset both` runs gsm8k then math through one generator, then shuffles once: buildMixedSftSet
+ *   (`--datasets gsm8k,math`) does the same; without it, each campaign is its own set.
  * - the results' order: their merged all_verification_results.jsonl concatenates `sorted(glob("shard_*"))`
  *   (shard_10 before shard_2); readSftShards reads in that order too.
  * - a prompt id listed twice is kept once here (the first); their script would emit it twice.
@@ -225,9 +226,41 @@ export function inSftBand(passRate: number, min: number, max: number): boolean {
 }
 
 export function buildSftSet(input: SftInput): SftSet {
+  const rng = new PyRandom(input.seed ?? SFT_DEFAULTS.seed);
+  const set = selectSftExamples(input, rng);
+  rng.shuffle(set.lines);
+  return set;
+}
+
+/**
+ * One set from several datasets' results, as their `--subset both` makes it: one random.Random(seed)
+ * draws each dataset's choices in turn (in the order given: theirs is gsm8k, then math), and one shuffle
+ * of all the lines follows. Each part's min/max/seed are ignored for the ones given here.
+ */
+export function buildMixedSftSet(
+  parts: readonly Pick<SftInput, 'results' | 'prompts' | 'dataset'>[],
+  options: Pick<SftInput, 'minPassRate' | 'maxPassRate' | 'seed'> = {},
+): SftSet & { readonly perDataset: readonly { readonly dataset: string; readonly examples: number }[] } {
+  const rng = new PyRandom(options.seed ?? SFT_DEFAULTS.seed);
+  const lines: string[] = [];
+  let skippedNoCorrect = 0;
+  let skippedNoPrompt = 0;
+  const perDataset: { dataset: string; examples: number }[] = [];
+  for (const part of parts) {
+    const set = selectSftExamples({ ...part, ...options }, rng);
+    lines.push(...set.lines);
+    skippedNoCorrect += set.skippedNoCorrect;
+    skippedNoPrompt += set.skippedNoPrompt;
+    perDataset.push({ dataset: part.dataset, examples: set.lines.length });
+  }
+  rng.shuffle(lines);
+  return { lines, skippedNoCorrect, skippedNoPrompt, perDataset };
+}
+
+/** build_sft_examples: the lines of one dataset in results order, each choice drawn from `rng`; not shuffled. */
+function selectSftExamples(input: SftInput, rng: PyRandom): SftSet {
   const min = input.minPassRate ?? SFT_DEFAULTS.minPassRate;
   const max = input.maxPassRate ?? SFT_DEFAULTS.maxPassRate;
-  const rng = new PyRandom(input.seed ?? SFT_DEFAULTS.seed);
   const examples: string[] = [];
   let skippedNoCorrect = 0;
   let skippedNoPrompt = 0;
@@ -265,7 +298,6 @@ export function buildSftSet(input: SftInput): SftSet {
       ),
     );
   }
-  rng.shuffle(examples);
   return { lines: examples, skippedNoCorrect, skippedNoPrompt };
 }
 

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bareEnv, runCli } from '../helpers/cli';
@@ -46,6 +47,51 @@ describe('curriculum build|sft --out', () => {
     );
     expect(r.stdout).toContain('order: "s3://unresolved-bucket/rlvr-experiments/curricula/x.txt"');
     expect(r.stdout).not.toMatch(new RegExp(`order: ${out}`));
+  });
+
+  it('writes the build record beside the file (<file>.json, of its sha256); --dry-run writes neither', async () => {
+    const cwd = tempDir('rlvr-out-');
+    const dry = await runCli(
+      ['curriculum', 'build', '--from', campaign(), '--name', 'x', '--out', 'o/r.txt', '--dry-run'],
+      { cwd, env: bareEnv() },
+    );
+    expect(dry.code).toBe(0);
+    expect(fs.readdirSync(cwd)).toEqual([]);
+    const r = await build(cwd, 'o/r.txt');
+    expect(r.code).toBe(0);
+    const file = path.join(cwd, 'o', 'r.txt');
+    expect(fs.readdirSync(path.join(cwd, 'o')).sort()).toEqual(['r.txt', 'r.txt.json']);
+    const record = JSON.parse(fs.readFileSync(`${file}.json`, 'utf8'));
+    expect(record).toMatchObject({
+      orderFile: 'x.txt',
+      sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex'),
+      prompts: 6,
+      key: 'rate',
+      order: 'easy-first',
+      datasetIds: { why: expect.any(String) },
+    });
+    expect(r.stdout).toContain(`build record (sources, key, band, gaps, sha256): ${file}.json`);
+    expect(r.stdout).toContain(`rlvr upload curricula ${file}.json --name x.txt.json`);
+  });
+
+  it('a folder, FIFO or symlink where the build record goes is exit 2: neither file written', async () => {
+    const cwd = tempDir('rlvr-out-');
+    fs.mkdirSync(path.join(cwd, 'a.txt.json'));
+    execFileSync('mkfifo', [path.join(cwd, 'b.txt.json')]);
+    fs.writeFileSync(path.join(cwd, 'target'), 'kept\n');
+    fs.symlinkSync(path.join(cwd, 'target'), path.join(cwd, 'c.txt.json'));
+    const before = fs.readdirSync(cwd).sort();
+    for (const [out, says] of [
+      ['a.txt', 'a.txt.json is a folder'],
+      ['b.txt', 'b.txt.json is a FIFO, not a regular file'],
+      ['c.txt', 'c.txt.json is a symlink, which is not followed'],
+    ] as const) {
+      const r = await build(cwd, out);
+      expect({ out, code: r.code }).toEqual({ out, code: 2 });
+      expect(r.stderr).toContain(says);
+    }
+    expect(fs.readdirSync(cwd).sort()).toEqual(before);
+    expect(fs.readFileSync(path.join(cwd, 'target'), 'utf8')).toBe('kept\n');
   });
 
   it('an existing folder, a FIFO or a symlink as --out is exit 2, nothing written, the thing untouched', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -103,6 +104,126 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
     const findings = JSON.parse(lint.stdout);
     expect(JSON.stringify(findings)).toMatch(new RegExp(`${MEASURED} ids, all in gsm8k_train`));
     expect(lint.code).toBe(0);
+  });
+
+  it('uploads the build record beside the order file; the pre-flight reads only the order file', async () => {
+    const layout = new S3Layout(BUCKET);
+    for (const [name, body] of Object.entries(saveToDisk(gsm8kColumns(ROWS), { rowsPerBatch: 16 })))
+      await put(`${layout.datasetPrefix('gsm8k_train')}${name}`, body);
+    const run = campaignFolder();
+    const cwd = tempDir('rlvr-curriculum-record-');
+    const env = emulator.cliEnv({ XDG_CACHE_HOME: path.join(cwd, '.cache') });
+    const build = async (...extra: string[]) => {
+      const r = await runCli(
+        [
+          'curriculum',
+          'build',
+          '--from',
+          run,
+          '--name',
+          'rec/gsm8k',
+          '--missing',
+          'drop',
+          '--json',
+          ...extra,
+        ],
+        { cwd, env },
+      );
+      expect({ code: r.code, err: r.code ? r.stderr : '' }).toEqual({ code: 0, err: '' });
+      return JSON.parse(r.stdout);
+    };
+    const key = 'rlvr-experiments/curricula/rec/gsm8k.txt';
+    const sha256 = async (k: string) =>
+      createHash('sha256')
+        .update(await text(k), 'utf8')
+        .digest('hex');
+
+    // --dry-run: neither file.
+    await build('--dry-run');
+    expect((await allKeys(emulator.moto.endpoint)).filter((k) => k.includes('curricula/rec/'))).toEqual([]);
+
+    const first = await build('--key', 'pass@4');
+    expect(first.sidecar).toMatchObject({ at: `s3://${BUCKET}/${key}.json`, written: 'created' });
+    expect(
+      (await allKeys(emulator.moto.endpoint)).filter((k) => k.includes('curricula/rec/')).sort(),
+    ).toEqual([key, `${key}.json`]);
+    const record = JSON.parse(await text(`${key}.json`));
+    expect(record).toEqual({
+      version: 1,
+      made: 'rlvr curriculum build',
+      orderFile: 'rec/gsm8k.txt',
+      sha256: await sha256(key),
+      prompts: MEASURED,
+      dataset: 'gsm8k',
+      split: 'train',
+      level: null,
+      order: 'easy-first',
+      key: 'pass@4',
+      band: { min: null, max: null },
+      outsideBand: 0,
+      missing: {
+        placement: 'drop',
+        placed: { count: 0, first: [] },
+        dropped: {
+          count: ROWS - MEASURED,
+          first: ['gsm8k_44', 'gsm8k_45', 'gsm8k_46', 'gsm8k_47', 'gsm8k_48', 'gsm8k_49'],
+        },
+      },
+      gaps: { missingShards: [], badLines: [], duplicates: [] },
+      pooled: 0,
+      conflicts: [],
+      datasetIds: { from: `s3://${BUCKET}/${layout.datasetPrefix('gsm8k_train')}`, prompts: ROWS },
+      sources: [
+        {
+          source: expect.stringContaining(path.basename(run)),
+          prompts: MEASURED,
+          shardsRead: [0, 1],
+          shardsExpected: 2,
+          campaign: expect.objectContaining({ dataset: 'gsm8k', n: N }),
+        },
+      ],
+    });
+
+    // The same order again: the record of the build that made it is kept.
+    expect((await build('--key', 'pass@4')).sidecar.written).toBe('kept');
+    // A record of other bytes (the file replaced by hand, say) is not kept for this file.
+    await put(`${key}.json`, '{"sha256": "0"}');
+    expect((await build('--key', 'pass@4')).sidecar.written).toBe('replaced');
+    expect(JSON.parse(await text(`${key}.json`)).sha256).toBe(await sha256(key));
+    // --replace with another order: both replaced, the record says how.
+    const replaced = await build(
+      '--key',
+      'pass@4',
+      '--order',
+      'band',
+      '--min',
+      '0.5',
+      '--max',
+      '1',
+      '--replace',
+    );
+    expect([replaced.upload, replaced.sidecar.written]).toEqual(['replaced', 'replaced']);
+    const again = JSON.parse(await text(`${key}.json`));
+    expect(again).toMatchObject({ order: 'band', band: { min: 0.5, max: 1 }, sha256: await sha256(key) });
+    expect(again.outsideBand).toBeGreaterThan(0);
+
+    // With the record beside it in curricula/, the pre-flight checks the order file alone.
+    const dir = tempDir('rlvr-config-');
+    const config = gsm8kWith([
+      'data:\n  dataset: gsm8k\n  split: train\n',
+      `${replaced.configLines.join('\n')}\n`,
+    ]);
+    const lint = await runCli(
+      ['lint', writeConfig(dir, 'curriculum.yaml', config), '--curricula', '--json'],
+      {
+        cwd,
+        env,
+      },
+    );
+    expect(lint.code).toBe(0);
+    expect(JSON.stringify(JSON.parse(lint.stdout))).toMatch(
+      new RegExp(`${replaced.ids} ids, all in gsm8k_train`),
+    );
   });
 
   it('sft: one correct completion per prompt below the band’s top, as their script picks it', async () => {
