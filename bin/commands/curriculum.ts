@@ -129,6 +129,7 @@ async function runBuild(flags: BuildFlags): Promise<number> {
           uri: built.uri ?? null,
           upload: built.upload,
           out: built.out ?? null,
+          uploadCommand: built.uploadCommand ?? null,
           sidecar: {
             at: built.sidecar.at,
             written: built.sidecar.written,

@@ -265,8 +265,15 @@ export async function uploadPath(context: JobContext, options: UploadOptions): P
   if (files.length === 0) throw new UserError(`${options.localPath} has no files.`, 'Empty');
   checkShape(options.kind, local, files);
   const name = options.name ?? defaultName(local);
-  if (!/^[A-Za-z0-9._-]+$/.test(name))
-    throw new UserError(`--name ${name}: letters, digits, ".", "_" and "-" only.`, 'BadName');
+  // An order file may sit in a folder of curricula/ (`pass-at-64/gsm8k_curriculum.txt`), as
+  // `rlvr curriculum build --name` places it; every other name is one path segment.
+  const nested = options.kind === 'curricula' && !isDir;
+  const segments = nested ? name.split('/') : [name];
+  if (segments.some((s) => !/^[A-Za-z0-9._-]+$/.test(s) || s === '.' || s === '..'))
+    throw new UserError(
+      `--name ${name}: letters, digits, ".", "_" and "-" only${nested ? ', in folders separated by "/" (not "." or "..")' : ''}.`,
+      'BadName',
+    );
   const prefix = prefixFor(layout, options, name, isDir);
   // One listing tells which files exist and their sizes; only a same-size file needs a HEAD (for its
   // SHA-256), so a fresh upload costs no request per file beyond the upload itself.

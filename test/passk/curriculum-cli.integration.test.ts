@@ -106,6 +106,40 @@ describeWithPeer('moto_server', motoAvailable())('rlvr curriculum build (moto)',
     expect(lint.code).toBe(0);
   });
 
+  it('--out prints the upload commands for a name in a folder, and they put both files where the config lines say', async () => {
+    const run = campaignFolder();
+    const cwd = tempDir('rlvr-curriculum-out-upload-');
+    const env = emulator.cliEnv({ XDG_CACHE_HOME: path.join(cwd, '.cache') });
+    const built = await runCli(
+      ['curriculum', 'build', '--from', run, '--name', 'pass-at-8/nested', '--out', 'nested.txt', '--json'],
+      { cwd, env },
+    );
+    expect(built.code).toBe(0);
+    const { uploadCommand, configLines } = JSON.parse(built.stdout);
+    const commands = (uploadCommand as string).split(' && ').map((c) => c.split(' '));
+    expect(commands).toHaveLength(2);
+    for (const argv of commands) {
+      expect(argv.slice(0, 3)).toEqual(['rlvr', 'upload', 'curricula']);
+      const up = await runCli(argv.slice(1), { cwd, env });
+      expect({ code: up.code, err: up.stderr }).toEqual({ code: 0, err: expect.any(String) });
+    }
+    const key = 'rlvr-experiments/curricula/pass-at-8/nested.txt';
+    expect(await text(key)).toBe(fs.readFileSync(path.join(cwd, 'nested.txt'), 'utf8'));
+    expect(JSON.parse(await text(`${key}.json`)).sha256).toBe(
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(cwd, 'nested.txt')))
+        .digest('hex'),
+    );
+    expect((configLines as string[]).join('\n')).toContain(`s3://${BUCKET}/${key}`);
+    // a name that climbs out of curricula/ is refused before any request
+    const climb = await runCli(['upload', 'curricula', 'nested.txt', '--name', 'a/../../x.txt'], {
+      cwd,
+      env,
+    });
+    expect(climb.code).toBe(2);
+    expect(climb.stderr).toMatch(/--name a\/\.\.\/\.\.\/x\.txt: letters, digits/);
+  });
+
   it('uploads the build record beside the order file; the pre-flight reads only the order file', async () => {
     const layout = new S3Layout(BUCKET);
     for (const [name, body] of Object.entries(saveToDisk(gsm8kColumns(ROWS), { rowsPerBatch: 16 })))
