@@ -9,6 +9,7 @@ import {
   twoFileCircles,
   type ImportEdge,
 } from './helpers/imports';
+import { faceUsage } from '../scripts/face-usage';
 
 /**
  * The house as docs/architecture.md draws it, checked against the imports: the picture's rows top to
@@ -80,6 +81,15 @@ describe('the house', () => {
       (e) => e.to.startsWith('lib/') && !PAST_THE_FACE.includes(`${e.from} → ${e.to}`),
     );
     expect(past.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
+  });
+
+  it('exports from these faces only what another production folder imports (scripts/face-usage.ts)', () => {
+    // A name only tests use is imported by them from its named file; the face tells what the folder offers.
+    const pruned = ['lib/layout/index.ts', 'lib/checkpoints/index.ts', 'lib/doctor/index.ts'];
+    const extra = faceUsage()
+      .filter((r) => pruned.includes(r.face))
+      .flatMap((r) => [...r.benchOnly, ...r.testOnly, ...r.nobody].map((n) => `${r.face}: ${n}`));
+    expect(extra).toEqual([]);
   });
 
   it('keeps the stack apart from the planner: lib/infra imports nothing of lib/jobs', () => {

@@ -1,6 +1,7 @@
 import type { AwsClients } from '../../lib/aws';
 import type { JobContext } from '../../lib/aws/session';
-import { awsChecks, localChecks } from '../../lib/doctor';
+import { awsChecks } from '../../lib/doctor/aws-checks';
+import { localChecks } from '../../lib/doctor/local-checks';
 import { S3Layout } from '../../lib/layout';
 
 /** A JobContext whose AWS answers are stubs: the checks' own logic, fault by fault. */
