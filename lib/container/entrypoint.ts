@@ -12,7 +12,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BUILT_IN_DEFAULTS } from '../job-options';
 import { CONTAINER, JOB_ENV, RUN_FOLDER, RUNTIME_ENV } from '../layout';
+import { EVAL_KIND, kindOfEnvironment, PASSK_KIND, TRAINING_KIND } from '../job-kinds';
 import { runPasskBatch } from './passk-batch';
+import { containerProgram, programKinds, registerContainerProgram } from './programs';
 import {
   finishEvalWatcher,
   prepareEvalWatcher,
@@ -91,8 +93,27 @@ export async function runEntrypoint(options: EntrypointOptions): Promise<number>
   say(compat.note);
   Object.assign(env, compat.env);
   job.runInfo.cudaCompat = { enabled: compat.enabled, note: compat.note };
-  if (env[JOB_ENV.mode] === 'eval') return runEvalBatch(job, options.signal);
-  if (env[JOB_ENV.mode] === 'passk') return runPasskBatch(job, options.signal);
+  const kind = kindOfEnvironment(env);
+  const program = kind && containerProgram<EntrypointOptions>(kind);
+  if (!program) {
+    // A job of a kind this image does not know: an image older than the launcher that submitted it.
+    const failure = new JobFailure(
+      `${JOB_ENV.mode}=${env[JOB_ENV.mode]}: this image runs no such job kind (it runs ${programKinds().join(', ')}); rebuild the image with the launcher that submitted the job`,
+    );
+    writeFailure(job.failureFile, failure);
+    say(`FAILED: ${failure.message}`);
+    return 1;
+  }
+  return program(job, options);
+}
+
+registerContainerProgram(EVAL_KIND, (job, o) => runEvalBatch(job, o.signal));
+registerContainerProgram(PASSK_KIND, (job, o) => runPasskBatch(job, o.signal));
+registerContainerProgram(TRAINING_KIND, runTraining);
+
+/** A training job: the trainer (and its Ray cluster across hosts), the eval watcher, the outcome. */
+async function runTraining(job: ContainerJob, options: EntrypointOptions): Promise<number> {
+  const { env, say } = job;
   const useRay = env[JOB_ENV.useRay] === '1';
   const timing = clusterTiming(env);
   const run: Running = {};

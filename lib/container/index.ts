@@ -5,3 +5,4 @@
  * Nothing outside this folder imports it at run time; the face names the entry for tests and tools.
  */
 export { EVAL_COMMAND_ENV, runEntrypoint, type EntrypointOptions } from './entrypoint';
+export { registerContainerProgram, type ContainerProgram, type ProgramOptions } from './programs';

@@ -4,27 +4,15 @@
  * local cache.
  */
 import type { AwsClients } from '../aws';
-import { UserError } from '../errors';
 import type { ResultsTable } from '../eval-records';
-import {
-  cacheFromS3,
-  runLocal,
-  type Bind,
-  type LocalJob,
-  type LocalRunOptions,
-  type LocalRunResult,
-} from '../local';
+import { EVAL_KIND } from '../job-kinds';
+import { cacheFromS3, localBatchJob, requireLocalImage as requireImage, runBatchLocally } from '../local';
+import type { Bind, LocalJob, LocalRunOptions, LocalRunResult } from '../local';
 import type { EvalPlan } from './plan';
 import { localRunTable } from './tables';
 
 export function localJobOfEval(plan: EvalPlan): LocalJob {
-  const request = plan.buildRequest(plan.jobName);
-  return {
-    stem: 'eval',
-    instanceCount: plan.hosts,
-    networkIsolation: true,
-    environment: request.Environment ?? {},
-    configFiles: plan.uploads(),
+  return localBatchJob(EVAL_KIND, plan, {
     binds: async (aws: AwsClients | undefined) => {
       const binds: Bind[] = [];
       for (const c of plan.checkpoints) {
@@ -34,16 +22,15 @@ export function localJobOfEval(plan: EvalPlan): LocalJob {
       }
       return binds;
     },
-  };
+  });
 }
 
 /** A local run needs an image this machine has: named, or found from a training job through AWS. */
 export function requireLocalImage(plan: EvalPlan): void {
-  if (plan.placeholders.includes('image'))
-    throw new UserError(
-      '--local needs --image (a local image rlvr built), or a training job among --checkpoints with AWS access to find its image',
-      'NoImage',
-    );
+  requireImage(
+    plan,
+    '--image (a local image rlvr built), or a training job among --checkpoints with AWS access to find its image',
+  );
 }
 
 /** Runs the plan's units in local Docker and reads the table of the run (and of the units it skipped). */
@@ -52,11 +39,6 @@ export async function runEvalLocally(
   options: Omit<LocalRunOptions, 'job' | 'image' | 'gpus'>,
 ): Promise<{ readonly result: LocalRunResult; readonly table: ResultsTable }> {
   requireLocalImage(plan);
-  const result = await runLocal({
-    ...options,
-    job: localJobOfEval(plan),
-    image: plan.image,
-    gpus: plan.request.local!.gpus,
-  });
+  const result = await runBatchLocally(localJobOfEval(plan), plan, options);
   return { result, table: localRunTable(plan, result.runDir) };
 }

@@ -5,10 +5,10 @@
  * found before anything is written.
  */
 import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
 import type { Channel, CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { describeAwsError, type AwsClients } from '../aws';
 import { ProblemsError, RlvrError, RuntimeFailure, UserError, type Problem } from '../errors';
+import { EVAL_KIND, kindJobNamePrefix } from '../job-kinds';
 import {
   checkRequestLimits,
   costOf,
@@ -16,16 +16,14 @@ import {
   isTrainingInstanceType,
   MAX_RUNTIME_SECONDS,
 } from '../job-options';
-import { channelPath, CHANNELS, JOB_ENV, jobNameCandidate, S3Layout } from '../layout';
+import { channelPath, CHANNELS, jobNameCandidate, S3Layout } from '../layout';
 import { ecrCredentials, imageLabels, LM_EVAL_TASKS_LABEL, offlineDataGaps } from '../image';
 import {
   PLACEHOLDERS,
   Placeholders,
   requestSettingsOf,
-  assembleRequest,
-  OFFLINE_ENVIRONMENT,
+  batchRequest,
   s3Channel,
-  sanitizeTagValue,
   type RequestSettings,
   type SubmitConnection,
 } from '../submission';
@@ -116,7 +114,7 @@ export interface EvalChannel {
 const DEFAULT_MAX_RUNTIME_FLOOR_S = 3600;
 
 export function evalJobNamePrefix(jobNamePrefix: string): string {
-  return `${jobNamePrefix}-eval`;
+  return kindJobNamePrefix(EVAL_KIND, jobNamePrefix);
 }
 
 /** Channels for the checkpoints, and where each checkpoint is inside the job. */
@@ -518,38 +516,18 @@ function evalJobRequest(o: {
   maxRuntimeSeconds: number;
 }): CreateTrainingJobRequest {
   const { request, layout, jobName } = o;
-  return assembleRequest({
+  return batchRequest(EVAL_KIND, {
     jobName,
     settings: o.settings,
     image: o.image,
+    submitId: o.submitId,
     channels: [
       s3Channel(CHANNELS.config, layout.uri(layout.jobPrefix(jobName)), 'File'),
       ...o.channels.map((c) => evalChannel(c, layout, jobName)),
     ],
-    environment: {
-      [JOB_ENV.mode]: 'eval',
-      [JOB_ENV.submitId]: o.submitId,
-      [JOB_ENV.image]: o.image,
-      ...OFFLINE_ENVIRONMENT,
-    },
-    tags: Object.entries({
-      'rlvr:kind': 'eval',
-      'rlvr:user': os.userInfo().username,
-      'rlvr:units': String(o.units),
-    }).map(([Key, Value]) => ({ Key, Value: sanitizeTagValue(Value) })),
-    metricDefinitions: [],
-    options: {
-      instanceType: request.instanceType,
-      instanceCount: request.instanceCount,
-      volumeGb: request.volumeGb,
-      keepAliveSeconds: 0,
-      maxRuntimeSeconds: o.maxRuntimeSeconds,
-      spot: request.spot,
-      maxWaitSeconds: undefined,
-      maxRetries: request.maxRetries,
-      // Evaluation needs no network: the checkpoints come in channels, the Hub is off.
-      networkIsolation: true,
-    },
+    tags: { 'rlvr:units': String(o.units) },
+    options: request,
+    maxRuntimeSeconds: o.maxRuntimeSeconds,
   });
 }
 

@@ -3,47 +3,24 @@
  * and the channels' manifests under `jobs/<job>/`, the job, its job-log row.
  */
 import type { AwsClients } from '../aws';
-import { submitJob, type JobSubmission, type SubmitListener, type SubmittedJob } from '../submission';
+import { EVAL_KIND } from '../job-kinds';
+import { batchSubmission, submitBatch, type BatchSubmitOptions, type JobSubmission } from '../submission';
 import type { EvalPlan } from './plan';
 
-export type EvalSubmitResult = SubmittedJob;
+/** What a submitted eval job is: its name, ARN and where it writes. */
+export type EvalSubmitResult = Awaited<ReturnType<typeof submitBatch>>;
 
 /** An eval plan as the one submit path takes it. */
 export function evalSubmission(plan: EvalPlan, jobLogPath: string): JobSubmission {
-  return {
-    kind: 'eval job',
-    layout: plan.layout,
-    namePrefix: plan.jobNamePrefix,
-    submittedAt: plan.submittedAt,
-    submitId: plan.submitId,
-    reservation: { kind: 'eval' },
-    files: plan.uploads().map((f) => ({ ...f, contentType: 'application/json' })),
-    request: (jobName) => plan.buildRequest(jobName),
-    quota: { instanceType: plan.request.instanceType, spot: plan.request.spot },
+  return batchSubmission(EVAL_KIND, plan, {
+    jobLogPath,
     jobLog: {
-      path: jobLogPath,
-      row: (jobName) => ({
-        jobName,
-        config: `rlvr eval (${plan.request.benchmarksFrom})`,
-        description:
-          plan.request.description ??
-          `eval: ${plan.checkpoints.map((c) => c.label).join(', ')} × ${plan.request.benchmarks.map((b) => `${b.task}:${b.numFewshot}`).join(', ')}`,
-        submitted: plan.submittedAt,
-        instance: `${plan.hosts}× ${plan.request.instanceType}${plan.request.spot ? ' (spot)' : ''}`,
-        template: 'eval',
-        commit: '',
-      }),
+      config: `rlvr eval (${plan.request.benchmarksFrom})`,
+      description: `eval: ${plan.checkpoints.map((c) => c.label).join(', ')} × ${plan.request.benchmarks.map((b) => `${b.task}:${b.numFewshot}`).join(', ')}`,
     },
-  };
+  });
 }
 
-export function submitEval(
-  plan: EvalPlan,
-  aws: AwsClients,
-  options: { readonly jobLogPath: string; readonly signal?: AbortSignal; readonly listener?: SubmitListener },
-): Promise<EvalSubmitResult> {
-  return submitJob(evalSubmission(plan, options.jobLogPath), aws, {
-    ...(options.listener ? { listener: options.listener } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+export function submitEval(plan: EvalPlan, aws: AwsClients, options: BatchSubmitOptions) {
+  return submitBatch(evalSubmission(plan, options.jobLogPath), aws, options);
 }

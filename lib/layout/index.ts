@@ -23,7 +23,7 @@ export {
   CLUSTER,
 } from './container';
 export { MODEL_INDEX_FILE, DATASET_MARKERS } from './hugging-face';
-export { JOB_ENV, writesResultsOnly, RUNTIME_ENV, PLATFORM_ENV } from './job-env';
+export { JOB_ENV, RUNTIME_ENV, PLATFORM_ENV } from './job-env';
 export { JOB_FILES, PATCH_FILES } from './job-files';
 export {
   DEFAULT_JOB_NAME_PREFIX,

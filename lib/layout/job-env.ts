@@ -30,18 +30,9 @@ export const JOB_ENV = {
   clusterLostAfter: 'RLVR_CLUSTER_LOST_S',
   /** Multi-host jobs: other ports than CLUSTER's (`<ray>,<status>`; tests running hosts side by side). */
   clusterPorts: 'RLVR_CLUSTER_PORTS',
-  /** `eval`: the image runs a batch evaluation (lib/container/eval-batch.ts), not a trainer. */
+  /** The job's kind (lib/job-kinds): unset for training. */
   mode: 'RLVR_MODE',
 } as const;
-
-/**
- * Jobs that write results, never checkpoints (`RLVR_MODE`): a batch evaluation and a pass@k campaign.
- * "Completed without a checkpoint" is no incident for them.
- */
-export function writesResultsOnly(environment: Readonly<Record<string, string>> | undefined): boolean {
-  const mode = environment?.[JOB_ENV.mode];
-  return mode === 'eval' || mode === 'passk';
-}
 
 /** Set by the entrypoint for the processes it starts. */
 export const RUNTIME_ENV = {

@@ -11,3 +11,4 @@ export {
   type LocalRunResult,
 } from './run';
 export { prepareLocalRun, runPreparedLocal, type LocalSubmitResult } from './submit-local';
+export { localBatchJob, requireLocalImage, runBatchLocally, type LocalBatchPlan } from './batch';

@@ -1,6 +1,7 @@
 import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/client-sagemaker';
 import { describeJob, isTerminal, requireLayout, type IS3, type JobContext } from '../aws';
-import { parseCheckpointFolder, writesResultsOnly, type S3Layout } from '../layout';
+import { parseCheckpointFolder, type S3Layout } from '../layout';
+import { writesResultsOnly } from '../job-kinds';
 import { checkpointOfKey, newestTrace, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
 import { readJobLogDescriptions } from '../submission';
 import { costOf } from '../job-options';

@@ -55,6 +55,7 @@ import {
   parseS3Uri,
   type S3Layout,
 } from '../layout';
+import { kindOfEnvironment, PASSK_KIND } from '../job-kinds';
 import { PASSK_DIR } from '../passk-records';
 import {
   s3Channel,
@@ -473,7 +474,7 @@ async function passkOutputKept(
   job: string,
   request: CreateTrainingJobRequest,
 ): Promise<RerunPlan['keeps']> {
-  if (request.Environment?.[JOB_ENV.mode] !== 'passk') return undefined;
+  if (kindOfEnvironment(request.Environment) !== PASSK_KIND) return undefined;
   const layout = requireLayout(context);
   const prefix = `${layout.checkpointsPrefix(job)}${PASSK_DIR}/`;
   const listed = await context.aws.s3.listObjects(layout.bucket, prefix);

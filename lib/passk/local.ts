@@ -4,26 +4,14 @@
  * bound where the job's channels put them (S3 objects through the local cache).
  */
 import type { AwsClients } from '../aws';
-import { UserError } from '../errors';
+import { PASSK_KIND } from '../job-kinds';
 import { channelPath, parseS3Uri } from '../layout';
-import {
-  cacheFromS3,
-  runLocal,
-  type Bind,
-  type LocalJob,
-  type LocalRunOptions,
-  type LocalRunResult,
-} from '../local';
+import { cacheFromS3, localBatchJob, requireLocalImage as requireImage, runBatchLocally } from '../local';
+import type { Bind, LocalJob, LocalRunOptions, LocalRunResult } from '../local';
 import { PASSK_CHANNELS, type PasskPlan } from './plan';
 
 export function localJobOfPasskPlan(plan: PasskPlan): LocalJob {
-  const request = plan.buildRequest(plan.jobName);
-  return {
-    stem: 'passk',
-    instanceCount: plan.hosts,
-    networkIsolation: true,
-    environment: request.Environment ?? {},
-    configFiles: plan.uploads(),
+  return localBatchJob(PASSK_KIND, plan, {
     sourceRoot: plan.request.trainerSrc,
     binds: async (aws: AwsClients | undefined) => {
       const binds: Bind[] = [];
@@ -64,15 +52,14 @@ export function localJobOfPasskPlan(plan: PasskPlan): LocalJob {
       }
       return binds;
     },
-  };
+  });
 }
 
 export function requireLocalImage(plan: PasskPlan): void {
-  if (plan.placeholders.includes('image'))
-    throw new UserError(
-      '--local needs --image (a local image rlvr built from this repository), or a job checkpoint as --model with AWS access to find its image',
-      'NoImage',
-    );
+  requireImage(
+    plan,
+    '--image (a local image rlvr built from this repository), or a job checkpoint as --model with AWS access to find its image',
+  );
 }
 
 export async function runPasskLocally(
@@ -80,10 +67,5 @@ export async function runPasskLocally(
   options: Omit<LocalRunOptions, 'job' | 'image' | 'gpus'>,
 ): Promise<LocalRunResult> {
   requireLocalImage(plan);
-  return runLocal({
-    ...options,
-    job: localJobOfPasskPlan(plan),
-    image: plan.image,
-    gpus: plan.request.local!.gpus,
-  });
+  return runBatchLocally(localJobOfPasskPlan(plan), plan, options);
 }

@@ -6,13 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Channel, CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import type { AwsClients } from '../aws';
 import { formatDuration } from '../config';
 import { readDatasetIds, resolveIdRule } from '../curriculum';
 import { ProblemsError, UserError } from '../errors';
+import { PASSK_KIND, kindJobNamePrefix } from '../job-kinds';
 import { awsStep, gpusPerHost, resolveCheckpoints, type ResolvedCheckpoint } from '../eval';
 import { checkRequestLimits, costOf, MAX_RUNTIME_SECONDS } from '../job-options';
 import {
@@ -34,13 +34,11 @@ import {
 } from '../passk-records';
 import { packSource, stageSource, type PackedSource, type StagedSource } from '../source';
 import {
-  assembleRequest,
-  OFFLINE_ENVIRONMENT,
+  batchRequest,
   PLACEHOLDERS,
   Placeholders,
   requestSettingsOf,
   s3Channel,
-  sanitizeTagValue,
   type RequestSettings,
   type SubmitConnection,
 } from '../submission';
@@ -431,7 +429,7 @@ export async function planPasskCampaign(
   const packed = await packSource(staged);
   const submittedAt = new Date();
   const submitId = randomUUID();
-  const jobNamePrefix = `${settings.values.jobNamePrefix ?? 'rlvr'}-passk`;
+  const jobNamePrefix = kindJobNamePrefix(PASSK_KIND, settings.values.jobNamePrefix ?? 'rlvr');
   const requestSettings = requestSettingsOf(settings.values, layout, placeholders);
   const plan: PasskPlan = {
     request,
@@ -491,37 +489,19 @@ function passkJobRequest(o: {
     channels.push(s3Channel(PASSK_CHANNELS.dataset, plan.layout.uri(plan.datasetCopy.key), 'File'));
   if (plan.continued?.uri) channels.push(s3Channel(PASSK_CHANNELS.resume, plan.continued.uri, 'File'));
   const { campaign } = plan.jobPlan;
-  return assembleRequest({
+  return batchRequest(PASSK_KIND, {
     jobName,
     settings: o.settings,
     image: plan.image,
+    submitId: plan.submitId,
     channels,
-    environment: {
-      [JOB_ENV.mode]: 'passk',
-      [JOB_ENV.submitId]: plan.submitId,
-      [JOB_ENV.image]: plan.image,
-      [JOB_ENV.sourceSha256]: plan.source.packed.sha256,
-      ...OFFLINE_ENVIRONMENT,
-    },
-    tags: Object.entries({
-      'rlvr:kind': 'passk',
-      'rlvr:user': os.userInfo().username,
+    environment: { [JOB_ENV.sourceSha256]: plan.source.packed.sha256 },
+    tags: {
       'rlvr:campaign': plan.jobPlan.campaignId,
       'rlvr:dataset': `${campaign.dataset}/${campaign.split} n=${campaign.n}`,
       'rlvr:model': campaign.model.id,
-    }).map(([Key, Value]) => ({ Key, Value: sanitizeTagValue(Value) })),
-    metricDefinitions: [],
-    options: {
-      instanceType: request.instanceType,
-      instanceCount: request.instanceCount,
-      volumeGb: request.volumeGb,
-      keepAliveSeconds: 0,
-      maxRuntimeSeconds: plan.maxRuntimeSeconds,
-      spot: request.spot,
-      maxWaitSeconds: undefined,
-      maxRetries: request.maxRetries,
-      // The script needs no network: the model, the dataset and the source come in channels, the Hub is off.
-      networkIsolation: true,
     },
+    options: request,
+    maxRuntimeSeconds: plan.maxRuntimeSeconds,
   });
 }

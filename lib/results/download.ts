@@ -11,14 +11,8 @@ import {
 } from '../aws';
 import { RlvrError, RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
-import {
-  LOCAL,
-  parseCheckpointFolder,
-  parseS3Uri,
-  RUN_FOLDER,
-  writesResultsOnly,
-  type S3Layout,
-} from '../layout';
+import { LOCAL, parseCheckpointFolder, parseS3Uri, RUN_FOLDER, type S3Layout } from '../layout';
+import { writesResultsOnly } from '../job-kinds';
 import { checkCheckpointFolder, type CheckpointCheck } from './checkpoint-check';
 import { judgeJobCheckpoints } from './job-checkpoints';
 import { extractTarGz, mapLimited, readJsonFile, readTextFile, walkTree, writeFileAtomic } from '../util';

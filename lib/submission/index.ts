@@ -40,3 +40,11 @@ export {
   type SubmittedJob,
 } from './submit-job';
 export { PLACEHOLDERS, Placeholders, type PlaceholderName } from './placeholders';
+export {
+  batchRequest,
+  batchSubmission,
+  submitBatch,
+  type BatchPlan,
+  type BatchRequestOptions,
+  type BatchSubmitOptions,
+} from './batch';
