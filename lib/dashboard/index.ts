@@ -3,12 +3,13 @@
  * HTTP server with its live updates, the self-contained report and the writeup page (a spec's runs
  * against a base model). The page itself is `web/`, bundled by web-bundle.ts.
  */
+export { openInBrowser } from './browser';
 export { DashboardData } from './data';
-export { jobViews, type JobView } from './jobs';
-export { startLive } from './live';
-export { buildReport } from './report';
-export { listRunIds, runFiles } from './runs';
+export { jobViews } from './jobs';
+export { resultsFolder } from './paths';
+export { writeRunsReport } from './report';
 export { startServer } from './server';
-export { indexDirOf, openIndex, updateIndex } from './trace-index';
-export { buildWriteup, writeupAnswer, type WriteupAnswer } from './writeup';
-export { readWriteupSpec, type WriteupSpec } from './writeup-spec';
+export { startDashboard, type DashboardOptions } from './start';
+export { updateIndex } from './trace-index';
+export { writeWriteupPage } from './writeup';
+export { readWriteupSpecFile } from './writeup-spec';

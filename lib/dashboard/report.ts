@@ -1,5 +1,9 @@
-import type { DashboardData } from './data';
+import { UserError } from '../errors';
+import { DashboardData } from './data';
+import { jobViews } from './jobs';
+import { checkOutFile, resultsFolder, writeOutFile } from './paths';
 import type { ResolvedPanel } from './panels';
+import { listRunIds, runFiles } from './runs';
 import { compareSeriesUrl, REPORT_WIDTH, runSeriesUrl, TIMELINE_WINDOWS, urls } from './urls';
 import { pageHtml, webAssets } from './web-bundle';
 
@@ -65,4 +69,38 @@ export async function buildReport(
     inline: { assets: await webAssets(), data: inline, title: `rlvr report: ${ids.join(', ')}` },
   });
   return { html, requests: Object.keys(inline).length - 1 };
+}
+
+export interface RunsReportOptions {
+  /** The results folder as the user named it. */
+  readonly results: string;
+  readonly ids: readonly string[];
+  /** The HTML file to write. */
+  readonly out: string;
+}
+
+/**
+ * `rlvr report <job…>`: writes the report of some runs of a results folder. The paths are refused
+ * before the views are built; a run without a trace is bad input, named with the runs that have one.
+ */
+export async function writeRunsReport(o: RunsReportOptions): Promise<{ html: string; requests: number }> {
+  const resultsDir = resultsFolder(o.results);
+  checkOutFile(o.out);
+  const missing = o.ids.filter((id) => !runFiles(resultsDir, id)?.trace);
+  if (missing.length) {
+    const have = listRunIds(resultsDir).filter((id) => runFiles(resultsDir, id)?.trace);
+    throw new UserError(
+      `${missing.join(', ')}: no run with a trace in ${o.results}/ (have: ${have.join(', ') || 'none'}). Download it first: rlvr download <job>.`,
+      'NoSuchRun',
+    );
+  }
+  const data = new DashboardData({ resultsDir });
+  const views = await jobViews({
+    resultsDir,
+    stallMinutes: 30,
+    progress: (id) => data.progress(id).catch(() => undefined),
+  });
+  const report = await buildReport(data, o.ids, views);
+  writeOutFile(o.out, report.html);
+  return report;
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { didYouMean, formatKeyPath, YamlFile, type KeyPath } from '../config';
-import { ProblemsError, type Problem, type SourceLocation } from '../errors';
+import { ProblemsError, UserError, type Problem, type SourceLocation } from '../errors';
 
 /*
  * The writeup spec (`rlvr report --spec writeup.yaml`): which runs a writeup page compares, against
@@ -364,4 +364,21 @@ export function readWriteupSpec(file: string, displayPath = file): WriteupSpec {
       ? `${value.html_prefix} writeup`
       : path.basename(displayPath).replace(/\.ya?ml$/i, ''));
   return { file: displayPath, title, runs, base, excludeBenchmarks, presets, output, notes: r.notes };
+}
+
+/** Reads the spec `--spec` names, which must be a regular file (a folder or FIFO is bad input). */
+export function readWriteupSpecFile(file: string): WriteupSpec {
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  if (!st) throw new UserError(`--spec ${file}: no such file.`, 'BadFlag');
+  if (!st.isFile())
+    throw new UserError(
+      `--spec ${file}: not a regular file (${st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : 'a device or socket'}): name the spec's YAML file.`,
+      'BadFlag',
+    );
+  return readWriteupSpec(file);
+}
+
+/** Whether the spec names runs of the results folder (`run:`), so that folder must be given. */
+export function writeupNeedsResults(spec: WriteupSpec): boolean {
+  return spec.runs.some((r) => r.run !== undefined) || spec.base?.run !== undefined;
 }

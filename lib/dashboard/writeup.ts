@@ -1,15 +1,22 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLocalResults, type ResultRow } from '../eval-records';
-import { ProblemsError, type Problem, type SourceLocation } from '../errors';
+import { ProblemsError, UserError, type Problem, type SourceLocation } from '../errors';
 import { readPasskFolder, type MergedPasskResults } from '../passk-records';
 import { isObject, readJsonFile, readTextFile } from '../util';
 import { DashboardData } from './data';
 import type { XY } from './query';
+import { checkOutFile, resultsFolder, writeOutFile } from './paths';
 import { listRunIds, runFiles } from './runs';
 import { REPORT_WIDTH, urls } from './urls';
 import { pageHtml, webAssets } from './web-bundle';
-import type { PasskSource, WriteupSpec } from './writeup-spec';
+import {
+  writeupNeedsResults,
+  type PasskSource,
+  type WriteupBaseSpec,
+  type WriteupRunSpec,
+  type WriteupSpec,
+} from './writeup-spec';
 
 /** More than any eval watcher's summaries: a larger file is not read. */
 const SUMMARY_MAX_BYTES = 64 * 1024 * 1024;
@@ -352,146 +359,184 @@ interface ReadRun {
   readonly passk: Map<string, PasskCurve>;
 }
 
-/** Collects the writeup's data; problems found while reading (a run not there) come at once, located. */
-export async function writeupAnswer(spec: WriteupSpec, o: WriteupOptions = {}): Promise<WriteupAnswer> {
-  const width = o.width ?? REPORT_WIDTH;
-  const notes = [...spec.notes];
-  const problems: Problem[] = [];
+/** What the base model gave: its evals and pass@k curves (both empty without a base). */
+interface ReadBase {
+  readonly evals: EvalPoints;
+  readonly passk: Map<string, PasskCurve>;
+}
+
+/** A spec's run found: the data of the results folder it is read from, its id there, and its folder. */
+interface RunAt {
+  readonly data: DashboardData;
+  readonly id: string;
+  readonly dir: string;
+}
+
+/**
+ * One reading of a spec: one DashboardData per results folder (shared by the runs in it), and what the
+ * reading finds beside the data — located problems (thrown at once at the end) and notes for the page.
+ */
+interface Reading {
+  readonly o: WriteupOptions;
+  readonly notes: string[];
+  readonly problems: Problem[];
+  dataFor(dir: string): DashboardData;
+}
+
+function startReading(spec: WriteupSpec, o: WriteupOptions): Reading {
   const datas = new Map<string, DashboardData>();
-  const dataFor = (dir: string): DashboardData => {
-    let d = datas.get(dir);
-    if (!d) datas.set(dir, (d = new DashboardData({ resultsDir: dir })));
-    return d;
+  return {
+    o,
+    notes: [...spec.notes],
+    problems: [],
+    dataFor(dir) {
+      let d = datas.get(dir);
+      if (!d) datas.set(dir, (d = new DashboardData({ resultsDir: dir })));
+      return d;
+    },
   };
-  const excluded = (bench: string): boolean =>
-    spec.excludeBenchmarks.some((p) => bench.toLowerCase().startsWith(p.toLowerCase()));
-  const keys = [...new Set(CURVES.flatMap((c) => c.keys))];
+}
 
-  const runs: ReadRun[] = [];
-  for (const r of spec.runs) {
-    // a run of the results folder, or a run folder anywhere read as a run of its parent folder
-    let data: DashboardData;
-    let id: string;
-    let dir: string;
-    if (r.run !== undefined) {
-      if (!o.resultsDir) {
-        problems.push({
-          location: r.sourceAt,
-          where: `runs.${r.id}.run`,
-          message: 'run: needs --results <dir>',
-        });
-        continue;
-      }
-      data = dataFor(o.resultsDir);
-      id = r.run;
-      const files = runFiles(o.resultsDir, id);
-      if (!files) {
-        problems.push({
-          location: r.sourceAt,
-          where: `runs.${r.id}.run`,
-          message: `no run "${id}" in ${o.resultsDir}`,
-          hint: `Runs there: ${listRunIds(o.resultsDir).slice(0, 12).join(', ') || 'none'}. Or give run_dir: a run folder.`,
-        });
-        continue;
-      }
-      dir = files.dir;
-    } else if (r.runDir !== undefined) {
-      dir = fs.realpathSync(r.runDir);
-      data = dataFor(path.dirname(dir));
-      id = path.basename(dir);
-      if (!runFiles(path.dirname(dir), id)) {
-        problems.push({
-          location: r.sourceAt,
-          where: `runs.${r.id}.run_dir`,
-          message: `${r.runDir}: its folder name is not one a run folder can have (letters, digits, . _ -)`,
-        });
-        continue;
-      }
-    } else continue;
-    const files = runFiles(path.dirname(dir), path.basename(dir));
-    const curves = new Map<string, XY & { key: string }>();
-    let lastStep: number | undefined;
-    if (files?.trace) {
-      try {
-        lastStep = (await data.progress(id)).latestStep;
-        const got = await data.series(
-          new URLSearchParams({ id, axis: 'step', width: String(width), keys: keys.join(',') }),
-        );
-        for (const c of CURVES) {
-          const key = c.keys.find((k) => (got.series[k]?.x.length ?? 0) > 0);
-          if (key) curves.set(c.id, { ...got.series[key], key });
-        }
-      } catch (e) {
-        notes.push(`${r.label}: its trace could not be read (${(e as Error).message}); no training curves.`);
-      }
-    } else notes.push(`${r.label}: no trace (traces/trace.jsonl) in ${dir}; no training curves.`);
-    const evals: EvalPoints = new Map();
-    const ours =
-      r.run !== undefined ? data.evalsOf(id) : readLocalResults(dir, `run folder ${id}`, id, r.runDir ?? dir);
-    for (const w of ours.filter((x) => x.warning)) notes.push(`${r.label}: ${w.warning}`);
-    ourEvals(ours, lastStep, evals);
-    theirEvals(path.join(dir, 'evals'), evals);
-    const passk = theirPassk(path.join(dir, 'evals'));
-    for (const [bench, curve] of await ourPassk(r.passk, problems, `runs.${r.id}`)) passk.set(bench, curve);
-    runs.push({
-      run: {
-        id: r.id,
-        label: r.label,
-        color: r.color,
-        family: r.family,
-        source: r.run ?? r.runDir ?? dir,
-        lastStep,
-      },
-      curves,
-      evals,
-      passk,
+/** A run of the results folder, or a run folder anywhere read as a run of its parent folder. */
+function locateRun(r: WriteupRunSpec, g: Reading): RunAt | undefined {
+  const resultsDir = g.o.resultsDir;
+  if (r.run !== undefined) {
+    if (!resultsDir) {
+      g.problems.push({
+        location: r.sourceAt,
+        where: `runs.${r.id}.run`,
+        message: 'run: needs --results <dir>',
+      });
+      return undefined;
+    }
+    const data = g.dataFor(resultsDir);
+    const files = runFiles(resultsDir, r.run);
+    if (!files) {
+      g.problems.push({
+        location: r.sourceAt,
+        where: `runs.${r.id}.run`,
+        message: `no run "${r.run}" in ${resultsDir}`,
+        hint: `Runs there: ${listRunIds(resultsDir).slice(0, 12).join(', ') || 'none'}. Or give run_dir: a run folder.`,
+      });
+      return undefined;
+    }
+    return { data, id: r.run, dir: files.dir };
+  }
+  if (r.runDir === undefined) return undefined;
+  const dir = fs.realpathSync(r.runDir);
+  const data = g.dataFor(path.dirname(dir));
+  const id = path.basename(dir);
+  if (!runFiles(path.dirname(dir), id)) {
+    g.problems.push({
+      location: r.sourceAt,
+      where: `runs.${r.id}.run_dir`,
+      message: `${r.runDir}: its folder name is not one a run folder can have (letters, digits, . _ -)`,
     });
+    return undefined;
   }
+  return { data, id, dir };
+}
 
-  // the base model: their evals folder, or a run (an eval job of the base model) of ours
-  const baseEvals: EvalPoints = new Map();
-  let basePassk = new Map<string, PasskCurve>();
-  const b = spec.base;
-  if (b) {
-    let dir: string | undefined = b.runDir;
-    if (b.run !== undefined) {
-      dir = o.resultsDir ? runFiles(o.resultsDir, b.run)?.dir : undefined;
-      if (!dir)
-        problems.push({
-          location: b.at,
-          where: 'base_model.run',
-          message: `no run "${b.run}" in ${o.resultsDir ?? '(no --results)'}`,
-        });
-    }
-    if (b.evalsDir) {
-      theirEvals(b.evalsDir, baseEvals);
-      basePassk = theirPassk(b.evalsDir);
-      // a run's evals/ folder of ours: its eval units and watcher summaries
-      if (path.basename(b.evalsDir) === 'evals') dir = path.dirname(b.evalsDir);
-    }
-    if (dir) {
-      const rows = readLocalResults(dir, `base model ${b.label}`);
-      ourEvals(rows, undefined, baseEvals);
-      if (!b.evalsDir) {
-        theirEvals(path.join(dir, 'evals'), baseEvals);
-        basePassk = theirPassk(path.join(dir, 'evals'));
+const CURVE_KEYS = [...new Set(CURVES.flatMap((c) => c.keys))];
+
+/** A run's training curves (per panel, the first key its trace has) and its last step; none without a trace. */
+async function readCurves(
+  r: WriteupRunSpec,
+  { data, id, dir }: RunAt,
+  g: Reading,
+): Promise<{ curves: Map<string, XY & { key: string }>; lastStep?: number }> {
+  const files = runFiles(path.dirname(dir), path.basename(dir));
+  const curves = new Map<string, XY & { key: string }>();
+  let lastStep: number | undefined;
+  if (files?.trace) {
+    try {
+      lastStep = (await data.progress(id)).latestStep;
+      const width = String(g.o.width ?? REPORT_WIDTH);
+      const got = await data.series(
+        new URLSearchParams({ id, axis: 'step', width, keys: CURVE_KEYS.join(',') }),
+      );
+      for (const c of CURVES) {
+        const key = c.keys.find((k) => (got.series[k]?.x.length ?? 0) > 0);
+        if (key) curves.set(c.id, { ...got.series[key], key });
       }
+    } catch (e) {
+      g.notes.push(`${r.label}: its trace could not be read (${(e as Error).message}); no training curves.`);
     }
-    for (const [bench, curve] of await ourPassk(b.passk, problems, 'base_model')) basePassk.set(bench, curve);
-    // a base model's evals are of one checkpoint: its latest value per benchmark stands
-    if (baseEvals.size === 0 && basePassk.size === 0)
-      notes.push(`base model ${b.label}: no eval results or pass@k found (${loc(b.at)}).`);
-  }
-  if (problems.length)
-    throw new ProblemsError(`${spec.file}: the runs it names could not all be read`, problems);
+  } else g.notes.push(`${r.label}: no trace (traces/trace.jsonl) in ${dir}; no training curves.`);
+  return { curves, lastStep };
+}
 
-  const baseValue = new Map<string, number>();
-  for (const [bench, e] of baseEvals) {
-    const v = latest(e.points);
-    if (v) baseValue.set(bench, v.value);
-  }
+/** A run's evals (ours, then theirs) and pass@k (theirs in its evals folder, then the spec's folders). */
+async function readRunResults(
+  r: WriteupRunSpec,
+  { data, id, dir }: RunAt,
+  lastStep: number | undefined,
+  g: Reading,
+): Promise<{ evals: EvalPoints; passk: Map<string, PasskCurve> }> {
+  const evals: EvalPoints = new Map();
+  const ours =
+    r.run !== undefined ? data.evalsOf(id) : readLocalResults(dir, `run folder ${id}`, id, r.runDir ?? dir);
+  for (const w of ours.filter((x) => x.warning)) g.notes.push(`${r.label}: ${w.warning}`);
+  ourEvals(ours, lastStep, evals);
+  theirEvals(path.join(dir, 'evals'), evals);
+  const passk = theirPassk(path.join(dir, 'evals'));
+  for (const [bench, curve] of await ourPassk(r.passk, g.problems, `runs.${r.id}`)) passk.set(bench, curve);
+  return { evals, passk };
+}
 
-  const curves: WriteupCurvePanel[] = CURVES.flatMap((c) => {
+/** One of the spec's runs, read; undefined when it is not there (a problem says why). */
+async function readRun(r: WriteupRunSpec, g: Reading): Promise<ReadRun | undefined> {
+  const at = locateRun(r, g);
+  if (!at) return undefined;
+  const { curves, lastStep } = await readCurves(r, at, g);
+  const { evals, passk } = await readRunResults(r, at, lastStep, g);
+  const source = r.run ?? r.runDir ?? at.dir;
+  return {
+    run: { id: r.id, label: r.label, color: r.color, family: r.family, source, lastStep },
+    curves,
+    evals,
+    passk,
+  };
+}
+
+/** The base model: their evals folder, or a run (an eval job of the base model) of ours. */
+async function readBase(b: WriteupBaseSpec | undefined, g: Reading): Promise<ReadBase> {
+  const evals: EvalPoints = new Map();
+  let passk = new Map<string, PasskCurve>();
+  if (!b) return { evals, passk };
+  let dir: string | undefined = b.runDir;
+  if (b.run !== undefined) {
+    dir = g.o.resultsDir ? runFiles(g.o.resultsDir, b.run)?.dir : undefined;
+    if (!dir)
+      g.problems.push({
+        location: b.at,
+        where: 'base_model.run',
+        message: `no run "${b.run}" in ${g.o.resultsDir ?? '(no --results)'}`,
+      });
+  }
+  if (b.evalsDir) {
+    theirEvals(b.evalsDir, evals);
+    passk = theirPassk(b.evalsDir);
+    // a run's evals/ folder of ours: its eval units and watcher summaries
+    if (path.basename(b.evalsDir) === 'evals') dir = path.dirname(b.evalsDir);
+  }
+  if (dir) {
+    ourEvals(readLocalResults(dir, `base model ${b.label}`), undefined, evals);
+    if (!b.evalsDir) {
+      theirEvals(path.join(dir, 'evals'), evals);
+      passk = theirPassk(path.join(dir, 'evals'));
+    }
+  }
+  for (const [bench, curve] of await ourPassk(b.passk, g.problems, 'base_model')) passk.set(bench, curve);
+  // a base model's evals are of one checkpoint: its latest value per benchmark stands
+  if (evals.size === 0 && passk.size === 0)
+    g.notes.push(`base model ${b.label}: no eval results or pass@k found (${loc(b.at)}).`);
+  return { evals, passk };
+}
+
+/** A training panel per curve some run has. */
+function curvePanels(runs: readonly ReadRun[]): WriteupCurvePanel[] {
+  return CURVES.flatMap((c) => {
     const got = runs.filter((r) => r.curves.has(c.id));
     if (got.length === 0) return [];
     return [
@@ -503,9 +548,21 @@ export async function writeupAnswer(spec: WriteupSpec, o: WriteupOptions = {}): 
       },
     ];
   });
+}
 
+/** An eval panel per benchmark some run has at a known step, with the base model's latest value. */
+function evalPanels(
+  runs: readonly ReadRun[],
+  baseEvals: EvalPoints,
+  excluded: (bench: string) => boolean,
+): WriteupEvalPanel[] {
+  const baseValue = new Map<string, number>();
+  for (const [bench, e] of baseEvals) {
+    const v = latest(e.points);
+    if (v) baseValue.set(bench, v.value);
+  }
   const benches = [...new Set(runs.flatMap((r) => [...r.evals.keys()]))].filter((x) => !excluded(x));
-  const evals: WriteupEvalPanel[] = benches.flatMap((bench) => {
+  return benches.flatMap((bench) => {
     const per: WriteupEvalPanel['runs'] = {};
     let metric = '';
     for (const r of runs) {
@@ -520,27 +577,43 @@ export async function writeupAnswer(spec: WriteupSpec, o: WriteupOptions = {}): 
     if (Object.keys(per).length === 0) return [];
     return [{ benchmark: bench, metric, runs: per, base: baseValue.get(bench) }];
   });
+}
 
-  const passBenches = [...new Set([...runs.flatMap((r) => [...r.passk.keys()]), ...basePassk.keys()])].filter(
+/** A pass@k panel per benchmark the runs or the base model have. */
+function passkPanels(
+  runs: readonly ReadRun[],
+  basePassk: Map<string, PasskCurve>,
+  excluded: (bench: string) => boolean,
+): WriteupPasskPanel[] {
+  const benches = [...new Set([...runs.flatMap((r) => [...r.passk.keys()]), ...basePassk.keys()])].filter(
     (x) => !excluded(x),
   );
-  const passk: WriteupPasskPanel[] = passBenches.map((bench) => ({
+  return benches.map((bench) => ({
     benchmark: bench,
     runs: Object.fromEntries(
       runs.filter((r) => r.passk.has(bench)).map((r) => [r.run.id, r.passk.get(bench)!]),
     ),
     base: basePassk.get(bench),
   }));
+}
 
-  // the summary: each benchmark's latest accuracy, and pass@1 and pass@K (the base's largest k, else the
-  // runs') per pass@k benchmark; each with its difference to the base model
-  const columns: {
-    id: string;
-    label: string;
-    title: string;
-    value: (r: ReadRun) => SummaryCell | null;
-    base?: number;
-  }[] = [];
+interface SummaryColumn {
+  readonly id: string;
+  readonly label: string;
+  readonly title: string;
+  readonly value: (r: ReadRun) => SummaryCell | null;
+  readonly base?: number;
+}
+
+/**
+ * The summary's columns: each benchmark's latest accuracy, and pass@1 and pass@K (the base's largest k,
+ * else the runs') per pass@k benchmark.
+ */
+function summaryColumns(
+  evals: readonly WriteupEvalPanel[],
+  passk: readonly WriteupPasskPanel[],
+): SummaryColumn[] {
+  const columns: SummaryColumn[] = [];
   for (const p of evals)
     columns.push({
       id: `eval:${p.benchmark}`,
@@ -568,7 +641,16 @@ export async function writeupAnswer(spec: WriteupSpec, o: WriteupOptions = {}): 
         },
       });
   }
-  const summary: WriteupSummary = {
+  return columns;
+}
+
+/** The summary table: a row per run, each cell with its difference to the base model's. */
+function summaryOf(
+  runs: readonly ReadRun[],
+  columns: readonly SummaryColumn[],
+  b: WriteupBaseSpec | undefined,
+): WriteupSummary {
+  return {
     columns: columns.map((c) => ({ id: c.id, label: c.label, title: c.title })),
     base: b ? { label: b.label, cells: columns.map((c) => c.base ?? null) } : undefined,
     rows: runs.map((r) => ({
@@ -580,16 +662,36 @@ export async function writeupAnswer(spec: WriteupSpec, o: WriteupOptions = {}): 
       }),
     })),
   };
-  for (const p of passk)
-    if (Object.keys(p.runs).length === 0) notes.push(`pass@k ${p.benchmark}: the base model only.`);
+}
 
+/** Collects the writeup's data; problems found while reading (a run not there) come at once, located. */
+export async function writeupAnswer(spec: WriteupSpec, o: WriteupOptions = {}): Promise<WriteupAnswer> {
+  const g = startReading(spec, o);
+  const runs: ReadRun[] = [];
+  for (const r of spec.runs) {
+    const read = await readRun(r, g);
+    if (read) runs.push(read);
+  }
+  const base = await readBase(spec.base, g);
+  if (g.problems.length)
+    throw new ProblemsError(`${spec.file}: the runs it names could not all be read`, g.problems);
+
+  const excluded = (bench: string): boolean =>
+    spec.excludeBenchmarks.some((p) => bench.toLowerCase().startsWith(p.toLowerCase()));
+  const evals = evalPanels(runs, base.evals, excluded);
+  const passk = passkPanels(runs, base.passk, excluded);
+  const summary = summaryOf(runs, summaryColumns(evals, passk), spec.base);
+  for (const p of passk)
+    if (Object.keys(p.runs).length === 0) g.notes.push(`pass@k ${p.benchmark}: the base model only.`);
+
+  const b = spec.base;
   return {
     title: spec.title,
     spec: spec.file,
-    notes,
+    notes: g.notes,
     runs: runs.map((r) => r.run),
     base: b ? { label: b.label, source: b.evalsDir ?? b.runDir ?? b.run } : undefined,
-    curves,
+    curves: curvePanels(runs),
     evals,
     passk,
     summary,
@@ -616,4 +718,36 @@ export async function buildWriteup(
     },
   });
   return { html, answer };
+}
+
+export interface WriteupPageOptions {
+  readonly spec: WriteupSpec;
+  /** The HTML file to write; else the spec's `output:`. */
+  readonly out?: string;
+  /** The results folder as the user named it; read only when the spec names runs of it (`run:`). */
+  readonly results: string;
+  /** The reader's notes: the spec's first (before the slow part), then the runs' once written. */
+  readonly note: (message: string) => void;
+}
+
+/**
+ * `rlvr report --spec`: writes the writeup page. The paths are refused before anything is read; a
+ * spec of run folders alone needs no results folder.
+ */
+export async function writeWriteupPage(
+  o: WriteupPageOptions,
+): Promise<{ html: string; answer: WriteupAnswer; out: string }> {
+  const out = o.out ?? o.spec.output;
+  if (!out)
+    throw new UserError(
+      '--out <file>: where to write the writeup page, e.g. --out page.html (or output: page.html in the spec).',
+      'BadFlag',
+    );
+  checkOutFile(out);
+  const resultsDir = writeupNeedsResults(o.spec) ? resultsFolder(o.results) : undefined;
+  for (const note of o.spec.notes) o.note(note);
+  const { html, answer } = await buildWriteup(o.spec, { resultsDir });
+  writeOutFile(out, html);
+  for (const note of answer.notes.slice(o.spec.notes.length)) o.note(note);
+  return { html, answer, out };
 }
