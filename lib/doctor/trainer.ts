@@ -20,12 +20,19 @@ import {
   reachableModules,
   shadowedStdlib,
   unreachableImports,
+  type ImportRoot,
   type NetworkCall,
   type Pyproject,
   type UvLock,
 } from '../python';
 import { stageSource } from '../source';
-import { BUILT_IN_PROFILES, CITE_FOLDERS, RLVR_EVAL_SCRIPT, type NetworkUse } from '../trainers';
+import {
+  BUILT_IN_PROFILES,
+  CITE_FOLDERS,
+  RLVR_EVAL_SCRIPT,
+  type NetworkUse,
+  type TrainerProfile,
+} from '../trainers';
 import type { DoctorCheck } from './check';
 
 interface CitedRange {
@@ -60,55 +67,62 @@ const covers = (ranges: readonly CitedRange[], call: NetworkCall) =>
 
 const level = (ok: boolean): DoctorCheck['level'] => (ok ? 'ok' : 'fail');
 
-export async function trainerRepositoryChecks(
-  root: string,
-  options: { readonly dockerDir?: string } = {},
-): Promise<DoctorCheck[]> {
-  const checks: DoctorCheck[] = [];
-  const dockerfilePath = path.join(options.dockerDir ?? defaultDockerDir(), 'Dockerfile');
+/** The Dockerfile the image would be built from: it must be there before anything else is looked at. */
+function dockerfileIn(dockerDir: string): string {
+  const dockerfilePath = path.join(dockerDir, 'Dockerfile');
   if (!fs.existsSync(dockerfilePath)) {
     throw new UserError(
       `No Dockerfile in ${path.dirname(dockerfilePath)}. Pass --docker-dir with the folder holding it.`,
       'NoDockerfile',
     );
   }
-  const staged = await stageSource({ root });
-  const files = staged.files.map((f) => f.path);
-  const { read } = sourceReader(root);
+  return dockerfilePath;
+}
 
-  // The Python project and its import roots.
-  let pyproject: Pyproject | undefined;
-  let lock: UvLock | undefined;
+/** The shipped pyproject.toml and uv.lock, or the failing check that says why they cannot be read. */
+function readProject(
+  root: string,
+  files: readonly string[],
+): { pyproject: Pyproject | undefined; lock: UvLock | undefined } | { failure: DoctorCheck } {
   try {
-    pyproject = files.includes('pyproject.toml') ? readPyproject(root) : undefined;
-    lock = files.includes('uv.lock') ? readUvLock(root) : undefined;
+    const pyproject = files.includes('pyproject.toml') ? readPyproject(root) : undefined;
+    const lock = files.includes('uv.lock') ? readUvLock(root) : undefined;
+    return { pyproject, lock };
   } catch (err) {
     if (!(err instanceof RlvrError)) throw err;
-    checks.push({ name: 'python project', level: 'fail', detail: err.message });
-    return checks;
+    return { failure: { name: 'python project', level: 'fail', detail: err.message } };
   }
-  // What the image installs, never the project itself (the lock lists it, editable).
-  const dependencies = [
+}
+
+function projectCheck(pyproject: Pyproject | undefined, lock: UvLock | undefined): DoctorCheck {
+  return pyproject
+    ? {
+        name: 'python project',
+        level: 'ok',
+        detail: `${pyproject.name ?? '(no name)'}${pyproject.requiresPython ? `, requires-python ${pyproject.requiresPython}` : ''}${pyproject.isPackage ? ', a package' : ''}; ${lock ? `uv.lock with ${lock.packages.length} packages` : 'no uv.lock'}`,
+      }
+    : {
+        name: 'python project',
+        level: 'warn',
+        detail: 'no pyproject.toml shipped',
+        fix: "The image installs the trainer's dependencies from pyproject.toml/uv.lock or requirements*.txt.",
+      };
+}
+
+/** What the image installs, never the project itself (the lock lists it, editable). */
+function installedDependencies(pyproject: Pyproject | undefined, lock: UvLock | undefined): string[] {
+  return [
     ...(pyproject?.dependencies ?? []),
     ...(lock?.packages.filter((p) => p.source.kind === 'registry').map((p) => p.name) ?? []),
   ];
-  checks.push(
-    pyproject
-      ? {
-          name: 'python project',
-          level: 'ok',
-          detail: `${pyproject.name ?? '(no name)'}${pyproject.requiresPython ? `, requires-python ${pyproject.requiresPython}` : ''}${pyproject.isPackage ? ', a package' : ''}; ${lock ? `uv.lock with ${lock.packages.length} packages` : 'no uv.lock'}`,
-        }
-      : {
-          name: 'python project',
-          level: 'warn',
-          detail: 'no pyproject.toml shipped',
-          fix: "The image installs the trainer's dependencies from pyproject.toml/uv.lock or requirements*.txt.",
-        },
-  );
-  const repositoryProfiles = loadTrainerProfiles(root);
-  const profiles = mergeProfiles(BUILT_IN_PROFILES, repositoryProfiles);
-  const present = profiles.filter((p) => files.includes(p.script));
+}
+
+/** The import roots (a present trainer's profile may name them), checked: each there, none shadowing the stdlib. */
+function importRootChecks(
+  files: readonly string[],
+  pyproject: Pyproject | undefined,
+  present: readonly TrainerProfile[],
+): { roots: ImportRoot[]; checks: DoctorCheck[] } {
   const named = present.find((p) => p.runtime.importRoots)?.runtime.importRoots;
   const roots = findImportRoots({
     files,
@@ -116,56 +130,83 @@ export async function trainerRepositoryChecks(
     ...(named ? { named: { paths: named.paths, by: named.cite } } : {}),
   });
   const missing = missingRoots(roots, files);
-  checks.push({
-    name: 'import roots',
-    level: level(missing.length === 0),
-    detail: `${describeImportRoots(roots)}${missing.length ? `; ${missing.map((m) => m.message).join('; ')}` : ''}`,
-    ...(missing.length ? { fix: missing[0].hint } : {}),
-  });
+  const checks: DoctorCheck[] = [
+    {
+      name: 'import roots',
+      level: level(missing.length === 0),
+      detail: `${describeImportRoots(roots)}${missing.length ? `; ${missing.map((m) => m.message).join('; ')}` : ''}`,
+      ...(missing.length ? { fix: missing[0].hint } : {}),
+    },
+  ];
   for (const shadow of shadowedStdlib(roots)) {
     checks.push({ name: 'import roots', level: 'warn', detail: shadow.message, fix: shadow.hint });
   }
+  return { roots, checks };
+}
 
-  // The image its dependency files make.
+/** The image its dependency files make: the main build arguments with where each comes from, and the plan's checks. */
+function imageChecks(dockerfilePath: string, root: string): DoctorCheck[] {
   try {
     const dockerfile = fs.readFileSync(dockerfilePath, 'utf8');
     const plan = planImageBuild({ dockerfile, trainerSrc: root, flags: {} });
     const shown = ['TORCH_VERSION', 'VLLM_VERSION', 'RAY_VERSION', 'PYTHON_VERSION', 'BASE_IMAGE'];
-    checks.push({
-      name: 'image',
-      level: 'ok',
-      detail: plan.args
-        .filter((a) => shown.includes(a.name))
-        .map((a) => `${a.name}=${a.value} (${describeArgSource(a.source)})`)
-        .join(', '),
-    });
-    for (const c of plan.checks)
-      checks.push({ name: 'image', level: c.ok ? 'ok' : 'warn', detail: c.message });
+    return [
+      {
+        name: 'image',
+        level: 'ok',
+        detail: plan.args
+          .filter((a) => shown.includes(a.name))
+          .map((a) => `${a.name}=${a.value} (${describeArgSource(a.source)})`)
+          .join(', '),
+      },
+      ...plan.checks.map((c): DoctorCheck => ({
+        name: 'image',
+        level: c.ok ? 'ok' : 'warn',
+        detail: c.message,
+      })),
+    ];
   } catch (err) {
     if (!(err instanceof RlvrError)) throw err;
-    checks.push({
-      name: 'image',
-      level: 'fail',
-      detail: err instanceof ProblemsError ? err.problems.map(formatProblem).join('; ') : err.message,
-      fix: 'rlvr image build --dry-run --trainer-src <this folder> shows the whole plan.',
-    });
+    return [
+      {
+        name: 'image',
+        level: 'fail',
+        detail: err instanceof ProblemsError ? err.problems.map(formatProblem).join('; ') : err.message,
+        fix: 'rlvr image build --dry-run --trainer-src <this folder> shows the whole plan.',
+      },
+    ];
   }
+}
 
-  // Each trainer whose script is here (and the eval script): its imports of the repository's packages.
+/** Which of the profiles' trainers have their script here, and which do not. */
+function trainersCheck(profiles: readonly TrainerProfile[], present: readonly TrainerProfile[]): DoctorCheck {
   const absent = profiles.filter((p) => !present.includes(p)).map((p) => p.id);
-  checks.push({
+  return {
     name: 'trainers',
     level: present.length ? 'ok' : 'warn',
     detail: `${present.map((p) => `${p.id} (${p.script})`).join(', ') || "none of the profiles' scripts is here"}${absent.length ? `; not here: ${absent.join(', ')}` : ''}`,
     ...(present.length ? {} : { fix: "Describe the repository's trainers in rlvr-trainers.yaml." }),
-  });
+  };
+}
+
+/** The scripts a job runs: each present trainer's, and the eval script when it is here. */
+function scriptsOf(present: readonly TrainerProfile[], files: readonly string[]): string[] {
   const evalScript =
     present.find((p) => p.runtime.evalScript)?.runtime.evalScript?.script ?? RLVR_EVAL_SCRIPT.script;
-  const scripts = [
-    ...new Set([...present.map((p) => p.script), ...(files.includes(evalScript) ? [evalScript] : [])]),
-  ];
-  for (const script of scripts) {
-    const problems = unreachableImports(script, read(script), roots, files, dependencies);
+  return [...new Set([...present.map((p) => p.script), ...(files.includes(evalScript) ? [evalScript] : [])])];
+}
+
+/** Each script's imports: whether it finds them, and which of the repository's own packages it takes. */
+function scriptImportChecks(o: {
+  scripts: readonly string[];
+  read: (file: string) => string;
+  roots: readonly ImportRoot[];
+  files: readonly string[];
+  dependencies: readonly string[];
+}): DoctorCheck[] {
+  const { read, roots } = o;
+  return o.scripts.map((script) => {
+    const problems = unreachableImports(script, read(script), roots, o.files, o.dependencies);
     const own = [
       ...new Set(
         roots
@@ -173,7 +214,7 @@ export async function trainerRepositoryChecks(
           .filter((pkg) => new RegExp(`^\\s*(from|import)\\s+${pkg}\\b`, 'm').test(read(script))),
       ),
     ];
-    checks.push({
+    return {
       name: `imports of ${script}`,
       level: level(problems.length === 0),
       detail: problems.length
@@ -182,10 +223,20 @@ export async function trainerRepositoryChecks(
           ? `${own.join(', ')} from ${roots.map((r) => `${r.path}/`).join(', ')}`
           : "nothing of the repository's own packages",
       ...(problems.length ? { fix: problems[0].hint } : {}),
-    });
-  }
+    };
+  });
+}
 
-  // The network at start: what the profiles describe, and what the code they run calls.
+/** The network at start: what the profiles describe, and what the code they run calls. */
+function networkChecks(o: {
+  present: readonly TrainerProfile[];
+  files: readonly string[];
+  roots: readonly ImportRoot[];
+  scripts: readonly string[];
+  read: (file: string) => string;
+}): DoctorCheck[] {
+  const { present, read } = o;
+  const checks: DoctorCheck[] = [];
   const uses = new Map<string, NetworkUse>();
   for (const p of present) for (const u of p.runtime.networkUses ?? []) uses.set(u.what, u);
   for (const u of uses.values()) {
@@ -195,7 +246,12 @@ export async function trainerRepositoryChecks(
       detail: `${u.what} [${u.cite}] → ${u.handled}: ${u.how}`,
     });
   }
-  const reachable = reachableModules({ files, roots: roots.map((r) => r.path), scripts, read });
+  const reachable = reachableModules({
+    files: o.files,
+    roots: o.roots.map((r) => r.path),
+    scripts: o.scripts,
+    read,
+  });
   const calls = networkCalls(reachable, read);
   const known = [...uses.values()].flatMap((u) => citedRanges(u.cite));
   const loaderCites = present.flatMap((p) =>
@@ -212,6 +268,38 @@ export async function trainerRepositoryChecks(
         }
       : {}),
   });
+  return checks;
+}
+
+export async function trainerRepositoryChecks(
+  root: string,
+  options: { readonly dockerDir?: string } = {},
+): Promise<DoctorCheck[]> {
+  const dockerfilePath = dockerfileIn(options.dockerDir ?? defaultDockerDir());
+  const staged = await stageSource({ root });
+  const files = staged.files.map((f) => f.path);
+  const { read } = sourceReader(root);
+
+  // The Python project and its import roots.
+  const project = readProject(root, files);
+  if ('failure' in project) return [project.failure];
+  const { pyproject, lock } = project;
+  const checks: DoctorCheck[] = [projectCheck(pyproject, lock)];
+  const repositoryProfiles = loadTrainerProfiles(root);
+  const profiles = mergeProfiles(BUILT_IN_PROFILES, repositoryProfiles);
+  const present = profiles.filter((p) => files.includes(p.script));
+  const { roots, checks: rootChecks } = importRootChecks(files, pyproject, present);
+  checks.push(...rootChecks);
+
+  checks.push(...imageChecks(dockerfilePath, root));
+
+  // Each trainer whose script is here (and the eval script): its imports of the repository's packages.
+  checks.push(trainersCheck(profiles, present));
+  const scripts = scriptsOf(present, files);
+  const dependencies = installedDependencies(pyproject, lock);
+  checks.push(...scriptImportChecks({ scripts, read, roots, files, dependencies }));
+
+  checks.push(...networkChecks({ present, files, roots, scripts, read }));
   checks.push(...platformEnvChecks({ root, files, roots: roots.map((r) => r.path), scripts }));
   return checks;
 }

@@ -256,95 +256,132 @@ function trainerPin(
 }
 
 /**
- * The build's arguments and checks. Throws a ProblemsError (exit 2) when a flag contradicts the lock,
- * the base's CUDA is not the torch wheel's, or the Python does not satisfy the project: nothing is built.
+ * The build arguments as they are decided, step by step: what the Dockerfile declares, the flags, the
+ * value each step chose, and the problems and checks found on the way.
  */
-export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
-  const declared = dockerfileArgs(input.dockerfile);
-  const flags = input.flags;
-  const problems: Problem[] = [];
-  const checks: BuildCheck[] = [];
-  const src = input.trainerSrc;
-  const pyproject: Pyproject | undefined = src ? readPyproject(src) : undefined;
-  const lock = src ? readUvLock(src) : undefined;
-  const chosen = new Map<string, PlannedArg>();
-  const declares = (name: string) => declared.some((a) => a.name === name);
-  const defaultOf = (name: string) => declared.find((a) => a.name === name)?.value;
-  const set = (name: string, value: string, source: ArgSource) => chosen.set(name, { name, value, source });
+class ArgChoices {
+  readonly chosen = new Map<string, PlannedArg>();
+  readonly problems: Problem[] = [];
+  readonly checks: BuildCheck[] = [];
 
-  for (const [name, value] of Object.entries(flags)) {
-    if (!declares(name)) {
-      problems.push({
+  constructor(
+    readonly declared: readonly { name: string; value: string | undefined }[],
+    readonly flags: Readonly<Record<string, string>>,
+  ) {}
+
+  declares(name: string): boolean {
+    return this.declared.some((a) => a.name === name);
+  }
+
+  defaultOf(name: string): string | undefined {
+    return this.declared.find((a) => a.name === name)?.value;
+  }
+
+  set(name: string, value: string, source: ArgSource): void {
+    this.chosen.set(name, { name, value, source });
+  }
+
+  /** The value the build gets so far: the chosen one, else the Dockerfile's default, else empty. */
+  value(name: string): string {
+    return this.chosen.get(name)?.value ?? this.defaultOf(name) ?? '';
+  }
+}
+
+/** Every `--build-arg`: taken as given when the Dockerfile declares it, a problem when it does not. */
+function takeFlags(args: ArgChoices): void {
+  for (const [name, value] of Object.entries(args.flags)) {
+    if (!args.declares(name)) {
+      args.problems.push({
         where: `--build-arg ${name}`,
         message: `the Dockerfile declares no ARG ${name}`,
-        hint: `Its arguments: ${declared.map((a) => a.name).join(', ')}.`,
+        hint: `Its arguments: ${args.declared.map((a) => a.name).join(', ')}.`,
       });
-    } else set(name, value, { kind: 'flag' });
+    } else args.set(name, value, { kind: 'flag' });
   }
+}
 
-  // Python first: the project's requires-python (pyproject and lock) decides it unless a flag names one,
-  // and the lock's per-platform versions are read for it.
-  let python = flags.PYTHON_VERSION ?? defaultOf('PYTHON_VERSION') ?? '3.11';
-  if (declares('PYTHON_VERSION')) {
-    const specs = [
-      ...(pyproject?.requiresPython
-        ? [
-            {
-              spec: pyproject.requiresPython,
-              where: `pyproject.toml:${lineOf(pyproject.file, /^\s*requires-python\s*=/)}`,
-            },
-          ]
-        : []),
-      ...(lock?.requiresPython
-        ? [{ spec: lock.requiresPython, where: `uv.lock:${lineOf(lock.file, /^requires-python\s*=/)}` }]
-        : []),
-    ];
-    const fits = (v: string) => specs.every((s) => minorSatisfies(v, s.spec));
-    const flag = flags.PYTHON_VERSION;
-    const fallback = defaultOf('PYTHON_VERSION') ?? '3.11';
-    if (flag !== undefined && !fits(flag)) {
-      const bad = specs.filter((s) => !minorSatisfies(flag, s.spec));
-      problems.push({
-        where: `--build-arg PYTHON_VERSION=${flag}`,
-        message: `the trainer requires Python ${bad.map((s) => `${s.spec} (${s.where})`).join(' and ')}`,
-        hint: 'Drop the flag, or change requires-python and the lock.',
-      });
-    } else if (flag === undefined && specs.length) {
-      const pick = [fallback, '3.12', '3.13', '3.11', '3.10', '3.9'].find(fits);
-      if (!pick) {
-        problems.push({
-          where: specs.map((s) => s.where).join(', '),
-          message: `no Python from 3.9 to 3.13 satisfies ${specs.map((s) => s.spec).join(' and ')}`,
-          hint: 'Fix requires-python, or pass --build-arg PYTHON_VERSION=<x.y>.',
-        });
-      } else {
-        python = pick;
-        if (pick !== fallback)
-          set('PYTHON_VERSION', pick, {
-            kind: 'derived',
-            from: `requires-python ${specs.map((s) => s.spec).join(', ')}`,
-          });
-        checks.push({
-          ok: true,
-          message: `Python ${pick} satisfies ${specs.map((s) => `${s.spec} (${s.where})`).join(' and ')}`,
-        });
-      }
-    }
+/** The project's requires-python specifiers (pyproject and lock), each with the line that states it. */
+function requiresPythonSpecs(
+  pyproject: Pyproject | undefined,
+  lock: UvLock | undefined,
+): { spec: string; where: string }[] {
+  return [
+    ...(pyproject?.requiresPython
+      ? [
+          {
+            spec: pyproject.requiresPython,
+            where: `pyproject.toml:${lineOf(pyproject.file, /^\s*requires-python\s*=/)}`,
+          },
+        ]
+      : []),
+    ...(lock?.requiresPython
+      ? [{ spec: lock.requiresPython, where: `uv.lock:${lineOf(lock.file, /^requires-python\s*=/)}` }]
+      : []),
+  ];
+}
+
+/**
+ * The image's Python. It comes first: the project's requires-python (pyproject and lock) decides it
+ * unless a flag names one, and the lock's per-platform versions are read for it.
+ */
+function resolvePython(args: ArgChoices, pyproject: Pyproject | undefined, lock: UvLock | undefined): string {
+  const { flags } = args;
+  const python = flags.PYTHON_VERSION ?? args.defaultOf('PYTHON_VERSION') ?? '3.11';
+  if (!args.declares('PYTHON_VERSION')) return python;
+  const specs = requiresPythonSpecs(pyproject, lock);
+  const fits = (v: string) => specs.every((s) => minorSatisfies(v, s.spec));
+  const flag = flags.PYTHON_VERSION;
+  const fallback = args.defaultOf('PYTHON_VERSION') ?? '3.11';
+  if (flag !== undefined && !fits(flag)) {
+    const bad = specs.filter((s) => !minorSatisfies(flag, s.spec));
+    args.problems.push({
+      where: `--build-arg PYTHON_VERSION=${flag}`,
+      message: `the trainer requires Python ${bad.map((s) => `${s.spec} (${s.where})`).join(' and ')}`,
+      hint: 'Drop the flag, or change requires-python and the lock.',
+    });
+    return python;
   }
-  const env = imageEnvironment(python);
-  const requirements: RequirementPins =
-    src && !lock ? readRequirementPins(src, env) : { pins: [], indexUrls: [], names: [] };
+  if (flag !== undefined || !specs.length) return python;
+  const pick = [fallback, '3.12', '3.13', '3.11', '3.10', '3.9'].find(fits);
+  if (!pick) {
+    args.problems.push({
+      where: specs.map((s) => s.where).join(', '),
+      message: `no Python from 3.9 to 3.13 satisfies ${specs.map((s) => s.spec).join(' and ')}`,
+      hint: 'Fix requires-python, or pass --build-arg PYTHON_VERSION=<x.y>.',
+    });
+    return python;
+  }
+  if (pick !== fallback)
+    args.set('PYTHON_VERSION', pick, {
+      kind: 'derived',
+      from: `requires-python ${specs.map((s) => s.spec).join(', ')}`,
+    });
+  args.checks.push({
+    ok: true,
+    message: `Python ${pick} satisfies ${specs.map((s) => `${s.spec} (${s.where})`).join(' and ')}`,
+  });
+  return pick;
+}
 
-  // torch, vLLM and Ray: the trainer's pins, which a flag may repeat but not contradict.
+/**
+ * torch, vLLM and Ray: the trainer's pins, which a flag may repeat but not contradict. Returns the
+ * index the trainer's torch comes from, when its pins name one.
+ */
+function resolveMainEnvPins(
+  args: ArgChoices,
+  lock: UvLock | undefined,
+  requirements: RequirementPins,
+  env: MarkerEnvironment,
+): string | undefined {
   let torchIndex: string | undefined;
   for (const pkg of MAIN_ENV_PACKAGES) {
-    if (!declares(pkg.arg)) continue;
-    const flag = flags[pkg.arg];
-    const pin = trainerPin(pkg.name, lock, requirements, env, flag, problems);
+    if (!args.declares(pkg.arg)) continue;
+    const flag = args.flags[pkg.arg];
+    const pin = trainerPin(pkg.name, lock, requirements, env, flag, args.problems);
     if (!pin) continue;
     if (pkg.name === 'torch' && pin.index) torchIndex = pin.index;
     if (flag !== undefined && (flag === '' || !sameVersion(flag, pin.version))) {
-      problems.push({
+      args.problems.push({
         where: `--build-arg ${pkg.arg}=${flag}`,
         message: `contradicts the trainer's ${pin.kind === 'lock' ? 'lock' : 'requirements'}: ${pin.where} pins ${pkg.name} ${pin.version}${flag === '' ? " (an empty value keeps the base image's torch, another version)" : ''}`,
         hint:
@@ -354,32 +391,50 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
       });
       continue;
     }
-    set(
+    args.set(
       pkg.arg,
       flag ?? pin.version,
       flag !== undefined ? { kind: 'flag' } : { kind: pin.kind, where: pin.where },
     );
-    checks.push({ ok: true, message: `${pkg.name} ${pin.version} as ${pin.where} pins it` });
+    args.checks.push({ ok: true, message: `${pkg.name} ${pin.version} as ${pin.where} pins it` });
   }
-  if (torchIndex && declares('TORCH_INDEX_URL')) {
-    const flag = flags.TORCH_INDEX_URL;
-    if (flag !== undefined && normalIndex(flag) !== torchIndex) {
-      problems.push({
-        where: `--build-arg TORCH_INDEX_URL=${flag}`,
-        message: `contradicts the trainer's pins: torch comes from ${torchIndex} (${chosen.get('TORCH_VERSION')?.source.kind === 'lock' ? 'its lock' : 'its requirements'})`,
-        hint: 'Drop the flag: the torch wheel is the one the trainer locked.',
-      });
-    } else if (flag === undefined) {
-      const pinned = chosen.get('TORCH_VERSION')?.source;
-      set('TORCH_INDEX_URL', torchIndex, {
-        kind: 'derived',
-        from: `the index of torch in ${pinned && 'where' in pinned ? pinned.where : "the trainer's pins"}`,
-      });
-    }
-  }
+  return torchIndex;
+}
 
-  // Offline data is fetched with the trainer's own nltk and lm_eval (lm_eval brings nltk with it):
-  // nothing to fetch, and nothing claimed in the labels, when it depends on neither.
+/** TORCH_INDEX_URL: the index of the trainer's torch, which a flag may not contradict. */
+function resolveTorchIndex(args: ArgChoices, torchIndex: string | undefined): void {
+  if (!torchIndex || !args.declares('TORCH_INDEX_URL')) return;
+  const flag = args.flags.TORCH_INDEX_URL;
+  if (flag !== undefined && normalIndex(flag) !== torchIndex) {
+    args.problems.push({
+      where: `--build-arg TORCH_INDEX_URL=${flag}`,
+      message: `contradicts the trainer's pins: torch comes from ${torchIndex} (${args.chosen.get('TORCH_VERSION')?.source.kind === 'lock' ? 'its lock' : 'its requirements'})`,
+      hint: 'Drop the flag: the torch wheel is the one the trainer locked.',
+    });
+  } else if (flag === undefined) {
+    const pinned = args.chosen.get('TORCH_VERSION')?.source;
+    args.set('TORCH_INDEX_URL', torchIndex, {
+      kind: 'derived',
+      from: `the index of torch in ${pinned && 'where' in pinned ? pinned.where : "the trainer's pins"}`,
+    });
+  }
+}
+
+/**
+ * NLTK_DATA_PACKAGES and LM_EVAL_TASKS. Offline data is fetched with the trainer's own nltk and lm_eval
+ * (lm_eval brings nltk with it): nothing to fetch, and nothing claimed in the labels, when it depends on
+ * neither.
+ */
+function resolveOfflineData(
+  args: ArgChoices,
+  trainer: {
+    src: string | undefined;
+    lock: UvLock | undefined;
+    requirements: RequirementPins;
+    pyproject: Pyproject | undefined;
+  },
+): void {
+  const { src, lock, requirements, pyproject } = trainer;
   const named = (dist: string) =>
     lock
       ? lockedVersions(lock, dist).length > 0
@@ -388,67 +443,73 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
     ['NLTK_DATA_PACKAGES', ['nltk', 'lm-eval']],
     ['LM_EVAL_TASKS', ['lm-eval']],
   ] as const) {
-    if (declares(arg) && flags[arg] === undefined && src && !dists.some(named)) {
-      set(arg, '', { kind: 'derived', from: `the trainer does not depend on ${dists.join(' or ')}` });
+    if (args.declares(arg) && args.flags[arg] === undefined && src && !dists.some(named)) {
+      args.set(arg, '', { kind: 'derived', from: `the trainer does not depend on ${dists.join(' or ')}` });
     }
   }
+}
 
-  // CUDA: the torch wheel's against the base image's.
-  const value = (name: string) => chosen.get(name)?.value ?? defaultOf(name) ?? '';
-  const torchVersion = value('TORCH_VERSION');
-  const base = { value: value('BASE_IMAGE'), flagged: flags.BASE_IMAGE !== undefined };
-  const cuda = torchVersion ? torchCuda(torchVersion, value('TORCH_INDEX_URL'), lock) : undefined;
-  if (cuda?.cuda && declares('BASE_IMAGE')) {
-    const baseCuda = baseImageCuda(base.value);
-    const agree = `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base${baseCuda && baseCuda !== cuda.cuda ? ` (CUDA ${baseCuda})` : ''} agree`;
-    const exact = CUDA_BASES[cuda.cuda];
-    if (!base.flagged && baseCuda !== undefined && baseCuda !== cuda.cuda && exact) {
-      // Our own choice of base: the one of the wheel's CUDA.
-      set('BASE_IMAGE', exact, {
-        kind: 'derived',
-        from: `the torch wheel's CUDA ${cuda.cuda} (${cuda.from})`,
-      });
-      checks.push({
-        ok: true,
-        message: `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base agree`,
-      });
-    } else if (baseCuda === undefined) {
-      checks.push({
-        ok: false,
-        message: `the base ${base.value} does not say its CUDA; the torch wheel is CUDA ${cuda.cuda} (${cuda.from})`,
-      });
-    } else if (cudaServes(baseCuda, cuda.cuda)) {
-      checks.push({ ok: true, message: agree });
-    } else {
-      problems.push({
-        where: base.flagged ? `--build-arg BASE_IMAGE=${base.value}` : 'BASE_IMAGE',
-        message: `a CUDA ${baseCuda} base, but the torch wheel is built for CUDA ${cuda.cuda} (${cuda.from})`,
-        hint: exact
-          ? `Use a CUDA ${cuda.cuda} base, e.g. ${exact}${base.flagged ? ', or drop the flag' : ''}.`
-          : `Pass --build-arg BASE_IMAGE=<a CUDA ${cuda.cuda} image>.`,
-      });
-    }
+/**
+ * BASE_IMAGE against the torch wheel's CUDA: our own default base follows the wheel's CUDA, a flagged
+ * one must serve it. Returns the wheel's CUDA (undefined without a torch version).
+ */
+function resolveBaseImage(
+  args: ArgChoices,
+  lock: UvLock | undefined,
+): { cuda?: string; from: string } | undefined {
+  const torchVersion = args.value('TORCH_VERSION');
+  const base = { value: args.value('BASE_IMAGE'), flagged: args.flags.BASE_IMAGE !== undefined };
+  const cuda = torchVersion ? torchCuda(torchVersion, args.value('TORCH_INDEX_URL'), lock) : undefined;
+  if (!cuda?.cuda || !args.declares('BASE_IMAGE')) return cuda;
+  const baseCuda = baseImageCuda(base.value);
+  const agree = `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base${baseCuda && baseCuda !== cuda.cuda ? ` (CUDA ${baseCuda})` : ''} agree`;
+  const exact = CUDA_BASES[cuda.cuda];
+  if (!base.flagged && baseCuda !== undefined && baseCuda !== cuda.cuda && exact) {
+    // Our own choice of base: the one of the wheel's CUDA.
+    args.set('BASE_IMAGE', exact, {
+      kind: 'derived',
+      from: `the torch wheel's CUDA ${cuda.cuda} (${cuda.from})`,
+    });
+    args.checks.push({
+      ok: true,
+      message: `CUDA ${cuda.cuda}: the torch wheel (${cuda.from}) and the base agree`,
+    });
+  } else if (baseCuda === undefined) {
+    args.checks.push({
+      ok: false,
+      message: `the base ${base.value} does not say its CUDA; the torch wheel is CUDA ${cuda.cuda} (${cuda.from})`,
+    });
+  } else if (cudaServes(baseCuda, cuda.cuda)) {
+    args.checks.push({ ok: true, message: agree });
+  } else {
+    args.problems.push({
+      where: base.flagged ? `--build-arg BASE_IMAGE=${base.value}` : 'BASE_IMAGE',
+      message: `a CUDA ${baseCuda} base, but the torch wheel is built for CUDA ${cuda.cuda} (${cuda.from})`,
+      hint: exact
+        ? `Use a CUDA ${cuda.cuda} base, e.g. ${exact}${base.flagged ? ', or drop the flag' : ''}.`
+        : `Pass --build-arg BASE_IMAGE=<a CUDA ${cuda.cuda} image>.`,
+    });
   }
+  return cuda;
+}
 
-  // EFA: an AWS deep-learning base carries its own; the installer step is then skipped.
-  const finalBase = value('BASE_IMAGE');
+/** EFA: an AWS deep-learning base carries its own; the installer step is then skipped. */
+function resolveEfaInstaller(args: ArgChoices): void {
   if (
-    declares('EFA_INSTALLER_VERSION') &&
-    isDlcBase(finalBase) &&
-    flags.EFA_INSTALLER_VERSION === undefined
+    args.declares('EFA_INSTALLER_VERSION') &&
+    isDlcBase(args.value('BASE_IMAGE')) &&
+    args.flags.EFA_INSTALLER_VERSION === undefined
   ) {
-    set('EFA_INSTALLER_VERSION', '', {
+    args.set('EFA_INSTALLER_VERSION', '', {
       kind: 'derived',
       from: 'the AWS deep-learning base has the EFA stack',
     });
   }
+}
 
-  if (problems.length > 0) throw new ProblemsError('The image would not build as asked', problems);
-
-  const args: PlannedArg[] = declared.map(
-    (a) => chosen.get(a.name) ?? { name: a.name, value: a.value ?? '', source: { kind: 'dockerfile' } },
-  );
-  const mainConstraints = lock
+/** The lock's pins of torch, vLLM, Ray and what they depend on, as constraint lines (none without a lock). */
+function mainEnvConstraints(lock: UvLock | undefined): string[] {
+  return lock
     ? constraintLines(
         lockClosure(
           lock,
@@ -459,17 +520,30 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
         ),
       )
     : [];
-  if (lock && mainConstraints.length) {
-    checks.push({
-      ok: true,
-      message: `the main environment (torch, vLLM, Ray) is held to the lock's ${mainConstraints.length} pins of those and what they depend on`,
-    });
-  }
-  const efaVersion = args.find((a) => a.name === 'EFA_INSTALLER_VERSION')?.value;
-  const labels: Record<string, string> = {
+}
+
+/** `main-constraints.txt`: its lines under a comment that says where they come from. */
+function mainConstraintsFile(lock: UvLock | undefined, lines: readonly string[]): string {
+  return lines.length
+    ? `# The trainer's lock (${path.basename(lock!.file)}): torch, vLLM, Ray and what they depend on.\n${lines.join('\n')}\n`
+    : lock
+      ? `# The trainer's lock (${path.basename(lock.file)}) pins none of torch, vLLM and Ray: the build arguments' versions.\n`
+      : "# No uv.lock: the main environment takes the build arguments' versions.\n";
+}
+
+/** What the image will say it has: base, torch, CUDA, vLLM, Ray, Python, EFA and its offline data. */
+function imageLabels(
+  args: ArgChoices,
+  planned: readonly PlannedArg[],
+  cuda: string | undefined,
+): Record<string, string> {
+  const value = (name: string) => args.value(name);
+  const [finalBase, torchVersion] = [value('BASE_IMAGE'), value('TORCH_VERSION')];
+  const efaVersion = planned.find((a) => a.name === 'EFA_INSTALLER_VERSION')?.value;
+  return {
     ...(finalBase ? { 'rlvr.base-image': finalBase } : {}),
     ...(torchVersion ? { 'rlvr.torch': torchVersion } : {}),
-    ...(cuda?.cuda ? { 'rlvr.cuda': cuda.cuda } : {}),
+    ...(cuda ? { 'rlvr.cuda': cuda } : {}),
     ...(value('VLLM_VERSION') ? { 'rlvr.vllm': value('VLLM_VERSION') } : {}),
     ...(value('RAY_VERSION') ? { 'rlvr.ray': value('RAY_VERSION') } : {}),
     ...(value('PYTHON_VERSION') ? { 'rlvr.python': value('PYTHON_VERSION') } : {}),
@@ -478,18 +552,51 @@ export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
       : efaVersion
         ? `aws-efa-installer ${efaVersion}`
         : 'none',
-    ...(declares('NLTK_DATA_PACKAGES') ? { [NLTK_DATA_LABEL]: value('NLTK_DATA_PACKAGES') } : {}),
-    ...(declares('LM_EVAL_TASKS') ? { [LM_EVAL_TASKS_LABEL]: value('LM_EVAL_TASKS') } : {}),
+    ...(args.declares('NLTK_DATA_PACKAGES') ? { [NLTK_DATA_LABEL]: value('NLTK_DATA_PACKAGES') } : {}),
+    ...(args.declares('LM_EVAL_TASKS') ? { [LM_EVAL_TASKS_LABEL]: value('LM_EVAL_TASKS') } : {}),
   };
+}
+
+/** The plan from the decided arguments: every declared one in the Dockerfile's order, the constraints, the labels. */
+function assemblePlan(args: ArgChoices, lock: UvLock | undefined, cuda: string | undefined): ImageBuildPlan {
+  const planned: PlannedArg[] = args.declared.map(
+    (a) => args.chosen.get(a.name) ?? { name: a.name, value: a.value ?? '', source: { kind: 'dockerfile' } },
+  );
+  const mainConstraints = mainEnvConstraints(lock);
+  if (lock && mainConstraints.length) {
+    args.checks.push({
+      ok: true,
+      message: `the main environment (torch, vLLM, Ray) is held to the lock's ${mainConstraints.length} pins of those and what they depend on`,
+    });
+  }
   return {
-    args,
+    args: planned,
     dependencyFiles: [],
-    mainConstraints: mainConstraints.length
-      ? `# The trainer's lock (${path.basename(lock!.file)}): torch, vLLM, Ray and what they depend on.\n${mainConstraints.join('\n')}\n`
-      : lock
-        ? `# The trainer's lock (${path.basename(lock.file)}) pins none of torch, vLLM and Ray: the build arguments' versions.\n`
-        : "# No uv.lock: the main environment takes the build arguments' versions.\n",
-    checks,
-    labels,
+    mainConstraints: mainConstraintsFile(lock, mainConstraints),
+    checks: args.checks,
+    labels: imageLabels(args, planned, cuda),
   };
+}
+
+/**
+ * The build's arguments and checks. Throws a ProblemsError (exit 2) when a flag contradicts the lock,
+ * the base's CUDA is not the torch wheel's, or the Python does not satisfy the project: nothing is built.
+ */
+export function planImageBuild(input: ImageBuildPlanInput): ImageBuildPlan {
+  const args = new ArgChoices(dockerfileArgs(input.dockerfile), input.flags);
+  const src = input.trainerSrc;
+  const pyproject: Pyproject | undefined = src ? readPyproject(src) : undefined;
+  const lock = src ? readUvLock(src) : undefined;
+  takeFlags(args);
+  const python = resolvePython(args, pyproject, lock);
+  const env = imageEnvironment(python);
+  const requirements: RequirementPins =
+    src && !lock ? readRequirementPins(src, env) : { pins: [], indexUrls: [], names: [] };
+  const torchIndex = resolveMainEnvPins(args, lock, requirements, env);
+  resolveTorchIndex(args, torchIndex);
+  resolveOfflineData(args, { src, lock, requirements, pyproject });
+  const cuda = resolveBaseImage(args, lock);
+  resolveEfaInstaller(args);
+  if (args.problems.length > 0) throw new ProblemsError('The image would not build as asked', args.problems);
+  return assemblePlan(args, lock, cuda?.cuda);
 }

@@ -327,36 +327,32 @@ function checkSameCampaign(from: string, theirs: string, ours: string): void {
     );
 }
 
-export async function planPasskCampaign(
-  request: PasskRequest,
-  session: SubmitConnection,
-): Promise<PasskPlan> {
-  const { profile, script } = passkProfile();
+/** The repository's pass@k script must be in the trainer's folder: the job runs it from the shipped source. */
+function requirePasskScript(request: PasskRequest, script: PasskScriptContract): void {
   if (!fs.existsSync(path.join(request.trainerSrc, script.script)))
     throw new UserError(
       `${request.trainerSrc} has no ${script.script}: run rlvr passk in the trainer's repository, or pass --trainer-src <its folder>`,
       'NoPasskScript',
     );
-  const placeholders = new Placeholders();
-  const { settings, aws } = session;
-  const layout = new S3Layout(placeholders.value('bucket', settings.values.bucket), settings.values.prefix);
-  const perHost = gpusPerHost(request, 'the script runs vLLM on one GPU per shard');
-  const { model, warnings: modelWarnings } = await checkedModel(request, session, layout);
-  const warnings = [...modelWarnings];
-  const notes = model.notes.map((n) => `model: ${n}`);
-  const dataset = await datasetCopy(request, script, session, layout);
-  notes.push(...dataset.notes);
-  const hosts = request.instanceCount;
-  const shards = plannedShards(script, request, hosts, perHost);
-  const campaign = campaignOf(request, model, profile.id);
-  const id = campaignId(campaign, shards.length);
-  const continued = await continuedFrom(request, script, id, session, layout);
+}
+
+/** The plan the job reads: the campaign, its shards, the script's files and where the model and dataset cache are. */
+function campaignJobPlan(
+  profile: TrainerProfile,
+  script: PasskScriptContract,
+  o: {
+    campaign: PasskJobPlan['campaign'];
+    id: string;
+    shards: PlannedShard[];
+    dataset: { folder: string; prompts?: number };
+  },
+): PasskJobPlan {
   const cache = profile.runtime.datasetCache;
-  const jobPlan: PasskJobPlan = {
+  return {
     version: 1,
-    campaign,
-    campaignId: id,
-    shards,
+    campaign: o.campaign,
+    campaignId: o.id,
+    shards: o.shards,
     files: script.files,
     model: {
       containerPath: channelPath(PASSK_CHANNELS.model),
@@ -367,35 +363,79 @@ export async function planPasskCampaign(
       ? [
           {
             channel: PASSK_CHANNELS.dataset,
-            path: cache.path.replaceAll('{folder}', dataset.folder),
+            path: cache.path.replaceAll('{folder}', o.dataset.folder),
             marker: cache.marker,
           },
         ]
       : [],
     importRoots: profile.runtime.importRoots?.paths ?? [],
-    ...(dataset.prompts !== undefined ? { datasetPrompts: dataset.prompts } : {}),
+    ...(o.dataset.prompts !== undefined ? { datasetPrompts: o.dataset.prompts } : {}),
   };
-  if (Number(request.settings.temperature) === 0 && campaign.n > 1)
-    warnings.push(
-      `temperature 0 with n ${campaign.n}: greedy sampling gives every completion the same answer, so pass@k for k > 1 measures nothing more than pass@1`,
-    );
+}
+
+/** Greedy sampling with several completions per prompt: pass@k measures nothing pass@1 does not. */
+function samplingWarnings(request: PasskRequest, campaign: PasskJobPlan['campaign']): string[] {
+  return Number(request.settings.temperature) === 0 && campaign.n > 1
+    ? [
+        `temperature 0 with n ${campaign.n}: greedy sampling gives every completion the same answer, so pass@k for k > 1 measures nothing more than pass@1`,
+      ]
+    : [];
+}
+
+/**
+ * At most how many prompts each shard gets: the copy's (at most max_prompts) over the shards, undefined
+ * when the copy's size is not known; a warning when some GPUs would get none.
+ */
+function shardLoad(
+  request: PasskRequest,
+  datasetPrompts: number | undefined,
+  shards: number,
+): { promptsPerShard?: number; warnings: string[] } {
   const maxPrompts = request.settings.max_prompts ? Number(request.settings.max_prompts) : undefined;
-  const prompts =
-    dataset.prompts === undefined ? undefined : Math.min(dataset.prompts, maxPrompts ?? Infinity);
-  const promptsPerShard = prompts === undefined ? undefined : Math.ceil(prompts / shards.length);
-  if (prompts !== undefined && prompts < shards.length)
-    warnings.push(
-      `${prompts} prompt(s) over ${shards.length} shards: ${shards.length - prompts} GPU(s) get none and are paid idle; a smaller instance type uses them`,
-    );
+  const prompts = datasetPrompts === undefined ? undefined : Math.min(datasetPrompts, maxPrompts ?? Infinity);
+  const promptsPerShard = prompts === undefined ? undefined : Math.ceil(prompts / shards);
+  const warnings =
+    prompts !== undefined && prompts < shards
+      ? [
+          `${prompts} prompt(s) over ${shards} shards: ${shards - prompts} GPU(s) get none and are paid idle; a smaller instance type uses them`,
+        ]
+      : [];
+  return { ...(promptsPerShard !== undefined ? { promptsPerShard } : {}), warnings };
+}
+
+/**
+ * How long the campaign is expected to run (an earlier campaign's rate, less what a continued one
+ * finished), the runtime limit it gets and what it costs; a warning when --max-runtime would stop it.
+ */
+function runtimeEstimate(
+  request: PasskRequest,
+  o: {
+    campaign: PasskJobPlan['campaign'];
+    promptsPerShard: number | undefined;
+    shards: number;
+    continued: PasskPlan['continued'];
+    hosts: number;
+    region: string | undefined;
+  },
+): {
+  rate: PasskRate | undefined;
+  wallS?: number;
+  maxRuntimeSeconds: number;
+  costUsd?: number;
+  warnings: string[];
+  notes: string[];
+} {
+  const warnings: string[] = [];
+  const notes: string[] = [];
   const rate = earlierCampaignRate(
     request.resultsDir,
-    campaign,
+    o.campaign,
     request.local ? 'local' : request.instanceType,
   );
   const todo =
-    promptsPerShard === undefined
+    o.promptsPerShard === undefined
       ? undefined
-      : Math.max(0, promptsPerShard - (continued?.prompts ?? 0) / shards.length);
+      : Math.max(0, o.promptsPerShard - (o.continued?.prompts ?? 0) / o.shards);
   const wallS = rate && todo !== undefined ? rate.startupS + todo / rate.promptsPerSecond : undefined;
   if (request.maxRuntimeSeconds !== undefined && wallS !== undefined && request.maxRuntimeSeconds < wallS)
     warnings.push(
@@ -411,7 +451,24 @@ export async function planPasskCampaign(
   const costUsd =
     request.local || wallS === undefined
       ? undefined
-      : costOf(request.instanceType, settings.values.region ?? 'us-west-2', hosts, wallS);
+      : costOf(request.instanceType, o.region ?? 'us-west-2', o.hosts, wallS);
+  return {
+    rate,
+    ...(wallS !== undefined ? { wallS } : {}),
+    maxRuntimeSeconds,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    warnings,
+    notes,
+  };
+}
+
+/** The image the script runs in: --image, else the measured job's, else (without AWS) a placeholder. */
+function campaignImage(
+  request: PasskRequest,
+  model: ResolvedCheckpoint,
+  aws: SubmitConnection['aws'],
+  placeholders: Placeholders,
+): { image: string; from: string } {
   const image = request.image
     ? { image: request.image, from: '--image' }
     : model.jobImage
@@ -425,48 +482,96 @@ export async function planPasskCampaign(
       'NoImage',
     );
   if (image.image === PLACEHOLDERS.image) placeholders.names.push('image');
-  const staged = await stageSource({ root: request.trainerSrc });
-  const packed = await packSource(staged);
-  const submittedAt = new Date();
-  const submitId = randomUUID();
-  const jobNamePrefix = kindJobNamePrefix(PASSK_KIND, settings.values.jobNamePrefix ?? 'rlvr');
-  const requestSettings = requestSettingsOf(settings.values, layout, placeholders);
+  return image;
+}
+
+/** The plan with its request and uploads; refused when the request (placeholders aside) exceeds SageMaker's limits. */
+function withJobRequest(
+  fields: Omit<PasskPlan, 'buildRequest' | 'uploads'>,
+  settings: RequestSettings,
+): PasskPlan {
   const plan: PasskPlan = {
-    request,
-    profile,
-    script,
-    layout,
-    jobNamePrefix,
-    jobName: jobNameCandidate(jobNamePrefix, submittedAt, 1),
-    image: image.image,
-    imageFrom: image.from,
-    model,
-    jobPlan,
-    hosts,
-    gpusPerHost: perHost,
-    datasetFrom: dataset.from,
-    ...(dataset.copy ? { datasetCopy: dataset.copy } : {}),
-    ...(promptsPerShard !== undefined ? { promptsPerShard } : {}),
-    ...(continued ? { continued } : {}),
-    rate,
-    ...(wallS !== undefined ? { wallS } : {}),
-    maxRuntimeSeconds,
-    ...(costUsd !== undefined ? { costUsd } : {}),
-    source: { staged, packed },
-    warnings,
-    notes,
-    placeholders: placeholders.names,
-    submitId,
-    submittedAt,
-    buildRequest: (jobName) => passkJobRequest({ plan, jobName, settings: requestSettings }),
-    uploads: () => [{ file: PASSK_PLAN_FILE, body: `${JSON.stringify(jobPlan, null, 2)}\n` }],
+    ...fields,
+    buildRequest: (jobName) => passkJobRequest({ plan, jobName, settings }),
+    uploads: () => [{ file: PASSK_PLAN_FILE, body: `${JSON.stringify(fields.jobPlan, null, 2)}\n` }],
   };
-  if (placeholders.names.length === 0) {
+  if (plan.placeholders.length === 0) {
     const limitProblems = checkRequestLimits(plan.buildRequest(plan.jobName));
     if (limitProblems.length > 0)
       throw new ProblemsError('The request exceeds SageMaker limits', limitProblems);
   }
   return plan;
+}
+
+export async function planPasskCampaign(
+  request: PasskRequest,
+  session: SubmitConnection,
+): Promise<PasskPlan> {
+  const { profile, script } = passkProfile();
+  requirePasskScript(request, script);
+  const placeholders = new Placeholders();
+  const { settings, aws } = session;
+  const layout = new S3Layout(placeholders.value('bucket', settings.values.bucket), settings.values.prefix);
+  const perHost = gpusPerHost(request, 'the script runs vLLM on one GPU per shard');
+  const { model, warnings: modelWarnings } = await checkedModel(request, session, layout);
+  const dataset = await datasetCopy(request, script, session, layout);
+  const hosts = request.instanceCount;
+  const shards = plannedShards(script, request, hosts, perHost);
+  const campaign = campaignOf(request, model, profile.id);
+  const id = campaignId(campaign, shards.length);
+  const continued = await continuedFrom(request, script, id, session, layout);
+  const jobPlan = campaignJobPlan(profile, script, { campaign, id, shards, dataset });
+  const load = shardLoad(request, dataset.prompts, shards.length);
+  const estimate = runtimeEstimate(request, {
+    campaign,
+    promptsPerShard: load.promptsPerShard,
+    shards: shards.length,
+    continued,
+    hosts,
+    region: settings.values.region,
+  });
+  const image = campaignImage(request, model, aws, placeholders);
+  const staged = await stageSource({ root: request.trainerSrc });
+  const packed = await packSource(staged);
+  const submittedAt = new Date();
+  const jobNamePrefix = kindJobNamePrefix(PASSK_KIND, settings.values.jobNamePrefix ?? 'rlvr');
+  const requestSettings = requestSettingsOf(settings.values, layout, placeholders);
+  return withJobRequest(
+    {
+      request,
+      profile,
+      script,
+      layout,
+      jobNamePrefix,
+      jobName: jobNameCandidate(jobNamePrefix, submittedAt, 1),
+      image: image.image,
+      imageFrom: image.from,
+      model,
+      jobPlan,
+      hosts,
+      gpusPerHost: perHost,
+      datasetFrom: dataset.from,
+      ...(dataset.copy ? { datasetCopy: dataset.copy } : {}),
+      ...(load.promptsPerShard !== undefined ? { promptsPerShard: load.promptsPerShard } : {}),
+      ...(continued ? { continued } : {}),
+      rate: estimate.rate,
+      ...(estimate.wallS !== undefined ? { wallS: estimate.wallS } : {}),
+      maxRuntimeSeconds: estimate.maxRuntimeSeconds,
+      ...(estimate.costUsd !== undefined ? { costUsd: estimate.costUsd } : {}),
+      source: { staged, packed },
+      warnings: [
+        ...modelWarnings,
+        ...samplingWarnings(request, campaign),
+        ...load.warnings,
+        ...estimate.warnings,
+      ],
+      notes: [...model.notes.map((n) => `model: ${n}`), ...dataset.notes, ...estimate.notes],
+      placeholders: placeholders.names,
+      submitId: randomUUID(),
+      submittedAt,
+    },
+    requestSettings,
+  );
 }
 
 function passkJobRequest(o: {
