@@ -255,136 +255,23 @@ export function buildOrder(
   options: BuildOrderOptions,
 ): CurriculumOrder {
   if (results.length === 0) throw new UserError('no pass@k results to make an order file from');
-  const measured = whatWasMeasured(results);
-  const refused = REFUSED[measured.dataset];
-  if (refused) throw new UserError(`cannot make an order file from ${measured.dataset} results: ${refused}`);
-  if (!SAME_IDS.has(measured.dataset) || !ID_RULES[measured.dataset]) {
-    throw new UserError(
-      `cannot make an order file from ${measured.dataset} results: whether their ids are the trainer's is not known`,
-    );
-  }
-
-  const band = options.order === 'band';
-  const min = options.min ?? (band ? 0 : -Infinity);
-  const max = options.max ?? (band ? 0.5 : Infinity);
-  if (Number.isNaN(min) || Number.isNaN(max) || min >= max) {
-    throw new UserError(
-      `the pass-rate band [${options.min}, ${options.max}) is empty: min must be below max`,
-    );
-  }
-
-  // Pool: Σc and Σn per prompt, in the order first read.
-  const sums = new Map<string, { c: number; n: number; seen: number }>();
-  for (const r of results) {
-    for (const p of r.prompts) {
-      const s = sums.get(p.promptId);
-      if (s) {
-        s.c += p.c;
-        s.n += p.n;
-        s.seen++;
-      } else sums.set(p.promptId, { c: p.c, n: p.n, seen: 1 });
-    }
-  }
-  // An id the trainer's line.strip() would change cannot be matched: it cannot be written either.
-  const unwritable = [...sums.keys()].filter((id) => id === '' || /^\s|\s$|[\r\n]/.test(id));
-  if (unwritable.length) {
-    throw new UserError(
-      `prompt ids with leading, trailing or inner line-breaking whitespace: ${few(unwritable.map((id) => JSON.stringify(id)))}`,
-    );
-  }
-
-  let rowOf: Map<string, number> | undefined;
-  const noResult: string[] = [];
-  if (options.datasetIds) {
-    rowOf = new Map();
-    options.datasetIds.forEach((id, i) => {
-      if (!rowOf!.has(id)) rowOf!.set(id, i);
-    });
-    const foreign = [...sums.keys()].filter((id) => !rowOf!.has(id));
-    if (foreign.length) {
-      // The pre-flight would refuse the file; these results are of another copy, split or level.
-      throw new UserError(
-        `${foreign.length.toLocaleString('en-US')} of the ${sums.size.toLocaleString('en-US')} prompt ids in the ` +
-          `results are not in the dataset copy (${options.datasetIds.length.toLocaleString('en-US')} prompts): ` +
-          `${few(foreign)}. The results measured another copy, split or level.`,
-      );
-    }
-    for (const id of rowOf.keys()) {
-      const s = sums.get(id);
-      if (!s || s.n === 0) noResult.push(id);
-    }
-  }
-
+  const measured = orderableDataset(results);
+  const { min, max } = bandOf(options);
+  const sums = pooledCounts(results);
+  const { rowOf, noResult } = againstDatasetIds(sums, options.datasetIds);
   const key = options.key ?? RATE_KEY;
-  if (key.kind === 'pass@k') {
-    // Their builder fell back to pass@16, or 0, for a column the CSV lacked: every prompt would tie.
-    // pass@K of fewer than K completions is no estimate, so such a K is refused, not filled in.
-    const short = [...sums.values()].filter((s) => s.n > 0 && s.n < key.k);
-    if (short.length)
-      throw new UserError(
-        `--key pass@${key.k}: ${short.length.toLocaleString('en-US')} of the ${[...sums.values()].filter((s) => s.n > 0).length.toLocaleString('en-US')} prompts measured ` +
-          `have fewer than ${key.k} completions (the smallest n is ${short.reduce((m, s) => Math.min(m, s.n), Infinity)}), and pass@K draws K of them. ` +
-          `Use a K no larger than the smallest n, or --key rate.`,
-        'BadFlag',
-      );
-  }
-  const rates = new Map<string, number>();
-  // What the ids are sorted by: for pass@K, whole millionths (exact integers compare exactly).
-  const sortValue = new Map<string, number>();
-  const keyValues = new Map<string, number>();
-  let outsideBand = 0;
-  for (const [id, s] of sums) {
-    if (s.n === 0) {
-      // No completion scored: no rate to sort by (named with the others when the dataset is known).
-      if (!rowOf) noResult.push(id);
-      continue;
-    }
-    const rate = s.c / s.n;
-    const sorted = key.kind === 'rate' ? rate : pyFixed6Micros(passAtKAsTheirCsv(s.n, s.c, key.k));
-    // float("0.123456") in their builder: the double nearest the decimal, which micros / 10^6 is.
-    const value = key.kind === 'rate' ? rate : sorted / 1_000_000;
-    if (value < min || value >= max) outsideBand++;
-    else {
-      rates.set(id, rate);
-      sortValue.set(id, sorted);
-      keyValues.set(id, value);
-    }
-  }
-
+  checkKeyFits(key, sums);
+  const keyed = keyValuesOf(sums, key, { min, max });
+  // Prompts no completion scored: no rate to sort by (named with the others when the dataset is known).
+  if (!rowOf) noResult.push(...keyed.unscored);
   const gaps = gapsOf(results);
-  const incomplete = [
-    ...gaps.missingShards.map(
-      (g) => `${g.source}: shard${g.shards.length > 1 ? 's' : ''} ${g.shards.join(', ')} missing`,
-    ),
-    ...gaps.badLines.map(
-      (g) => `${g.source}: ${g.count} cut or bad line${g.count > 1 ? 's' : ''} (${g.first})`,
-    ),
-    ...(rowOf && noResult.length
-      ? [`${noResult.length.toLocaleString('en-US')} dataset prompts have no result: ${few(noResult)}`]
-      : []),
-  ];
-  if (incomplete.length && options.missing === undefined)
-    throw new UserError(
-      `the results do not cover the prompts: ${incomplete.join('; ')}` +
-        (gaps.duplicates.length
-          ? ` (and ${gaps.duplicates.map((d) => `${d.source}: ${d.count} duplicate records, the first kept`).join('; ')})`
-          : '') +
-        `. Their trainer trains only on the ids in the order file, so prompts without a result would leave training unnoticed. ` +
-        `Finish the campaign (rlvr passk --continue <job or folder>), or say where they go: --missing first, --missing last (both need the dataset copy's ids) or --missing drop.`,
-      'IncompleteCampaign',
-    );
-  if ((options.missing === 'first' || options.missing === 'last') && incomplete.length && !rowOf)
-    throw new UserError(
-      `--missing ${options.missing} places the prompts without a result by the dataset copy's ids, which were not read ` +
-        `(${incomplete.join('; ')}): give the launcher AWS access to read the copy, or use --missing drop.`,
-      'IncompleteCampaign',
-    );
+  refuseGapsUnlessPlaced(gaps, rowOf ? noResult : [], options.missing, rowOf !== undefined);
 
   const descending = options.order !== 'hard-first';
-  const tie = rowOf ? (a: string, b: string) => rowOf!.get(a)! - rowOf!.get(b)! : naturalCompare;
+  const tie = rowOf ? (a: string, b: string) => rowOf.get(a)! - rowOf.get(b)! : naturalCompare;
   // Ties in row order whichever the direction, as Python's stable sort (reverse=True too) leaves them.
-  const ids = [...rates.keys()].sort((a, b) => {
-    const d = sortValue.get(a)! - sortValue.get(b)!;
+  const ids = [...keyed.rates.keys()].sort((a, b) => {
+    const d = keyed.sortValue.get(a)! - keyed.sortValue.get(b)!;
     if (d !== 0) return descending ? -d : d;
     return tie(a, b);
   });
@@ -404,15 +291,178 @@ export function buildOrder(
     text: written.join('\n') + '\n',
     key: orderKeyLabel(key),
     band: { min: Number.isFinite(min) ? min : null, max: Number.isFinite(max) ? max : null },
-    rates,
-    keyValues,
+    rates: keyed.rates,
+    keyValues: keyed.keyValues,
     gaps,
     ...(options.missing ? { missing: options.missing } : {}),
     placed,
-    excluded: { noResult: placed.length ? [] : noResult, outsideBand },
+    excluded: { noResult: placed.length ? [] : noResult, outsideBand: keyed.outsideBand },
     conflicts: campaignConflicts(results),
     pooled: [...sums.values()].filter((s) => s.seen > 1).length,
   };
+}
+
+/** What the results measured, if the trainer's ids are known to be theirs; else why no order file. */
+function orderableDataset(results: readonly MergedPasskResults[]): Measured {
+  const measured = whatWasMeasured(results);
+  const refused = REFUSED[measured.dataset];
+  if (refused) throw new UserError(`cannot make an order file from ${measured.dataset} results: ${refused}`);
+  if (!SAME_IDS.has(measured.dataset) || !ID_RULES[measured.dataset]) {
+    throw new UserError(
+      `cannot make an order file from ${measured.dataset} results: whether their ids are the trainer's is not known`,
+    );
+  }
+  return measured;
+}
+
+/** The values kept, [min, max): band's defaults are their script's; the other orders keep all unless given. */
+function bandOf(options: BuildOrderOptions): { min: number; max: number } {
+  const band = options.order === 'band';
+  const min = options.min ?? (band ? 0 : -Infinity);
+  const max = options.max ?? (band ? 0.5 : Infinity);
+  if (Number.isNaN(min) || Number.isNaN(max) || min >= max) {
+    throw new UserError(
+      `the pass-rate band [${options.min}, ${options.max}) is empty: min must be below max`,
+    );
+  }
+  return { min, max };
+}
+
+type Pooled = Map<string, { c: number; n: number; seen: number }>;
+
+/** Σc and Σn per prompt over the results, in the order first read; ids that cannot be written refused. */
+function pooledCounts(results: readonly MergedPasskResults[]): Pooled {
+  const sums: Pooled = new Map();
+  for (const r of results) {
+    for (const p of r.prompts) {
+      const s = sums.get(p.promptId);
+      if (s) {
+        s.c += p.c;
+        s.n += p.n;
+        s.seen++;
+      } else sums.set(p.promptId, { c: p.c, n: p.n, seen: 1 });
+    }
+  }
+  // An id the trainer's line.strip() would change cannot be matched: it cannot be written either.
+  const unwritable = [...sums.keys()].filter((id) => id === '' || /^\s|\s$|[\r\n]/.test(id));
+  if (unwritable.length) {
+    throw new UserError(
+      `prompt ids with leading, trailing or inner line-breaking whitespace: ${few(unwritable.map((id) => JSON.stringify(id)))}`,
+    );
+  }
+  return sums;
+}
+
+/**
+ * With the dataset copy's ids: each id's row (for ties and placement), the copy's prompts no result
+ * measured, and a refusal of results whose ids the copy does not have.
+ */
+function againstDatasetIds(
+  sums: Pooled,
+  datasetIds: readonly string[] | undefined,
+): { rowOf?: Map<string, number>; noResult: string[] } {
+  const noResult: string[] = [];
+  if (!datasetIds) return { noResult };
+  const rowOf = new Map<string, number>();
+  datasetIds.forEach((id, i) => {
+    if (!rowOf.has(id)) rowOf.set(id, i);
+  });
+  const foreign = [...sums.keys()].filter((id) => !rowOf.has(id));
+  if (foreign.length) {
+    // The pre-flight would refuse the file; these results are of another copy, split or level.
+    throw new UserError(
+      `${foreign.length.toLocaleString('en-US')} of the ${sums.size.toLocaleString('en-US')} prompt ids in the ` +
+        `results are not in the dataset copy (${datasetIds.length.toLocaleString('en-US')} prompts): ` +
+        `${few(foreign)}. The results measured another copy, split or level.`,
+    );
+  }
+  for (const id of rowOf.keys()) {
+    const s = sums.get(id);
+    if (!s || s.n === 0) noResult.push(id);
+  }
+  return { rowOf, noResult };
+}
+
+/**
+ * Their builder fell back to pass@16, or 0, for a column the CSV lacked: every prompt would tie.
+ * pass@K of fewer than K completions is no estimate, so such a K is refused, not filled in.
+ */
+function checkKeyFits(key: OrderKey, sums: Pooled): void {
+  if (key.kind !== 'pass@k') return;
+  const short = [...sums.values()].filter((s) => s.n > 0 && s.n < key.k);
+  if (short.length)
+    throw new UserError(
+      `--key pass@${key.k}: ${short.length.toLocaleString('en-US')} of the ${[...sums.values()].filter((s) => s.n > 0).length.toLocaleString('en-US')} prompts measured ` +
+        `have fewer than ${key.k} completions (the smallest n is ${short.reduce((m, s) => Math.min(m, s.n), Infinity)}), and pass@K draws K of them. ` +
+        `Use a K no larger than the smallest n, or --key rate.`,
+      'BadFlag',
+    );
+}
+
+/** Each scored prompt's rate and key value, those in [min, max) kept; the prompts no completion scored. */
+function keyValuesOf(sums: Pooled, key: OrderKey, band: { min: number; max: number }) {
+  const rates = new Map<string, number>();
+  // What the ids are sorted by: for pass@K, whole millionths (exact integers compare exactly).
+  const sortValue = new Map<string, number>();
+  const keyValues = new Map<string, number>();
+  const unscored: string[] = [];
+  let outsideBand = 0;
+  for (const [id, s] of sums) {
+    if (s.n === 0) {
+      unscored.push(id);
+      continue;
+    }
+    const rate = s.c / s.n;
+    const sorted = key.kind === 'rate' ? rate : pyFixed6Micros(passAtKAsTheirCsv(s.n, s.c, key.k));
+    // float("0.123456") in their builder: the double nearest the decimal, which micros / 10^6 is.
+    const value = key.kind === 'rate' ? rate : sorted / 1_000_000;
+    if (value < band.min || value >= band.max) outsideBand++;
+    else {
+      rates.set(id, rate);
+      sortValue.set(id, sorted);
+      keyValues.set(id, value);
+    }
+  }
+  return { rates, sortValue, keyValues, unscored, outsideBand };
+}
+
+/**
+ * A campaign with gaps (missing shards, cut lines, dataset prompts without a result) is refused unless
+ * --missing says where those prompts go; first and last need the copy's ids to place them.
+ */
+function refuseGapsUnlessPlaced(
+  gaps: CampaignGaps,
+  noResult: readonly string[],
+  missing: MissingPlacement | undefined,
+  idsKnown: boolean,
+): void {
+  const incomplete = [
+    ...gaps.missingShards.map(
+      (g) => `${g.source}: shard${g.shards.length > 1 ? 's' : ''} ${g.shards.join(', ')} missing`,
+    ),
+    ...gaps.badLines.map(
+      (g) => `${g.source}: ${g.count} cut or bad line${g.count > 1 ? 's' : ''} (${g.first})`,
+    ),
+    ...(noResult.length
+      ? [`${noResult.length.toLocaleString('en-US')} dataset prompts have no result: ${few(noResult)}`]
+      : []),
+  ];
+  if (incomplete.length && missing === undefined)
+    throw new UserError(
+      `the results do not cover the prompts: ${incomplete.join('; ')}` +
+        (gaps.duplicates.length
+          ? ` (and ${gaps.duplicates.map((d) => `${d.source}: ${d.count} duplicate records, the first kept`).join('; ')})`
+          : '') +
+        `. Their trainer trains only on the ids in the order file, so prompts without a result would leave training unnoticed. ` +
+        `Finish the campaign (rlvr passk --continue <job or folder>), or say where they go: --missing first, --missing last (both need the dataset copy's ids) or --missing drop.`,
+      'IncompleteCampaign',
+    );
+  if ((missing === 'first' || missing === 'last') && incomplete.length && !idsKnown)
+    throw new UserError(
+      `--missing ${missing} places the prompts without a result by the dataset copy's ids, which were not read ` +
+        `(${incomplete.join('; ')}): give the launcher AWS access to read the copy, or use --missing drop.`,
+      'IncompleteCampaign',
+    );
 }
 
 /** The gaps of each result: what the merge could not read. */
