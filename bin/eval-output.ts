@@ -1,5 +1,7 @@
-/** What `rlvr eval` prints: the plan (text or JSON), the submitted job, a local run. */
-import type { EvalPlan, EvalSubmitResult } from '../lib/eval';
+/** What `rlvr eval` prints: the plan (text or JSON), the submitted job, a local run, the results table. */
+import type { EvalPlan, EvalSubmitResult, ResultsOfJobs } from '../lib/eval';
+import { tableCsv, tableJson, tableMarkdown, type ResultsTable } from '../lib/eval-records';
+import type { LocalRunResult } from '../lib/local';
 import { EVAL_TENSOR_PARALLEL_SIZE, maxGenToksFor } from '../lib/config';
 import { formatUsd, PRICES_AS_OF } from '../lib/job-options';
 import { formatSeconds } from './commands/common';
@@ -127,4 +129,27 @@ export function renderEvalSubmitted(result: EvalSubmitResult, plan: EvalPlan, as
     `  console: ${result.consoleUrl}\n` +
     `  the table: rlvr eval results ${result.jobName}\n`
   );
+}
+
+/** Every unit has results already (`skipped`: how many, when the plan counted them). */
+export function nothingToRun(skipped?: number): string {
+  const counted = skipped === undefined ? '' : `${skipped} skipped; `;
+  return `Nothing to run: every unit was done earlier (${counted}--force runs them again).\n`;
+}
+
+export function renderEvalLocal(result: LocalRunResult, table: ResultsTable, asJson: boolean): string {
+  if (asJson) {
+    const results = JSON.parse(tableJson(table));
+    return `${JSON.stringify({ ok: result.exitCode === 0, ...result, results }, null, 2)}\n`;
+  }
+  return `\n${tableMarkdown(table)}\n• exit ${result.exitCode}; run folder ${result.runDir}\n`;
+}
+
+export function renderResultsTable(table: ResultsTable, format: 'md' | 'csv' | 'json'): string {
+  return format === 'csv' ? tableCsv(table) : format === 'json' ? tableJson(table) : tableMarkdown(table);
+}
+
+/** Where `eval results` read its files (on stderr). */
+export function readStatsLine(stats: NonNullable<ResultsOfJobs['stats']>): string {
+  return `• read ${stats.files} result file(s), ${stats.fetched} from S3, ${stats.files - stats.fetched} from the local cache\n`;
 }

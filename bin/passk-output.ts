@@ -1,5 +1,13 @@
-/** What `rlvr passk` prints: the plan (text or JSON) and the submitted job. */
+/** What `rlvr passk` prints: the plan (text or JSON), the submitted job, a local run, the merged results. */
+import type { LocalRunResult } from '../lib/local';
 import type { PasskPlan } from '../lib/passk';
+import {
+  passAtKCsv,
+  passkCsv,
+  passkJson,
+  passkMarkdown,
+  type MergedPasskResults,
+} from '../lib/passk-records';
 import type { SubmittedJob } from '../lib/submission';
 import { formatUsd, PRICES_AS_OF } from '../lib/job-options';
 import { formatSeconds } from './commands/common';
@@ -111,4 +119,39 @@ export function renderPasskSubmitted(result: SubmittedJob, plan: PasskPlan, asJs
     `  console: ${result.consoleUrl}\n` +
     `  merged: rlvr passk results ${result.jobName}\n`
   );
+}
+
+export function renderPasskLocal(result: LocalRunResult, asJson: boolean): string {
+  const summary = { ok: result.exitCode === 0, ...result };
+  return asJson
+    ? `${JSON.stringify(summary, null, 2)}\n`
+    : `• exit ${result.exitCode}; run folder ${result.runDir}\n  merged: rlvr passk results ${result.runDir}${result.interrupted ? `\n  continue it: the same command with --continue ${result.runDir}` : ''}\n`;
+}
+
+export type PasskResultsFormat = 'md' | 'csv' | 'pass-at-k-csv' | 'json';
+
+export function renderPasskResults(
+  results: readonly MergedPasskResults[],
+  format: PasskResultsFormat,
+  prompts: boolean,
+): string {
+  return format === 'csv'
+    ? passkCsv(results)
+    : format === 'pass-at-k-csv'
+      ? passAtKCsv(results)
+      : format === 'json'
+        ? passkJson(results)
+        : passkMarkdown(results, { prompts });
+}
+
+/** A source's missing shards and skipped lines, each a warning line (on stderr). */
+export function passkResultsWarnings(results: readonly MergedPasskResults[]): string[] {
+  const out: string[] = [];
+  for (const r of results) {
+    if (r.missingShards.length)
+      out.push(`warning: ${r.source}: shard(s) ${r.missingShards.join(', ')} have no results\n`);
+    if (r.badLines.length)
+      out.push(`warning: ${r.source}: ${r.badLines.length} line(s) that are not a result were skipped\n`);
+  }
+  return out;
 }

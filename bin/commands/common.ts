@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULT_ROOT_PREFIX, SETTINGS_ENV } from '../../lib/layout';
 import type { SettingFlags } from '../../lib/settings';
 import { openJobContext, type JobContext } from '../../lib/aws';
+import { UserError } from '../../lib/errors';
 
 /** The settings flags every AWS command takes (flags > RLVR_* environment > the stack's parameter). */
 export interface SettingsFlagValues {
@@ -54,6 +55,21 @@ export function settingsOf(flags: SettingsFlagValues): SettingFlags {
     kmsKey: flags.kmsKey,
     fileSystemId: flags.fileSystemId,
   };
+}
+
+/** A repeatable flag's values, in the order given. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** A flag's value, one of a few words (exit 2 naming them: `--format x: md, csv or json`). */
+export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UserError(
+      `${flag} ${value}: ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`,
+      'BadFlag',
+    );
+  return value as T;
 }
 
 /** A plain-text table: header, then rows, columns padded to the widest cell. */

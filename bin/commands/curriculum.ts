@@ -4,13 +4,12 @@ import { UserError } from '../../lib/errors';
 import {
   buildCurriculum,
   buildSft,
-  describeOrder,
   MISSING_PLACEMENTS,
   parseOrderKey,
-  type MissingPlacement,
   type OrderKind,
 } from '../../lib/passk';
-import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
+import { curriculumJson, renderCurriculum, renderSft, sftJson, sftWarnings } from '../curriculum-output';
+import { addSettingsOptions, exits, oneOf, print, settingsOf, type SettingsFlagValues } from './common';
 
 interface BuildFlags extends SettingsFlagValues {
   from?: string[];
@@ -35,6 +34,8 @@ interface SftFlags {
   datasets?: string;
   json?: boolean;
 }
+
+const ORDERS: readonly OrderKind[] = ['easy-first', 'hard-first', 'band'];
 
 function rate(text: string | undefined, flag: string): number | undefined {
   if (text === undefined) return undefined;
@@ -95,91 +96,29 @@ function sources(from: string[] | undefined, what: string): string[] {
 }
 
 async function runBuild(flags: BuildFlags): Promise<number> {
-  if (!flags.name) throw new UserError('--name <name>: the order file’s name under curricula/', 'BadFlag');
-  if (!['easy-first', 'hard-first', 'band'].includes(flags.order))
-    throw new UserError(`--order ${flags.order}: easy-first, hard-first or band`, 'BadFlag');
+  const name = flags.name;
+  if (!name) throw new UserError('--name <name>: the order file’s name under curricula/', 'BadFlag');
+  const order = oneOf('--order', flags.order, ORDERS);
   const key = parseOrderKey(flags.key);
   const min = rate(flags.min, '--min');
   const max = rate(flags.max, '--max');
-  if (flags.missing !== undefined && !MISSING_PLACEMENTS.includes(flags.missing as MissingPlacement))
-    throw new UserError(`--missing ${flags.missing}: first, last or drop`, 'BadFlag');
+  const missing =
+    flags.missing === undefined ? undefined : oneOf('--missing', flags.missing, MISSING_PLACEMENTS);
   const built = await buildCurriculum({
     from: sources(flags.from, 'jobs or folders'),
-    name: flags.name,
-    order: flags.order as OrderKind,
+    name,
+    order,
     key,
     ...(min !== undefined ? { min } : {}),
     ...(max !== undefined ? { max } : {}),
-    ...(flags.missing ? { missing: flags.missing as MissingPlacement } : {}),
+    ...(missing ? { missing } : {}),
     dryRun: Boolean(flags.dryRun),
     replace: Boolean(flags.replace),
     ...(flags.out ? { out: flags.out } : {}),
     cwd: process.cwd(),
     openContext: () => openJobContext({ settings: settingsOf(flags) }),
   });
-  if (flags.json) {
-    process.stdout.write(
-      `${JSON.stringify(
-        {
-          ok: true,
-          ids: built.order.ids.length,
-          dataset: built.order.dataset,
-          order: flags.order,
-          key: built.order.key,
-          uri: built.uri ?? null,
-          upload: built.upload,
-          out: built.out ?? null,
-          uploadCommand: built.uploadCommand ?? null,
-          sidecar: {
-            at: built.sidecar.at,
-            written: built.sidecar.written,
-            sha256: built.sidecar.record.sha256,
-          },
-          datasetIds: built.datasetIds,
-          missing: built.order.missing ?? null,
-          placed: built.order.placed.length,
-          gaps: built.order.gaps,
-          excluded: {
-            noResult: built.order.excluded.noResult.length,
-            outsideBand: built.order.excluded.outsideBand,
-          },
-          conflicts: built.order.conflicts,
-          configLines: built.configLines,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    return 0;
-  }
-  const out: string[] = [
-    `Order file ${built.out ?? built.uri ?? flags.name}  (${flags.order}, by ${built.order.key})`,
-  ];
-  for (const line of describeOrder(built.order)) out.push(`  ${line}`);
-  out.push(
-    'datasetIds' in built && 'from' in built.datasetIds
-      ? `  ties in the dataset's row order; every id is in ${built.datasetIds.from} (${built.datasetIds.prompts} prompts)`
-      : `  ties by id: the dataset copy's ids were not read (${(built.datasetIds as { why: string }).why}); the submit's pre-flight checks them`,
-  );
-  const said = {
-    created: 'uploaded',
-    unchanged: 'already there with this content',
-    replaced: 'replaced (--replace)',
-    'dry-run': 'not written (--dry-run)',
-    local: `written to ${built.out}, not uploaded (--out): jobs read order files from S3, so upload it first: ${built.uploadCommand}`,
-    'no AWS': 'not uploaded (no AWS)',
-  }[built.upload];
-  out.push(`  ${said}`);
-  out.push(
-    `  build record (sources, key, band, gaps, sha256): ${built.sidecar.at}` +
-      (built.sidecar.written === 'not written'
-        ? ' (not written)'
-        : built.sidecar.written === 'kept'
-          ? ' (kept: of this content)'
-          : ''),
-  );
-  out.push('', 'In a config:', ...built.configLines.map((l) => `  ${l}`), '');
-  process.stdout.write(out.join('\n'));
+  print(flags, curriculumJson(built, order), () => renderCurriculum(built, order, name));
   return 0;
 }
 
@@ -202,23 +141,7 @@ async function runSft(flags: SftFlags): Promise<number> {
     seed,
     cwd: process.cwd(),
   });
-  const summary = {
-    ok: true,
-    out: set.out,
-    examples: set.lines.length,
-    skippedNoCorrect: set.skippedNoCorrect,
-    skippedNoPrompt: set.skippedNoPrompt,
-    badLines: set.badLines,
-    notes: set.notes,
-    ...(set.perDataset ? { perDataset: set.perDataset } : {}),
-  };
-  for (const n of set.notes) process.stderr.write(`note: ${n}\n`);
-  for (const b of set.badLines)
-    process.stderr.write(`warning: ${b.file}${b.line ? `:${b.line}` : ''}: ${b.why}; skipped\n`);
-  process.stdout.write(
-    flags.json
-      ? `${JSON.stringify(summary, null, 2)}\n`
-      : `wrote ${set.out}: ${set.lines.length} example(s)${set.perDataset ? ` (${set.perDataset.map((d) => `${d.dataset} ${d.examples}`).join(', ')})` : ''}; skipped ${set.skippedNoCorrect} with no correct completion, ${set.skippedNoPrompt} with no prompt\n`,
-  );
+  for (const line of sftWarnings(set)) process.stderr.write(line);
+  print(flags, sftJson(set), () => renderSft(set));
   return 0;
 }

@@ -1,29 +1,27 @@
 import type { Command } from 'commander';
-import { openJobContext } from '../../lib/aws';
-import { UserError } from '../../lib/errors';
-import { CLI_ENV } from '../../lib/layout';
 import {
   parsePasskRequest,
   passkProfile,
-  passkResultsOf,
   planPasskCampaign,
   runPasskLocally,
   submitPassk,
   type PasskFlags,
 } from '../../lib/passk';
-import { passAtKCsv, passkCsv, passkJson, passkMarkdown } from '../../lib/passk-records';
-import { openSubmitSession, writableJobLogPath } from '../../lib/submission';
-import { passkPlanJson, renderPasskPlan, renderPasskSubmitted } from '../passk-output';
+import { passkPlanJson, renderPasskLocal, renderPasskPlan, renderPasskSubmitted } from '../passk-output';
 import { withInterrupt } from '../interrupt';
 import { createReporter } from '../reporter';
-import { addSettingsOptions, exits, settingsOf, type SettingsFlagValues } from './common';
+import {
+  addBatchJobOptions,
+  addLocalRunOptions,
+  batchJobLogPath,
+  localRunOptions,
+  withBatchSession,
+  type BatchCommandFlags,
+} from './batch-flags';
+import { addSettingsOptions, exits, print } from './common';
+import { registerPasskResults } from './passk-results';
 
-interface PasskCommandFlags extends SettingsFlagValues, PasskFlags {
-  dryRun?: boolean;
-  json?: boolean;
-  jobLog?: string;
-  dockerHost?: string;
-}
+type PasskCommandFlags = BatchCommandFlags & PasskFlags;
 
 export function registerPassk(program: Command): void {
   const passk = addSettingsOptions(program.command('passk'))
@@ -52,80 +50,38 @@ export function registerPassk(program: Command): void {
       '--dataset-dir <dir>',
       'with --local: a save_to_disk folder of the dataset, instead of the copy in S3',
     )
-    .option('--results-dir <dir>', 'where earlier campaigns are, for their measured speed (default results/)')
-    .option('--instance-type <type>', 'SageMaker instance type (default ml.g6e.48xlarge, 8 GPUs)')
-    .option('--instance-count <n>', 'instances (a shard per GPU of each)')
-    .option('--spot', 'managed spot (a restart resumes every shard from its results)')
     .option(
-      '--max-runtime <duration>',
-      'stop after this long (default: twice the expected time + 30m, else 24h)',
-    )
-    .option('--max-retries <n>', 'SageMaker restarts after an internal error or spot loss')
-    .option('--volume-gb <n>', 'volume per instance (default 200)')
-    .option('--image <ref>', "the image (default: the image of the model's job)")
-    .option('--description <text>', 'for the job log')
-    .option('--job-log <file>', 'the job log (default docs/job_log.md in the repository)')
-    .option('--dry-run', 'print the plan; create nothing')
-    .option('--json', 'print JSON')
-    .option('--local', 'run the job in local Docker')
-    .option('--gpus <list>', 'with --local: the GPUs to use, e.g. 0-3')
-    .option('--docker-host <uri>', 'with --local: the Docker engine (else DOCKER_HOST)')
-    .action(exits((flags: PasskCommandFlags) => runPassk(flags)));
+      '--results-dir <dir>',
+      'where earlier campaigns are, for their measured speed (default results/)',
+    );
+  addBatchJobOptions(passk, {
+    instanceCount: 'instances (a shard per GPU of each)',
+    spot: 'managed spot (a restart resumes every shard from its results)',
+    maxRuntime: 'stop after this long (default: twice the expected time + 30m, else 24h)',
+    image: "the image (default: the image of the model's job)",
+  });
+  addLocalRunOptions(passk, '0-3').action(exits((flags: PasskCommandFlags) => runPassk(flags)));
   passk.enablePositionalOptions();
-  addSettingsOptions(passk.command('results'))
-    .description(
-      'merge the shards of pass@k campaigns: per prompt n, c and pass rate; unbiased pass@k beside the first-k figure',
-    )
-    .argument(
-      '<sources...>',
-      "passk job names, or run folders (also a bare folder of the script's shard_<i>/)",
-    )
-    .option('--format <format>', 'md, csv (per prompt), pass-at-k-csv or json', 'md')
-    .option('--prompts', 'with md: the per-prompt table too')
-    .action(exits((sources: string[], flags: ResultsFlags) => runResults(sources, flags)));
+  registerPasskResults(passk);
 }
 
 async function runPassk(flags: PasskCommandFlags): Promise<number> {
   const request = parsePasskRequest(flags, passkProfile().script, process.cwd());
-  const session = openSubmitSession({
-    settings: settingsOf(flags),
-    dryRun: Boolean(flags.dryRun || flags.local),
-  });
-  try {
-    const connection = await session.connect();
+  return withBatchSession(flags, async (connection) => {
     const plan = await planPasskCampaign(request, connection);
     if (flags.dryRun) {
-      process.stdout.write(
-        flags.json ? `${JSON.stringify(passkPlanJson(plan), null, 2)}\n` : renderPasskPlan(plan),
-      );
+      print(flags, passkPlanJson(plan), () => renderPasskPlan(plan));
       return 0;
     }
     process.stderr.write(renderPasskPlan(plan));
     if (request.local) {
       const result = await withInterrupt((signal) =>
-        runPasskLocally(plan, {
-          gpuDevices: process.env[CLI_ENV.localGpuDevices] !== 'none',
-          dockerHost: flags.dockerHost,
-          aws: connection.aws,
-          out: flags.json ? process.stderr : process.stdout,
-          err: process.stderr,
-          signal,
-          listener: createReporter({ json: Boolean(flags.json) }),
-        }),
+        runPasskLocally(plan, localRunOptions(flags, connection.aws, signal)),
       );
-      const summary = { ok: result.exitCode === 0, ...result };
-      process.stdout.write(
-        flags.json
-          ? `${JSON.stringify(summary, null, 2)}\n`
-          : `• exit ${result.exitCode}; run folder ${result.runDir}\n  merged: rlvr passk results ${result.runDir}${result.interrupted ? `\n  continue it: the same command with --continue ${result.runDir}` : ''}\n`,
-      );
+      process.stdout.write(renderPasskLocal(result, Boolean(flags.json)));
       return result.exitCode;
     }
-    const jobLogPath = await writableJobLogPath({
-      explicit: flags.jobLog,
-      env: process.env,
-      cwd: process.cwd(),
-    });
+    const jobLogPath = await batchJobLogPath(flags);
     const result = await withInterrupt((signal) =>
       submitPassk(plan, connection.aws!, {
         jobLogPath,
@@ -135,40 +91,5 @@ async function runPassk(flags: PasskCommandFlags): Promise<number> {
     );
     process.stdout.write(renderPasskSubmitted(result, plan, Boolean(flags.json)));
     return 0;
-  } finally {
-    session.close();
-  }
-}
-
-interface ResultsFlags extends SettingsFlagValues {
-  format?: string;
-  prompts?: boolean;
-}
-
-async function runResults(sources: string[], flags: ResultsFlags): Promise<number> {
-  const format = flags.format ?? 'md';
-  if (!['md', 'csv', 'pass-at-k-csv', 'json'].includes(format))
-    throw new UserError(`--format ${format}: md, csv, pass-at-k-csv or json`, 'BadFlag');
-  const results = await passkResultsOf(sources, {
-    cwd: process.cwd(),
-    openContext: () => openJobContext({ settings: settingsOf(flags) }),
   });
-  process.stdout.write(
-    format === 'csv'
-      ? passkCsv(results)
-      : format === 'pass-at-k-csv'
-        ? passAtKCsv(results)
-        : format === 'json'
-          ? passkJson(results)
-          : passkMarkdown(results, { prompts: Boolean(flags.prompts) }),
-  );
-  for (const r of results) {
-    if (r.missingShards.length)
-      process.stderr.write(`warning: ${r.source}: shard(s) ${r.missingShards.join(', ')} have no results\n`);
-    if (r.badLines.length)
-      process.stderr.write(
-        `warning: ${r.source}: ${r.badLines.length} line(s) that are not a result were skipped\n`,
-      );
-  }
-  return 0;
 }

@@ -5,7 +5,7 @@ import { type SubmitInput } from '../../lib/jobs';
 import { OPTION_FLAGS, type JobOptionFlags } from '../../lib/job-options';
 import type { ProgressListener } from '../../lib/progress';
 import { settingsOf } from './common';
-import { parseBuildArgs } from './image';
+import { parseBuildArgs } from './image-flags';
 import type { SubmitFlags } from './submit-options';
 
 /** commander's attribute for a flag: --no-ray → ray, --instance-type → instanceType. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SWEEP_MAX_JOBS } from '../../lib/jobs';
-import type { SettingsFlagValues } from './common';
-import type { ImageFlagValues } from './image';
+import { collect, type SettingsFlagValues } from './common';
+import type { ImageFlagValues } from './image-flags';
 
 /** The flags the CLI reads itself; the job options' flags are read by name (OPTION_FLAGS). */
 export interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
@@ -27,10 +27,6 @@ export interface SubmitFlags extends SettingsFlagValues, ImageFlagValues {
   poll?: string;
   strict?: boolean;
   allowMissingOrderIds?: boolean;
-}
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
 }
 
 /** The flags of `rlvr submit` (besides the settings and image flags it shares). */

@@ -24,7 +24,7 @@ import {
   renderWaited,
 } from '../submit-output';
 import { addSettingsOptions, exits, settingsOf } from './common';
-import { addImageOptions, parseBuildArgs } from './image';
+import { addImageOptions, parseBuildArgs } from './image-flags';
 import { localGpus, localInstances, localRestart, maxJobs, submitInput } from './submit-flags';
 import { addSubmitOptions, type SubmitFlags } from './submit-options';
 
