@@ -44,6 +44,25 @@ const libFolders = fs
  */
 const PAST_THE_FACE = ['bench/dashboard-child.ts → lib/dashboard/trace-index.ts'];
 
+/**
+ * Faces not yet pruned to what other production folders import, while their folders are being split;
+ * checked once that settles. (lib/doctor, split too, had its face pruned already and stays checked.)
+ */
+const NOT_YET_PRUNED = ['lib/image/index.ts', 'lib/passk/index.ts'];
+
+/** Names a face exports though no other production folder imports them, each for a reason. */
+const FACE_EXTRAS: Record<string, string> = {
+  'lib/container/index.ts: registerContainerProgram':
+    'extension API: a kind defined outside lib registers its program',
+  'lib/container/index.ts: ContainerProgram': "extension API: the type of a registered kind's program",
+  'lib/container/index.ts: ProgramOptions': "extension API: the options a registered kind's program receives",
+  'lib/job-kinds/index.ts: registerJobKind': 'extension API: a kind defined outside lib registers itself',
+  'lib/dashboard/index.ts: DashboardData': 'bench measures the dashboard and enters lib only through faces',
+  'lib/dashboard/index.ts: jobViews': 'bench measures the dashboard and enters lib only through faces',
+  'lib/dashboard/index.ts: startServer': 'bench measures the dashboard and enters lib only through faces',
+  'lib/dashboard/index.ts: updateIndex': 'bench measures the dashboard and enters lib only through faces',
+};
+
 describe('the house', () => {
   it('reads the imports it checks (the graph is not empty)', () => {
     // A reader that found nothing would pass every test below.
@@ -83,13 +102,14 @@ describe('the house', () => {
     expect(past.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
   });
 
-  it('exports from these faces only what another production folder imports (scripts/face-usage.ts)', () => {
+  it('exports from every face only what another production folder imports (scripts/face-usage.ts)', () => {
     // A name only tests use is imported by them from its named file; the face tells what the folder offers.
-    const pruned = ['lib/layout/index.ts', 'lib/checkpoints/index.ts', 'lib/doctor/index.ts'];
     const extra = faceUsage()
-      .filter((r) => pruned.includes(r.face))
+      .filter((r) => !NOT_YET_PRUNED.includes(r.face))
       .flatMap((r) => [...r.benchOnly, ...r.testOnly, ...r.nobody].map((n) => `${r.face}: ${n}`));
-    expect(extra).toEqual([]);
+    expect(extra.filter((e) => !(e in FACE_EXTRAS))).toEqual([]);
+    // An allowed name another production folder came to import needs no entry any more.
+    expect(Object.keys(FACE_EXTRAS).filter((e) => !extra.includes(e))).toEqual([]);
   });
 
   it('keeps the stack apart from the planner: lib/infra imports nothing of lib/jobs', () => {

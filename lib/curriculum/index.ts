@@ -6,22 +6,9 @@
  * order file of a config against its copy.
  */
 
-export { ID_RULES, resolveIdRule, type IdRule, type LoaderParams, type ResolvedIdRule } from './id-rules';
-export type { CopyColumns } from './id-rules';
-export { copyName, type DatasetCopy, type ReadCounters } from './dataset-ids';
+export { ID_RULES, resolveIdRule } from './id-rules';
 export { defaultCacheDir } from './cache';
-export {
-  checkCurriculum,
-  curriculumWarnings,
-  formatCurriculumLine,
-  missingIdsProblem,
-  parseOrderFile,
-  uncheckedWarning,
-  type CurriculumCheck,
-  type CurriculumCheckOptions,
-  type CurriculumMessage,
-  type OrderLine,
-} from './order-check';
+export { curriculumWarnings, formatCurriculumLine, missingIdsProblem, uncheckedWarning } from './order-check';
 
-export { readDatasetIds, type DatasetIds, type DatasetIdsOptions } from './read-ids';
-export { checkOrderReference, type OrderCheckResult, type OrderReference } from './order-reference';
+export { readDatasetIds } from './read-ids';
+export { checkOrderReference } from './order-reference';

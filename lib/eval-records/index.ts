@@ -5,5 +5,17 @@
  * imports nothing heavier than the layout.
  */
 export * from './job-plan';
-export * from './results';
-export * from './table';
+export {
+  WATCHER_SUMMARY,
+  harnessResultsFile,
+  parseUnitRecord,
+  rowOfUnreadableUnit,
+  checkpointsByLabelFolder,
+  rowOfUnit,
+  rowsOfWatcherSummary,
+  listFilesUnder,
+  localUnitRecords,
+  readLocalUnit,
+  readLocalResults,
+} from './results';
+export { type ResultRow, type ResultsTable, buildTable, tableMarkdown, tableCsv, tableJson } from './table';

@@ -7,7 +7,6 @@
 export {
   describeSource,
   idleGpus,
-  MAX_KEEP_ALIVE_SECONDS,
   MAX_RETRIES,
   MAX_RUNTIME_SECONDS,
   OPTION_FLAGS,
@@ -15,24 +14,17 @@ export {
   resolveJobOptions,
   type JobOptionFlags,
   type JobOptions,
-  type OptionLayers,
-  type OptionSource,
   type ResolvedJobOptions,
   type Sourced,
 } from './options';
-export {
-  BUILT_IN_DEFAULTS,
-  BUILT_IN_TEMPLATES,
-  DEFAULT_EVAL_GPU_COUNT,
-  DEFAULT_METRIC_DEFINITIONS,
-} from './templates';
-export { checkRequestLimits, LIMITS } from './limits';
-export * from './instance-types';
+export { BUILT_IN_DEFAULTS, BUILT_IN_TEMPLATES } from './templates';
+export { checkRequestLimits } from './limits';
+export { isTrainingInstanceType, hasEfa, hasLocalStorage, gpuCount } from './instance-types';
 export {
   compareDriverVersions,
   CUDA_MINIMUM_DRIVER,
   cudaMajorMinor,
   minimumDriverForCuda,
 } from './cuda-drivers';
-export * from './prices';
+export { PRICES_AS_OF, PRICES_SOURCE, hourlyPrice, costOf, formatUsd } from './prices';
 export { templateNameProblems, templateProblems } from './template-check';

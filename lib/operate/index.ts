@@ -6,37 +6,15 @@
 export {
   listJobs,
   jobStatus,
-  jobCost,
   summarizeCheckpoints,
-  readTraceTail,
-  postJobProblem,
   type JobRow,
   type JobStatusReport,
-  type JobCost,
   type CheckpointSummary,
 } from './inspect';
-export { watchJob, stopJob, hostOf, type WatchEvent } from './watch';
+export { watchJob, stopJob } from './watch';
 export { waitForJob, type WaitResult } from './wait';
 export { describeAttempts, describeResume, type AttemptsReport } from './inspect';
-export { RERUN_OF_TAG } from './rerun-tag';
-export {
-  planRerun,
-  submitRerun,
-  rerunRequest,
-  rerunDescription,
-  type RerunCheck,
-  type RerunInput,
-  type RerunPlan,
-  type RerunResult,
-} from './rerun';
-export {
-  applyOverrides,
-  overrideLiteral,
-  parseSetFlag,
-  type ConfigOverride,
-  type OverrideChange,
-  type OverrideValue,
-} from './config-overrides';
-export { diffJobs, flattenKeys, runFacts, type DiffSection, type JobDiff, type JobDifference } from './diff';
-export { readJobRecord, requestFromDescription, configChannelLocation, type JobRecord } from './job-record';
-export { forecastChecks, type ForecastCheck, type ForecastChecks } from './forecast-check';
+export { planRerun, submitRerun, type RerunPlan, type RerunResult } from './rerun';
+export { overrideLiteral, parseSetFlag, type OverrideValue } from './config-overrides';
+export { diffJobs, type JobDiff } from './diff';
+export { forecastChecks, type ForecastChecks } from './forecast-check';

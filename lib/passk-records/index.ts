@@ -3,9 +3,19 @@
  * (`passk-plan.json`), the script's shard folders, the merge of their results and the pass@k estimators.
  * Shared by the launcher (lib/passk), the job itself (lib/container) and the dashboard's report.
  */
-export * from './job-plan';
-export * from './merged';
-export * from './estimator';
-export * from './merge';
+export {
+  PASSK_PLAN_FILE,
+  PASSK_DIR,
+  type PasskCampaign,
+  type PlannedShard,
+  type PasskJobPlan,
+  type PasskFiles,
+  shardFolder,
+  SHARD_RECORD_FILE,
+  type ShardAttempt,
+  type ShardRecord,
+} from './job-plan';
+export { type PassAtK, type MergedPasskResults } from './merged';
+export { isCorrectScore, parsePythonJson, mergeShards, shardGaps } from './merge';
 export * from './read-folder';
-export * from './format';
+export { unequalNNote, passkMarkdown, passkCsv, passAtKCsv, passkJson } from './format';

@@ -8,24 +8,18 @@ export {
   findImportRoots,
   missingRoots,
   shadowedStdlib,
-  topLevelImports,
   unreachableImports,
-  type ImportProblem,
   type ImportRoot,
-  type ImportRootsInput,
 } from './import-roots';
 export {
   constraintLines,
   lockClosure,
   lockedVersions,
-  normalizeName,
   readUvLock,
-  type LockedDependency,
   type LockedPackage,
   type UvLock,
 } from './uv-lock';
-export { readRequirementPins, type RequirementPin, type RequirementPins } from './requirements';
+export { readRequirementPins, type RequirementPins } from './requirements';
 export { evaluateMarker, imageEnvironment, type MarkerEnvironment } from './markers';
 export { networkCalls, reachableModules, type NetworkCall } from './reachable';
-export { STDLIB_MODULES } from './stdlib';
-export { environmentWrites, pythonStringLiteral, type EnvironmentWrite } from './environment-writes';
+export { environmentWrites, type EnvironmentWrite } from './environment-writes';

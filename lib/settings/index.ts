@@ -1,16 +1,10 @@
 export {
-  settingsSchema,
   mergeSettings,
   validateSettings,
   requireSettings,
-  parseSettingsParameter,
   resolveSettings,
   type ParameterState,
-  type SettingsParameterReader,
-  REQUIRED_SETTINGS,
-  type Settings,
   type SettingName,
-  type SettingSource,
   type SettingFlags,
   type ResolvedSettings,
 } from './settings';

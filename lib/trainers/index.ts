@@ -3,8 +3,6 @@ export {
   mergeKeyTrees,
   type DataSection,
   type DatasetLoader,
-  type DottedKey,
-  type EvalScriptContract,
   type PasskScriptContract,
   LAUNCHER_RUNTIME,
   type TrainerRuntime,
@@ -20,8 +18,6 @@ export {
   MIXED,
   MIXED_MODES,
   RLVR_EVAL_SCRIPT,
-  RLVR_PASSK_SCRIPT,
-  THEIR_NETWORK_USES,
   SHARED_KEYS,
   TITAN_CONFIG_KEYS,
   TITAN_DEGREES,
@@ -29,18 +25,10 @@ export {
   VLLM_CONFIG_KEYS,
 } from './rlvr-experiments';
 export { hasKey, isMap, valueAtDotted, valueAtPath, type YamlMap } from './config-tree';
-export {
-  commandScript,
-  profileForCommand,
-  selectTrainer,
-  type SelectTrainerInput,
-  type SelectTrainerResult,
-  type TrainerSelection,
-} from './select';
+export { commandScript, selectTrainer, type TrainerSelection } from './select';
 export {
   buildJobContract,
   evalBenchmarks,
-  evalResultKeys,
   WEIGHTS_ONLY_RESUME_NOTE,
   type ContractKeyPath,
   type JobContract,

@@ -9,14 +9,7 @@ export { isObject, readJsonFile, readTextFile } from './json-file';
 export { isLoopbackHost } from './loopback';
 export { MAX_LINE, TAIL_BYTES, forEachLineBlock, tailBefore } from './line-blocks';
 export { mapLimited } from './pool';
-export {
-  NotARegularFileError,
-  existingRegularFile,
-  replaceRegularFile,
-  type NotRegularKind,
-  NotAFolderError,
-  prepareOutFile,
-} from './replace-file';
+export { existingRegularFile, replaceRegularFile, prepareOutFile } from './replace-file';
 export {
   NOFOLLOW,
   isRegularFile,

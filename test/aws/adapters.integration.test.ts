@@ -1,5 +1,6 @@
 import { CreateTrainingJobCommand, type SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { AwsError, createAwsClients, describeAwsError, isAwsError, type AwsClients } from '../../lib/aws';
+import { createAwsClients, describeAwsError, isAwsError, type AwsClients } from '../../lib/aws';
+import { AwsError } from '../../lib/aws/errors';
 import { BUCKET } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';

@@ -9,15 +9,8 @@ import {
   type SageMakerClient,
 } from '@aws-sdk/client-sagemaker';
 import { ParameterNotFound, type SSMClient } from '@aws-sdk/client-ssm';
-import {
-  AwsError,
-  classifyAwsError,
-  createAwsClients,
-  describeAwsError,
-  isAwsError,
-  type AwsErrorKind,
-} from '../../lib/aws';
-import { awsErrorKind, toAwsError } from '../../lib/aws/errors';
+import { classifyAwsError, createAwsClients, describeAwsError, isAwsError } from '../../lib/aws';
+import { AwsError, awsErrorKind, toAwsError, type AwsErrorKind } from '../../lib/aws/errors';
 import { SdkLogs } from '../../lib/aws/logs';
 import { SdkS3 } from '../../lib/aws/s3';
 import { SdkSageMaker } from '../../lib/aws/sagemaker';

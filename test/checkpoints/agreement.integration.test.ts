@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CheckpointTracker, folderVerdict, localCheckpointFiles } from '../../lib/checkpoints';
 import { loadTrainingConfig } from '../../lib/config';
-import { planInputs } from '../../lib/jobs';
+import { planInputs } from '../../lib/jobs/inputs';
 import { openJobContext } from '../../lib/aws';
 import { runPreflight } from '../../lib/jobs/preflight';
 import { S3Layout } from '../../lib/layout';

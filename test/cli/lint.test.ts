@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { TRAINING_RULES, EVAL_RULES } from '../../lib/config';
+import { EVAL_RULES } from '../../lib/config';
+import { TRAINING_RULES } from '../../lib/config/rules';
 import { runCli } from '../helpers/cli';
 import { exampleConfigs, gsm8kWith, lineOf, REPO_ROOT, tempDir, writeConfig } from '../helpers/fixtures';
 

@@ -1,13 +1,7 @@
-import {
-  loadTrainingConfig,
-  RULE_DOCS,
-  ruleOf,
-  TRAINING_RULES,
-  trainingConfigSchema,
-  YamlFile,
-  type TrainingConfig,
-} from '../../lib/config';
-import { checkTrainingConfig } from '../../lib/config/checks';
+import { loadTrainingConfig, ruleOf, YamlFile, type TrainingConfig } from '../../lib/config';
+import { TRAINING_RULES } from '../../lib/config/rules';
+import { trainingConfigSchema } from '../../lib/config/training-schema';
+import { checkTrainingConfig, RULE_DOCS } from '../../lib/config/checks';
 import { ProblemsError, formatProblem } from '../../lib/errors';
 import { BUILT_IN_PROFILES } from '../../lib/trainers';
 import { gsm8kWith, lineOf, tempDir, writeConfig } from '../helpers/fixtures';

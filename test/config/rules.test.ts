@@ -1,17 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  EVAL_RULES,
-  evalConfigSchema,
-  ruleOf,
-  TRAINING_RULES,
-  trainingConfigSchema,
-  YamlFile,
-  type Severity,
-  type TrainingConfig,
-} from '../../lib/config';
+import { EVAL_RULES, ruleOf, YamlFile, type TrainingConfig } from '../../lib/config';
+import { TRAINING_RULES, type Severity } from '../../lib/config/rules';
+import { trainingConfigSchema } from '../../lib/config/training-schema';
 import { checkEvalConfig, checkTrainingConfig, type CheckResult } from '../../lib/config/checks';
-import type { EvalConfig } from '../../lib/config/eval-schema';
+import { evalConfigSchema, type EvalConfig } from '../../lib/config/eval-schema';
 import { BUILT_IN_PROFILES, type TrainerProfile } from '../../lib/trainers';
 import { EVAL_DIR, gsm8kWith } from '../helpers/fixtures';
 

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IS3 } from '../../lib/aws';
-import { readDatasetIds, resolveIdRule, type ResolvedIdRule } from '../../lib/curriculum';
+import { readDatasetIds, resolveIdRule } from '../../lib/curriculum';
+import { type ResolvedIdRule } from '../../lib/curriculum/id-rules';
 import { saveToDisk, type Column } from './save-to-disk';
 
 /*

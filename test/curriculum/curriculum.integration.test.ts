@@ -7,9 +7,9 @@ import {
   missingIdsProblem,
   readDatasetIds,
   resolveIdRule,
-  type OrderReference,
-  type ResolvedIdRule,
 } from '../../lib/curriculum';
+import { type OrderReference } from '../../lib/curriculum/order-reference';
+import { type ResolvedIdRule } from '../../lib/curriculum/id-rules';
 import { S3Layout } from '../../lib/layout';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';

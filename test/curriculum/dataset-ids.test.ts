@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { readDatasetIds, resolveIdRule, type ResolvedIdRule } from '../../lib/curriculum';
+import { readDatasetIds, resolveIdRule } from '../../lib/curriculum';
+import { type ResolvedIdRule } from '../../lib/curriculum/id-rules';
 import { tempDir } from '../helpers/fixtures';
 import { MemoryS3 } from './memory-s3';
 import { gsm8kColumns, mathColumns, mbppColumns, saveToDisk } from './save-to-disk';

@@ -1,4 +1,5 @@
-import { ID_RULES, resolveIdRule, type CopyColumns, type ResolvedIdRule } from '../../lib/curriculum';
+import { ID_RULES, resolveIdRule } from '../../lib/curriculum';
+import { type CopyColumns, type ResolvedIdRule } from '../../lib/curriculum/id-rules';
 import { LOADERS } from '../../lib/trainers/rlvr-experiments';
 
 type Checkable = Extract<ResolvedIdRule, { checkable: true }>;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { AwsError, type IS3, type S3ObjectInfo } from '../../lib/aws';
+import { type IS3, type S3ObjectInfo } from '../../lib/aws';
+import { AwsError } from '../../lib/aws/errors';
 
 /** The few S3 calls the curriculum check makes, over objects in memory, counting GETs. */
 export class MemoryS3 {

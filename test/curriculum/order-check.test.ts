@@ -1,10 +1,5 @@
-import {
-  checkCurriculum,
-  curriculumWarnings,
-  formatCurriculumLine,
-  missingIdsProblem,
-  parseOrderFile,
-} from '../../lib/curriculum';
+import { curriculumWarnings, formatCurriculumLine, missingIdsProblem } from '../../lib/curriculum';
+import { checkCurriculum, parseOrderFile } from '../../lib/curriculum/order-check';
 
 const gsm8k = (n: number) => Array.from({ length: n }, (_, i) => `gsm8k_${i}`);
 

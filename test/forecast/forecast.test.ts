@@ -2,17 +2,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   clockOfTail,
-  forecastJob,
   liveProgress,
-  mergeRuns,
   recordOf,
-  runMeasure,
   runtimeVerdict,
   shapeOf,
-  traceTiming,
-  type PastRun,
   type RunShape,
 } from '../../lib/forecast';
+import { forecastJob } from '../../lib/forecast/forecast';
+import { mergeRuns, runMeasure, type PastRun } from '../../lib/forecast/past-runs';
+import { traceTiming } from '../../lib/forecast/step-clock';
 import { tempDir } from '../helpers/fixtures';
 import { traceLines, writeTrace } from '../helpers/traces';
 

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { buildJobContract, profileForCommand } from '../../lib/trainers';
+import { buildJobContract } from '../../lib/trainers';
+import { profileForCommand } from '../../lib/trainers/select';
 import { tempDir } from './fixtures';
 
 export interface MlRootOptions {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { Match } from 'aws-cdk-lib/assertions';
-import { parseInfraProps } from '../../lib/infra';
+import { parseInfraProps } from '../../lib/infra/props';
 import { SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../../lib/layout';
 import { settingsSchema } from '../../lib/settings/settings';
 import { itWithPeer } from '../helpers/moto';

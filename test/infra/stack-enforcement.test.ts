@@ -1,4 +1,4 @@
-import { parseInfraProps } from '../../lib/infra';
+import { parseInfraProps } from '../../lib/infra/props';
 import { FULL_CONTEXT, synth, type Synthesized } from './synth';
 
 /* Issue 19: what the stack itself enforces on jobs: key use, no deletes, the VPC's way out. */

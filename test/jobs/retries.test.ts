@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import { YamlFile } from '../../lib/config';
-import { buildCreateTrainingJobRequest, type SubmitPlan } from '../../lib/jobs';
+import { type SubmitPlan } from '../../lib/jobs';
+import { buildCreateTrainingJobRequest } from '../../lib/jobs/request';
 import {
   BUILT_IN_TEMPLATES,
   checkRequestLimits,

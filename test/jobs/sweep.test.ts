@@ -1,6 +1,8 @@
 import { loadTrainingConfigText, YamlFile } from '../../lib/config';
-import { expandSweep, parseSweepFlag, resolveSweepKey, sweepLiteral } from '../../lib/jobs';
-import { hostOf, jobCost } from '../../lib/operate';
+import { parseSweepFlag } from '../../lib/jobs';
+import { expandSweep, resolveSweepKey, sweepLiteral } from '../../lib/jobs/sweep';
+import { hostOf } from '../../lib/operate/watch';
+import { jobCost } from '../../lib/operate/inspect';
 import { costOf } from '../../lib/job-options';
 import { GSM8K_EXAMPLE, gsm8kWith } from '../helpers/fixtures';
 

@@ -1,6 +1,7 @@
 import { parse } from 'yaml';
 import { UserError } from '../../lib/errors';
-import { applyOverrides, overrideLiteral, parseSetFlag } from '../../lib/operate';
+import { overrideLiteral, parseSetFlag } from '../../lib/operate';
+import { applyOverrides } from '../../lib/operate/config-overrides';
 
 const CONFIG = `# the config the trainer reads
 run:

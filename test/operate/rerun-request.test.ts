@@ -1,6 +1,7 @@
 import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { S3Layout } from '../../lib/layout';
-import { flattenKeys, rerunRequest, runFacts } from '../../lib/operate';
+import { flattenKeys, runFacts } from '../../lib/operate/diff';
+import { rerunRequest } from '../../lib/operate/rerun';
 
 const layout = new S3Layout('bucket');
 const original: CreateTrainingJobRequest = {

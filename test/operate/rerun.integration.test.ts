@@ -8,7 +8,7 @@ import {
   type CreateTrainingJobRequest,
 } from '@aws-sdk/client-sagemaker';
 import { parse } from 'yaml';
-import { requestFromDescription } from '../../lib/operate';
+import { requestFromDescription } from '../../lib/operate/job-record';
 import { runCli } from '../helpers/cli';
 import { pushLabelledImage, startRegistry, type Registry } from '../helpers/docker';
 import { allKeys, BUCKET, clients, jobNames } from '../helpers/emulator-data';

@@ -1,4 +1,5 @@
-import { kValues, passAtKTable, unbiasedPassAtK, type PromptResult } from '../../lib/passk-records';
+import { kValues, passAtKTable, unbiasedPassAtK } from '../../lib/passk-records/estimator';
+import { type PromptResult } from '../../lib/passk-records/merged';
 
 /** C(n, k) exactly. */
 function binomial(n: number, k: number): bigint {

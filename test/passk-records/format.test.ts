@@ -1,14 +1,14 @@
 import {
-  firstKNote,
   mergeShards,
   passAtKCsv,
-  passAtKTable,
   passkCsv,
   passkJson,
   passkMarkdown,
   type MergedPasskResults,
-  type PromptResult,
 } from '../../lib/passk-records';
+import { firstKNote } from '../../lib/passk-records/format';
+import { passAtKTable } from '../../lib/passk-records/estimator';
+import { type PromptResult } from '../../lib/passk-records/merged';
 
 function prompt(promptId: string, n: number, c: number, firstCorrect: number, shard = 0): PromptResult {
   return { promptId, n, c, passRate: c / n, firstCorrect, shard };

@@ -6,9 +6,9 @@ import {
   passkMarkdown,
   readPasskFolder,
   shardFiles,
-  unbiasedPassAtK,
   type PasskJobPlan,
 } from '../../lib/passk-records';
+import { unbiasedPassAtK } from '../../lib/passk-records/estimator';
 import { tempDir } from '../helpers/fixtures';
 
 /** One line as their script writes it (completions included). */

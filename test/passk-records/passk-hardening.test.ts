@@ -7,16 +7,14 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  kValues,
   mergeShards,
-  passAtKTable,
   passkJson,
   passkMarkdown,
   readPasskFolder,
-  unbiasedPassAtK,
   type MergedPasskResults,
   type PasskJobPlan,
 } from '../../lib/passk-records';
+import { kValues, passAtKTable, unbiasedPassAtK } from '../../lib/passk-records/estimator';
 import { bareEnv, type CliResult } from '../helpers/cli';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures';
 import { passAtKByHand, passkPlan } from '../helpers/passk';

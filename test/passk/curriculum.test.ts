@@ -1,4 +1,4 @@
-import { checkCurriculum } from '../../lib/curriculum';
+import { checkCurriculum } from '../../lib/curriculum/order-check';
 import { UserError } from '../../lib/errors';
 import { buildOrder, curriculumConfigLines, describeOrder, naturalCompare } from '../../lib/passk/curriculum';
 import { mergeShards, type MergedPasskResults, type PasskCampaign } from '../../lib/passk-records';

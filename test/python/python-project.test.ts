@@ -9,9 +9,9 @@ import {
   readRequirementPins,
   readUvLock,
   shadowedStdlib,
-  topLevelImports,
   unreachableImports,
 } from '../../lib/python';
+import { topLevelImports } from '../../lib/python/import-roots';
 import { UserError } from '../../lib/errors';
 import { tempDir } from '../helpers/fixtures';
 import { THEIR_REPO } from '../helpers/python';

@@ -13,9 +13,11 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients, openJobContext } from '../../lib/aws';
-import { submit } from '../../lib/jobs';
+import { submit } from '../../lib/jobs/submit';
 import { jobStatus } from '../../lib/operate';
-import { fetchObject, OVERLAP, partSizeFor, syncTraces, uploadPath } from '../../lib/results';
+import { fetchObject, syncTraces, uploadPath } from '../../lib/results';
+import { OVERLAP } from '../../lib/results/sync-traces';
+import { partSizeFor } from '../../lib/results/upload';
 import { uploadFile } from '../../lib/results/multipart-upload';
 import { runCli, runCommand } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';

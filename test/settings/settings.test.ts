@@ -1,6 +1,7 @@
 import { ProblemsError } from '../../lib/errors';
 import { SETTINGS_PARAMETER_NAME } from '../../lib/layout';
-import { mergeSettings, parseSettingsParameter, requireSettings, validateSettings } from '../../lib/settings';
+import { mergeSettings, requireSettings, validateSettings } from '../../lib/settings';
+import { parseSettingsParameter } from '../../lib/settings/settings';
 
 const parameter = {
   bucket: 'from-parameter',

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { Readable } from 'node:stream';
-import { packSource, stageSource, WITHHOLD_FILE, withholdRules } from '../../lib/source';
+import { packSource, stageSource } from '../../lib/source';
+import { WITHHOLD_FILE, withholdRules } from '../../lib/source/withhold';
 import { makeTrainerRepo, tempDir } from '../helpers/fixtures';
 
 /** The names in a packed source archive. */

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { NotARegularFileError, existingRegularFile, replaceRegularFile } from '../../lib/util';
+import { existingRegularFile, replaceRegularFile } from '../../lib/util';
+import { NotARegularFileError } from '../../lib/util/replace-file';
 
 /* replaceRegularFile writes a new name or a regular file only, whole, through a temporary file. */
 
