@@ -24,8 +24,9 @@ CAP_SETGID, CAP_SYS_CHROOT and CAP_MKNOD, and seccomp filters and rlimits need n
   services on loopback (Ray's dashboard, its object store) is possible either;
 - `--memory`: RLIMIT_AS per process, and the anonymous memory of all its processes together watched;
 - `--pids-limit`: RLIMIT_NPROC (per uid, so per sandbox); `--cpus`: its processes are stopped whenever
-  they have used more than that rate (as cpulimit does), RLIMIT_CPU bounds each at cpus × T seconds,
-  and they run at SCHED_IDLE, below every process of the job's;
+  they have used more than that rate (as cpulimit does), and RLIMIT_CPU bounds each at cpus × T seconds;
+  they run at the job's own priority, as Docker runs a container (a lower one would starve them on a
+  busy host until their timeout, and turn correct code into a failed verification);
 - `--cap-drop=ALL`, `no-new-privileges`: no capability after the uid change, an empty bounding set and
   PR_SET_NO_NEW_PRIVS;
 - when it ends, times out or is killed, every process of its uid is killed and its files removed.
@@ -448,11 +449,6 @@ def confine(uid, limits):
     def run():
         os.setsid()
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        # Below the trainer: SCHED_IDLE runs only on time the job's own processes leave.
-        try:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        except OSError:
-            os.nice(19)
         os.chroot(ROOT)
         os.chdir("/")
         for cap in range(64):

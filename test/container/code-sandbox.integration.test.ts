@@ -105,6 +105,7 @@ describeWithPeer('dockerd', dockerAvailable())('the code verifiers’ sandbox (r
         `SNIPPETS=${JSON.stringify({ ...HONEST, ...HOSTILE })}`,
         `CONCURRENT=${JSON.stringify(['fork_bomb', 'passes', 'uses_tmp', 'uses_processes', 'signal_trainer'])}`,
         'SNIPPET_TIMEOUT=3',
+        'CONCURRENT_TIMEOUT=20',
       ],
       HostConfig: {
         NetworkMode: 'none',
