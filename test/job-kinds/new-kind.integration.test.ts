@@ -9,13 +9,12 @@ import { jobKind } from '../../lib/job-kinds/registry';
 import { submitBatch } from '../../lib/submission';
 import { planProbe, PROBE_KIND, PROBE_RESULT_FILE, probeSubmission } from '../fixtures/probe-kind/kind';
 import { runCli } from '../helpers/cli';
-import { spawnSync } from 'node:child_process';
-import { pushLabelledImage, startRegistry, type Registry } from '../helpers/docker';
+import { ecrRegistryAvailable, useEcrRegistry } from '../helpers/ecr-registry';
 import { clients, jobNames } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { tempDir } from '../helpers/fixtures';
 import { fakeMlRoot } from '../helpers/ml-root';
-import { describeWithPeer, motoAvailable, TEST_ACCOUNT } from '../helpers/moto';
+import { describeWithPeer } from '../helpers/moto';
 
 jest.setTimeout(120_000);
 
@@ -25,30 +24,18 @@ jest.setTimeout(120_000);
  * `rlvr rerun` (which knows no kind), and run by the container's entrypoint, which finds its program by
  * the job's environment.
  */
-const registryAvailable = () =>
-  motoAvailable() &&
-  spawnSync('sh', ['-c', 'command -v docker-registry htpasswd'], { stdio: 'ignore' }).status === 0;
-
-describeWithPeer('moto_server and docker-registry', registryAvailable())(
+describeWithPeer('moto_server and docker-registry', ecrRegistryAvailable())(
   'a new job kind, registered in its own folder',
   () => {
     const emulator = useEmulator();
-    // rerun checks the job's image is still in the registry: a real one (moto's ECR token is its password)
-    const credentials = { username: 'AWS', password: `${TEST_ACCOUNT}-auth-token` };
-    let registry: Registry;
-    beforeAll(async () => {
-      registry = await startRegistry(credentials.username, credentials.password);
-    });
-    afterAll(async () => {
-      await registry?.remove();
-    });
+    // rerun checks the job's image is still in the registry: a real one
+    const ecr = useEcrRegistry();
 
     it('is planned, submitted, rerun and dispatched in the container', async () => {
       expect(jobKind('probe')).toBe(PROBE_KIND);
-      const digest = await pushLabelledImage(registry, 'rlvr-experiments', 'some', {}, credentials);
-      const IMAGE = `${registry.host}/rlvr-experiments@${digest}`;
+      const IMAGE = await ecr.pushImage();
       const cliEnv = emulator.cliEnv({
-        RLVR_REPOSITORY_URI: `${registry.host}/rlvr-experiments`,
+        RLVR_REPOSITORY_URI: ecr.repositoryUri,
         DOCKER_HOST: 'unix:///nonexistent/docker.sock',
       });
       const context = await openJobContext({ settings: {} });

@@ -4,20 +4,17 @@ import * as path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { parse } from 'yaml';
 import { bareEnv, runCli } from '../helpers/cli';
-import { pushLabelledImage, startRegistry, type Registry } from '../helpers/docker';
+import { ecrRegistryAvailable, useEcrRegistry } from '../helpers/ecr-registry';
 import { BUCKET, clients, jobNames } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { makeTrainerRepo } from '../helpers/fixtures';
-import { describeWithPeer, motoAvailable, TEST_ACCOUNT } from '../helpers/moto';
+import { describeWithPeer } from '../helpers/moto';
 import { assertNothingCreated, snapshot } from '../helpers/nothing-created';
 import { pythonAvailable } from '../helpers/python';
 
 jest.setTimeout(180_000);
 
-const peersAvailable = () =>
-  motoAvailable() &&
-  pythonAvailable() &&
-  spawnSync('sh', ['-c', 'command -v docker-registry htpasswd'], { stdio: 'ignore' }).status === 0;
+const peersAvailable = () => ecrRegistryAvailable() && pythonAvailable();
 
 /** The value the trainer's own reader (PyYAML's safe_load) makes of a YAML text, or its error. */
 function pyyamlRead(text: string): { value?: unknown; error?: string } {
@@ -42,17 +39,10 @@ describeWithPeer('moto_server, docker-registry and python3.11 with PyYAML', peer
   'rlvr rerun --set hardening',
   () => {
     const emulator = useEmulator();
-    const credentials = { username: 'AWS', password: `${TEST_ACCOUNT}-auth-token` };
-    let registry: Registry;
-    beforeAll(async () => {
-      registry = await startRegistry(credentials.username, credentials.password);
-    });
-    afterAll(async () => {
-      await registry?.remove();
-    });
+    const ecr = useEcrRegistry();
     const env = () =>
       emulator.cliEnv({
-        RLVR_REPOSITORY_URI: `${registry.host}/rlvr-experiments`,
+        RLVR_REPOSITORY_URI: ecr.repositoryUri,
         DOCKER_HOST: 'unix:///nonexistent/docker.sock',
       });
 
@@ -64,8 +54,7 @@ describeWithPeer('moto_server, docker-registry and python3.11 with PyYAML', peer
     const resolvedOf = (job: string) => text(`rlvr-experiments/jobs/${job}/resolved-config.yaml`);
 
     async function submitted(): Promise<{ job: string; repo: string }> {
-      const digest = await pushLabelledImage(registry, 'rlvr-experiments', 'some', {}, credentials);
-      const image = `${registry.host}/rlvr-experiments@${digest}`;
+      const image = await ecr.pushImage();
       const { root } = makeTrainerRepo();
       const r = await runCli(['submit', 'configs/gsm8k.yaml', '--image', image], { env: env(), cwd: root });
       expect(r.stderr).not.toMatch(/^error/m);
