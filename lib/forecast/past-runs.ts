@@ -129,11 +129,21 @@ export function setupSecondsOf(runInfo: unknown): number | undefined {
  * model's folder name can be read from (a job's resolved config names only the channel's mount point).
  */
 export function runFolderShape(dir: string): RunShape | undefined {
-  const runInfo = readDoc(dir, RUN_FOLDER.runInfo, JSON.parse);
+  return shapeOfDocs(runFolderDocs(dir));
+}
+
+/** A run folder's run.json and config, each parsed (undefined: absent or unreadable), read once. */
+function runFolderDocs(dir: string): { readonly runInfo: unknown; readonly config: unknown } {
+  return {
+    runInfo: readDoc(dir, RUN_FOLDER.runInfo, JSON.parse),
+    config: readDoc(dir, RUN_FOLDER.config, parseYaml),
+  };
+}
+
+function shapeOfDocs({ runInfo, config }: ReturnType<typeof runFolderDocs>): RunShape | undefined {
   if (!isObject(runInfo)) return undefined;
   const recorded = isObject(runInfo.forecast) ? readShape(runInfo.forecast.shape) : undefined;
   if (recorded) return recorded;
-  const config = readDoc(dir, RUN_FOLDER.config, parseYaml);
   if (!isMap(config) || typeof runInfo.trainer !== 'string') return undefined;
   const model = isMap(config.model) ? config.model.path : undefined;
   if (typeof model !== 'string' || model.startsWith(`${CONTAINER.root}/`)) return undefined;
@@ -161,7 +171,8 @@ export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) 
     const files = runFiles(resultsDir, id);
     if (!files) continue;
     seenIds.push(id);
-    const shape = runFolderShape(files.dir);
+    const docs = runFolderDocs(files.dir);
+    const shape = shapeOfDocs(docs);
     if (!shape) {
       unknownIds.push(id);
       continue;
@@ -192,8 +203,7 @@ export function resultsFolderRuns(resultsDir: string, wanted: (shape: RunShape) 
       if (timing.lastStepTs !== undefined) spans.push({ first: timing.firstStepTs, last: timing.lastStepTs });
     }
     if (intervals.length === 0) continue;
-    const runInfo = readDoc(files.dir, RUN_FOLDER.runInfo, JSON.parse);
-    const config = readDoc(files.dir, RUN_FOLDER.config, parseYaml);
+    const { runInfo, config } = docs;
     runs.push({
       id,
       source: 'results',

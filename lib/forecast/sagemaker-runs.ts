@@ -80,7 +80,7 @@ function writeCache(file: string, value: CachedJob): void {
 }
 
 /** What of a job's run.json a forecast uses (the rest is not kept). */
-function recordOf(runInfo: unknown): unknown {
+function keptOfRunInfo(runInfo: unknown): unknown {
   if (!isObject(runInfo)) return null;
   const times = ['startedAt', 'trainerStartedAt', 'trainerEndedAt'];
   const attempts = Array.isArray(runInfo.attempts)
@@ -162,7 +162,7 @@ export async function sageMakerRuns(input: SageMakerRunsInput): Promise<RunsSeen
     const runInfo = await readJobRunInfo(s3, layout, job);
     const recorded =
       isObject(runInfo) && isObject(runInfo.forecast) ? readShape(runInfo.forecast.shape) : undefined;
-    const entry: CachedJob = { v: CACHE_VERSION, shape: recorded ?? null, record: recordOf(runInfo) };
+    const entry: CachedJob = { v: CACHE_VERSION, shape: recorded ?? null, record: keptOfRunInfo(runInfo) };
     // An ended job's run.json is final. That it has none (not ours, or from before shapes were
     // recorded) is kept only once the job ended long enough ago for everything it wrote to have landed.
     if (recorded || settled) writeCache(file, entry);
