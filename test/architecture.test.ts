@@ -44,12 +44,6 @@ const libFolders = fs
  */
 const PAST_THE_FACE = ['bench/dashboard-child.ts → lib/dashboard/trace-index.ts'];
 
-/**
- * Faces not yet pruned to what other production folders import, while their folders are being split;
- * checked once that settles. (lib/doctor, split too, had its face pruned already and stays checked.)
- */
-const NOT_YET_PRUNED = ['lib/image/index.ts', 'lib/passk/index.ts'];
-
 /** Names a face exports though no other production folder imports them, each for a reason. */
 const FACE_EXTRAS: Record<string, string> = {
   'lib/container/index.ts: registerContainerProgram':
@@ -104,9 +98,9 @@ describe('the house', () => {
 
   it('exports from every face only what another production folder imports (scripts/face-usage.ts)', () => {
     // A name only tests use is imported by them from its named file; the face tells what the folder offers.
-    const extra = faceUsage()
-      .filter((r) => !NOT_YET_PRUNED.includes(r.face))
-      .flatMap((r) => [...r.benchOnly, ...r.testOnly, ...r.nobody].map((n) => `${r.face}: ${n}`));
+    const extra = faceUsage().flatMap((r) =>
+      [...r.benchOnly, ...r.testOnly, ...r.nobody].map((n) => `${r.face}: ${n}`),
+    );
     expect(extra.filter((e) => !(e in FACE_EXTRAS))).toEqual([]);
     // An allowed name another production folder came to import needs no entry any more.
     expect(Object.keys(FACE_EXTRAS).filter((e) => !extra.includes(e))).toEqual([]);

@@ -1,14 +1,12 @@
 import type { Command } from 'commander';
 import type { AwsClients } from '../../lib/aws';
 import {
-  parseEvalRequest,
   planEval,
   readLearnedDurations,
   requireLocalImage,
   runEvalLocally,
   submitEval,
   waitForEvalJob,
-  type EvalFlags,
   type EvalPlan,
 } from '../../lib/eval';
 import { tableMarkdown } from '../../lib/eval-records';
@@ -30,6 +28,7 @@ import {
   type BatchCommandFlags,
 } from './batch-flags';
 import { addSettingsOptions, collect, exits, print, withContext } from './common';
+import { evalRequestOfFlags, type EvalFlags } from './eval-flags';
 import { registerEvalResults } from './eval-results';
 
 interface EvalCommandFlags extends BatchCommandFlags, EvalFlags {
@@ -72,7 +71,7 @@ export function registerEval(program: Command): void {
 }
 
 async function runEval(flags: EvalCommandFlags): Promise<number> {
-  const request = parseEvalRequest(flags, process.cwd());
+  const request = evalRequestOfFlags(flags, process.cwd());
   return withBatchSession(flags, async (connection) => {
     const plan = await planEval(request, connection, readLearnedDurations());
     if (flags.dryRun) {

@@ -1,12 +1,5 @@
 import type { Command } from 'commander';
-import {
-  parsePasskRequest,
-  passkProfile,
-  planPasskCampaign,
-  runPasskLocally,
-  submitPassk,
-  type PasskFlags,
-} from '../../lib/passk';
+import { passkProfile, planPasskCampaign, runPasskLocally, submitPassk } from '../../lib/passk';
 import { passkPlanJson, renderPasskLocal, renderPasskPlan, renderPasskSubmitted } from '../passk-output';
 import { withInterrupt } from '../interrupt';
 import { createReporter } from '../reporter';
@@ -19,6 +12,7 @@ import {
   type BatchCommandFlags,
 } from './batch-flags';
 import { addSettingsOptions, exits, print } from './common';
+import { passkRequestOfFlags, type PasskFlags } from './passk-flags';
 import { registerPasskResults } from './passk-results';
 
 type PasskCommandFlags = BatchCommandFlags & PasskFlags;
@@ -66,7 +60,7 @@ export function registerPassk(program: Command): void {
 }
 
 async function runPassk(flags: PasskCommandFlags): Promise<number> {
-  const request = parsePasskRequest(flags, passkProfile().script, process.cwd());
+  const request = passkRequestOfFlags(flags, passkProfile().script, process.cwd());
   return withBatchSession(flags, async (connection) => {
     const plan = await planPasskCampaign(request, connection);
     if (flags.dryRun) {

@@ -1,14 +1,21 @@
 /**
- * Batch evaluation from the launcher's side: reading the request (flags or a YAML file), resolving
- * checkpoints, packing units into jobs, planning and submitting them through lib/submission, running
- * them locally, and reading their results back from S3.
+ * Batch evaluation from the launcher's side: resolving the request (the options bin reads from the
+ * flags, with a suites file or an eval config), resolving checkpoints, packing units into jobs,
+ * planning and submitting them through lib/submission, running them locally, and reading their results
+ * back from S3.
  */
-export { parseEvalRequest, type EvalFlags } from './input';
+export {
+  resolveEvalRequest,
+  withJobDefaults,
+  type BatchJobOptions,
+  type BatchJobSettings,
+  type EvalOptions,
+} from './input';
 export { requireLocalImage, runEvalLocally } from './local';
 export { resultsOfJobs, waitForEvalJob, type ResultsOfJobs } from './tables';
-export { awsStep, gpusPerHost, planEval, type EvalPlan } from './plan';
+export { awsStep, gpusPerHost, planEval, type EvalPlan, type EvalRequest } from './plan';
 export { readLearnedDurations } from './s3-results';
 export { submitEval, type EvalSubmitResult } from './submit';
-export { parseJobFlags, type JobFlags, type ParsedJobFlags } from './input';
-export { parseCheckpointRef, type LabelledRef } from './refs';
+export { parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
+export { parseDeviations } from './standard';
 export { resolveCheckpoints, type ResolvedCheckpoint } from './resolve';

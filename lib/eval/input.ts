@@ -1,48 +1,18 @@
 /**
- * `rlvr eval`'s input, checked: flags, a named suite (a suites file, or ours), or an eval
- * config in the team's format (the non-watch form with `checkpoints` and `benchmarks`),
+ * `rlvr eval`'s input, checked: the options bin read from the flags, a named suite (a suites file, or
+ * ours), or an eval config in the team's format (the non-watch form with `checkpoints` and `benchmarks`),
  * validated with file:line:column. The evaluation standard is enforced: a config value off the standard
- * is refused at its position unless `--deviate` names it.
+ * is refused at its position unless `--deviate` names it. Flag strings are bin's to read: this file takes
+ * typed options.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  EVAL_STANDARD,
-  loadEvalConfig,
-  maxGenToksFor,
-  formatDuration,
-  parseDuration,
-  YamlFile,
-  type EvalConfig,
-} from '../config';
+import { EVAL_STANDARD, loadEvalConfig, maxGenToksFor, YamlFile, type EvalConfig } from '../config';
 import { ProblemsError, type Problem, type SourceLocation } from '../errors';
-import { MAX_RETRIES, MAX_RUNTIME_SECONDS } from '../job-options';
 import type { EvalRequest } from './plan';
 import { MAX_FEWSHOT, parseBenchmarks, parseCheckpointRef, type Benchmark, type LabelledRef } from './refs';
 import { applyDeviations, parseDeviations, type Deviation } from './standard';
 import type { Harness } from '../eval-records';
-
-export interface EvalFlags {
-  readonly checkpoints?: readonly string[];
-  readonly benchmarks?: readonly string[];
-  readonly suite?: string;
-  readonly suitesFile?: string;
-  readonly config?: string;
-  readonly deviate?: readonly string[];
-  readonly harness?: string;
-  readonly logSamples?: boolean;
-  readonly force?: boolean;
-  readonly instanceType?: string;
-  readonly instanceCount?: string;
-  readonly spot?: boolean;
-  readonly maxRuntime?: string;
-  readonly maxRetries?: string;
-  readonly volumeGb?: string;
-  readonly image?: string;
-  readonly local?: boolean;
-  readonly gpus?: string;
-  readonly description?: string;
-}
 
 export const EVAL_DEFAULTS = {
   instanceType: 'ml.g6e.48xlarge',
@@ -131,13 +101,13 @@ function suitesFromFile(
 }
 
 function suiteBenchmarks(
-  flags: EvalFlags,
+  name: string,
+  suitesFile: string | undefined,
   cwd: string,
   problems: Problem[],
 ): { list: Benchmark[]; from: string } | undefined {
-  const name = flags.suite!;
-  const file = flags.suitesFile
-    ? path.resolve(cwd, flags.suitesFile)
+  const file = suitesFile
+    ? path.resolve(cwd, suitesFile)
     : fs.existsSync(path.resolve(cwd, EVAL_DEFAULTS.suitesFile))
       ? path.resolve(cwd, EVAL_DEFAULTS.suitesFile)
       : undefined;
@@ -151,7 +121,7 @@ function suiteBenchmarks(
     );
     const list = found.suites.get(name);
     if (list) return { list, from: `suite ${name} (${path.relative(cwd, file) || file})` };
-    if (flags.suitesFile || !BUILT_IN_SUITES[name]) {
+    if (suitesFile || !BUILT_IN_SUITES[name]) {
       problems.push(
         flagProblem(
           '--suite',
@@ -297,63 +267,21 @@ function fromEvalConfig(
 const CHECKPOINT_ENTRY_FORM =
   'each entry is a mapping: - {name: step100, path: s3://<bucket>/<prefix>/step100/} (path: an s3:// folder, a folder here, org/Model or <job>:step100)';
 
-/** `--gpus 0-3,6`: what is wrong with a value, said (a reversed range, a word, a GPU twice). */
-/**
- * `--gpus` as the job-options parser reads GPU lists (`0-3`, `0, 2-3`, spaces allowed), in order, saying
- * what is wrong with a value it does not take; a GPU given twice (`0,0`, `0-3,2`) is refused, since each
- * GPU runs one unit at a time.
- */
-function parseGpusFlag(text: string): { gpus: number[] } | { problem: string } {
-  const seen = new Set<number>();
-  for (const item of text.split(',').map((s) => s.trim())) {
-    const m = /^(\d+)\s*(?:-\s*(\d+))?$/.exec(item);
-    if (!m) return { problem: `"${item}" is not a GPU number or range (GPU indices such as 0-7 or 0,2,3)` };
-    const [from, to] = [Number(m[1]), m[2] === undefined ? Number(m[1]) : Number(m[2])];
-    if (from > to) return { problem: `${item} is a reversed range: write ${to}-${from}` };
-    if (to > MAX_GPU_INDEX) return { problem: `${item}: no machine has a GPU ${to}` };
-    for (let g = from; g <= to; g++) {
-      if (seen.has(g)) return { problem: `GPU ${g} is given twice: each GPU runs one unit at a time` };
-      seen.add(g);
-    }
-  }
-  return { gpus: [...seen].sort((a, b) => a - b) };
+/** The job options `rlvr eval` and `rlvr passk` share, typed (bin reads them from the flags). */
+export interface BatchJobOptions {
+  readonly instanceType?: string;
+  readonly instanceCount?: number;
+  readonly spot?: boolean;
+  readonly maxRuntimeSeconds?: number;
+  readonly maxRetries?: number;
+  readonly volumeGb?: number;
+  readonly image?: string;
+  /** Run in local Docker on these GPUs instead of SageMaker. */
+  readonly local?: { readonly gpus: readonly number[] };
 }
 
-/** Above any machine's GPU count: a range past it is a typo, not a list to build. */
-const MAX_GPU_INDEX = 1023;
-
-function positiveInt(
-  text: string | undefined,
-  flag: string,
-  problems: Problem[],
-  max = Infinity,
-): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    problems.push(
-      flagProblem(flag, `${text} is not a whole number from 1${max < Infinity ? ` to ${max}` : ''}`),
-    );
-    return undefined;
-  }
-  return n;
-}
-
-/** Flags (and the files they name) → what to evaluate and how; every problem at once (exit 2). */
-/** The job flags `rlvr eval` and `rlvr passk` share: instances, spot, runtime, retries, volume, image, --local. */
-export interface JobFlags {
-  instanceType?: string;
-  instanceCount?: string;
-  spot?: boolean;
-  maxRuntime?: string;
-  maxRetries?: string;
-  volumeGb?: string;
-  image?: string;
-  local?: boolean;
-  gpus?: string;
-}
-
-export interface ParsedJobFlags {
+/** The job options with the defaults filled in. */
+export interface BatchJobSettings {
   readonly instanceType: string;
   readonly instanceCount: number;
   readonly spot: boolean;
@@ -364,88 +292,57 @@ export interface ParsedJobFlags {
   readonly local?: { readonly gpus: readonly number[] };
 }
 
-/** The job flags, checked: each problem added to `problems` (the caller throws them all at once). */
-export function parseJobFlags(flags: JobFlags, problems: Problem[]): ParsedJobFlags {
-  const instanceCount = positiveInt(flags.instanceCount, '--instance-count', problems, 8) ?? 1;
-  const volumeGb = positiveInt(flags.volumeGb, '--volume-gb', problems) ?? EVAL_DEFAULTS.volumeGb;
-  // SageMaker's limits, as submit applies them (its RetryStrategy takes 1–30; no retries is no flag).
-  let maxRetries: number | undefined;
-  if (flags.maxRetries !== undefined) {
-    const n = Number(flags.maxRetries);
-    if (!Number.isInteger(n) || n < MAX_RETRIES.min || n > MAX_RETRIES.max)
-      problems.push(
-        flagProblem(
-          '--max-retries',
-          `${flags.maxRetries}: a retry count from ${MAX_RETRIES.min} to ${MAX_RETRIES.max} (SageMaker's limit)`,
-          'leave --max-retries out for no retries',
-        ),
-      );
-    else maxRetries = n;
-  }
-  let maxRuntimeSeconds = flags.maxRuntime === undefined ? undefined : parseDuration(flags.maxRuntime);
-  if (flags.maxRuntime !== undefined && !maxRuntimeSeconds)
-    problems.push(flagProblem('--max-runtime', `${flags.maxRuntime} is not a duration`, 'e.g. 6h, 90m, 2d'));
-  else if (maxRuntimeSeconds !== undefined && maxRuntimeSeconds > MAX_RUNTIME_SECONDS) {
-    problems.push(
-      flagProblem(
-        '--max-runtime',
-        `${flags.maxRuntime} is longer than SageMaker's limit of 28 days (${formatDuration(MAX_RUNTIME_SECONDS)})`,
-      ),
-    );
-    maxRuntimeSeconds = undefined;
-  }
-  let local: EvalRequest['local'];
-  if (flags.local) {
-    if (flags.gpus === undefined || flags.gpus.trim() === '')
-      problems.push(flagProblem('--gpus', `--local needs the GPUs to use: e.g. --gpus 0-7`));
-    else {
-      const parsed = parseGpusFlag(flags.gpus);
-      if ('problem' in parsed)
-        problems.push(flagProblem('--gpus', `--gpus ${flags.gpus}: ${parsed.problem}`));
-      else local = { gpus: parsed.gpus };
-    }
-    // SageMaker's options: a local run has no spot capacity to lose and no service to restart it.
-    if (flags.spot)
-      problems.push(flagProblem('--spot', "--spot means nothing with --local (managed spot is SageMaker's)"));
-    if (flags.maxRetries !== undefined)
-      problems.push(
-        flagProblem(
-          '--max-retries',
-          '--max-retries means nothing with --local (SageMaker restarts jobs, Docker does not)',
-        ),
-      );
-  } else if (flags.gpus !== undefined) problems.push(flagProblem('--gpus', '--gpus is for --local runs'));
+/** The defaults of a flag not given: one ml.g6e.48xlarge instance of 200 GB, on demand. */
+export function withJobDefaults(options: BatchJobOptions): BatchJobSettings {
   return {
-    instanceType: flags.instanceType ?? EVAL_DEFAULTS.instanceType,
-    instanceCount,
-    spot: Boolean(flags.spot),
-    ...(maxRuntimeSeconds ? { maxRuntimeSeconds } : {}),
-    ...(maxRetries !== undefined ? { maxRetries } : {}),
-    volumeGb,
-    ...(flags.image ? { image: flags.image } : {}),
-    ...(local ? { local } : {}),
+    instanceType: options.instanceType ?? EVAL_DEFAULTS.instanceType,
+    instanceCount: options.instanceCount ?? 1,
+    spot: Boolean(options.spot),
+    ...(options.maxRuntimeSeconds ? { maxRuntimeSeconds: options.maxRuntimeSeconds } : {}),
+    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+    volumeGb: options.volumeGb ?? EVAL_DEFAULTS.volumeGb,
+    ...(options.image ? { image: options.image } : {}),
+    ...(options.local ? { local: options.local } : {}),
   };
 }
 
-export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
-  const problems: Problem[] = [];
-  // Checked again below with this run's tasks (a max_gen_toks.<task> of a task it runs is taken).
-  const dev = parseDeviations(flags.deviate ?? [], 'any');
-  if (!dev.ok) problems.push(flagProblem('--deviate', dev.problem));
-  const deviations = dev.ok ? dev.value : [];
-  const refs: LabelledRef[] = [];
-  for (const given of flags.checkpoints ?? []) {
-    const parsed = parseCheckpointRef(given);
-    if (parsed.ok) refs.push(parsed.value);
-    else problems.push(flagProblem('--checkpoints', parsed.problem));
-  }
+/**
+ * What to evaluate and how, read from the flags by bin; what the files named here hold (the suites
+ * file, the eval config) is read by `resolveEvalRequest`.
+ */
+export interface EvalOptions extends BatchJobOptions {
+  readonly checkpoints?: readonly LabelledRef[];
+  readonly benchmarks?: readonly Benchmark[];
+  readonly suite?: string;
+  readonly suitesFile?: string;
+  readonly config?: string;
+  readonly deviations?: readonly Deviation[];
+  readonly harness?: Harness;
+  readonly logSamples?: boolean;
+  readonly force?: boolean;
+  readonly description?: string;
+}
+
+/**
+ * The options, with the files they name and the standard's rules → what to evaluate and how. Every
+ * problem at once (exit 2), with `flagProblems`, those bin found reading the flags: a flag with a problem
+ * is left out of `options` and is not reported again as missing.
+ */
+export function resolveEvalRequest(
+  options: EvalOptions,
+  cwd: string,
+  flagProblems: readonly Problem[] = [],
+): EvalRequest {
+  const problems: Problem[] = [...flagProblems];
+  const deviations = options.deviations ?? [];
+  const refs: LabelledRef[] = [...(options.checkpoints ?? [])];
   let benchmarks: Benchmark[] = [];
   let benchmarksFrom = '--benchmarks';
   let harness: Harness | undefined;
   let configProblems = false;
-  if (flags.config) {
+  if (options.config) {
     try {
-      const fromConfig = fromEvalConfig(path.resolve(cwd, flags.config), cwd, deviations, problems);
+      const fromConfig = fromEvalConfig(path.resolve(cwd, options.config), cwd, deviations, problems);
       refs.push(...fromConfig.refs);
       benchmarks.push(...fromConfig.benchmarks);
       benchmarksFrom = fromConfig.display;
@@ -457,16 +354,12 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
       configProblems = true;
     }
   }
-  for (const given of flags.benchmarks ?? []) {
-    const parsed = parseBenchmarks(given);
-    if (parsed.ok) benchmarks.push(...parsed.value);
-    else problems.push(flagProblem('--benchmarks', parsed.problem));
-  }
-  if (flags.suite) {
-    const suite = suiteBenchmarks(flags, cwd, problems);
+  benchmarks.push(...(options.benchmarks ?? []));
+  if (options.suite) {
+    const suite = suiteBenchmarks(options.suite, options.suitesFile, cwd, problems);
     if (suite) {
       benchmarks.push(...suite.list);
-      benchmarksFrom = flags.benchmarks?.length ? `--benchmarks and ${suite.from}` : suite.from;
+      benchmarksFrom = options.benchmarks?.length ? `--benchmarks and ${suite.from}` : suite.from;
     }
   }
   // One entry per task: a task given twice with other shots is one mistake to name.
@@ -483,21 +376,21 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
     byTask.set(b.task, seen ?? b);
   }
   benchmarks = [...byTask.values()];
-  if (dev.ok) {
-    const forTasks = parseDeviations(
-      flags.deviate ?? [],
-      benchmarks.map((b) => b.task),
-    );
-    if (!forTasks.ok) problems.push(flagProblem('--deviate', forTasks.problem));
-  }
+  // A budget (max_gen_toks.<task>) is checked with this run's tasks, known only now; the standard's
+  // rules read deviations as they are written, name=value.
+  const forTasks = parseDeviations(
+    deviations.map((d) => `${d.name}=${d.value}`),
+    benchmarks.map((b) => b.task),
+  );
+  if (!forTasks.ok) problems.push(flagProblem('--deviate', forTasks.problem));
   const refProblems = problems.some((p) => p.where === '--checkpoints' || p.where.startsWith('checkpoints'));
   if (refs.length === 0 && !refProblems && !configProblems)
     problems.push(
       flagProblem(
         '--checkpoints',
         'nothing to evaluate',
-        flags.config
-          ? `${flags.config} has no \`checkpoints:\` (a watch-form config gives benchmarks only): add --checkpoints <job>:step100,final`
+        options.config
+          ? `${options.config} has no \`checkpoints:\` (a watch-form config gives benchmarks only): add --checkpoints <job>:step100,final`
           : 'e.g. --checkpoints <job>:step100,final --checkpoints base=Qwen/Qwen3-1.7B-Base',
       ),
     );
@@ -517,22 +410,18 @@ export function parseEvalRequest(flags: EvalFlags, cwd: string): EvalRequest {
         'e.g. --benchmarks gsm8k_cot:8,ifeval:0, or --suite standard',
       ),
     );
-  const flagHarness = flags.harness;
-  if (flagHarness !== undefined && flagHarness !== 'lm_eval' && flagHarness !== 'olmes')
-    problems.push(flagProblem('--harness', `${flagHarness}: lm_eval or olmes`));
-  const job = parseJobFlags(flags, problems);
   if (problems.length > 0) throw new ProblemsError(`rlvr eval: ${problems.length} problem(s)`, problems);
   return {
     refs,
     benchmarks,
     settings: applyDeviations(deviations),
     deviations: deviations.map((d) => `${d.name}=${d.value}`),
-    harness: (flagHarness as Harness | undefined) ?? harness ?? 'lm_eval',
-    logSamples: Boolean(flags.logSamples),
-    force: Boolean(flags.force),
-    ...job,
+    harness: options.harness ?? harness ?? 'lm_eval',
+    logSamples: Boolean(options.logSamples),
+    force: Boolean(options.force),
+    ...withJobDefaults(options),
     cwd,
-    ...(flags.description ? { description: flags.description } : {}),
+    ...(options.description ? { description: options.description } : {}),
     benchmarksFrom,
   };
 }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runEntrypoint } from '../../lib/container/entrypoint';
-import { parseEvalRequest } from '../../lib/eval/input';
+import { evalRequestOfFlags } from '../../bin/commands/eval-flags';
 import { EVAL_PLAN_FILE, type EvalJobPlan, type UnitRecord } from '../../lib/eval-records/job-plan';
 import { planEval } from '../../lib/eval/plan';
 import { fakeLmEvalBin, offlineConnection, writeCheckpoint } from '../helpers/eval';
@@ -17,7 +17,7 @@ const TASKS = 'gsm8k_cot:8,minerva_math:4,ifeval:0,mbpp:3';
 async function planFor(cwd: string, gpus: number, hosts = 1, extra: string[] = []): Promise<EvalJobPlan> {
   writeCheckpoint(path.join(cwd, 'ck', 'a'));
   writeCheckpoint(path.join(cwd, 'ck', 'b'), { failTasks: ['mbpp'], trap: true });
-  const request = parseEvalRequest(
+  const request = evalRequestOfFlags(
     {
       checkpoints: ['a=./ck/a', 'b=./ck/b'],
       benchmarks: [TASKS],

@@ -1,11 +1,11 @@
 import { ProblemsError, type Problem } from '../../lib/errors';
-import { parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
+import { evalRequestOfFlags, type EvalFlags } from '../../bin/commands/eval-flags';
 import { tempDir } from '../helpers/fixtures';
 
-/** The problems `parseEvalRequest` reports for these flags: it must throw ProblemsError. */
+/** The problems reading and resolving these flags reports: it must throw ProblemsError. */
 export function evalProblems(flags: EvalFlags, cwd = tempDir('rlvr-eval-in-')): Problem[] {
   try {
-    parseEvalRequest(flags, cwd);
+    evalRequestOfFlags(flags, cwd);
   } catch (err) {
     if (err instanceof ProblemsError) return [...err.problems];
     throw err;

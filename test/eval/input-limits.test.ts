@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Problem } from '../../lib/errors';
-import { BUILT_IN_SUITES, parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
+import { evalRequestOfFlags, type EvalFlags } from '../../bin/commands/eval-flags';
+import { BUILT_IN_SUITES } from '../../lib/eval/input';
 import { parseBenchmarks } from '../../lib/eval/refs';
 import { KNOWN_TASKS, parseDeviations, taskWarnings } from '../../lib/eval/standard';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures';
@@ -70,7 +71,7 @@ describe('--gpus values say what is wrong', () => {
     ['3,1', [1, 3]],
     [' 0, 2-3 ', [0, 2, 3]],
   ])('takes --gpus %s as the job options do (spaces, any order): %j', (gpus, expected) => {
-    const request = parseEvalRequest({ ...OK, local: true, gpus }, tempDir('rlvr-eval-lim-'));
+    const request = evalRequestOfFlags({ ...OK, local: true, gpus }, tempDir('rlvr-eval-lim-'));
     expect(request.local?.gpus).toEqual(expected);
   });
 });

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ProblemsError, type Problem } from '../../lib/errors';
-import { BUILT_IN_SUITES, parseEvalRequest, type EvalFlags } from '../../lib/eval/input';
+import { evalRequestOfFlags, type EvalFlags } from '../../bin/commands/eval-flags';
+import { BUILT_IN_SUITES } from '../../lib/eval/input';
 import { EVAL_STANDARD as STANDARD } from '../../lib/config';
 import { lineOf, tempDir } from '../helpers/fixtures';
 import { evalProblems } from './eval-problems';
@@ -27,10 +28,10 @@ const OK: EvalFlags = {
   benchmarks: ['gsm8k_cot:4,ifeval:0'],
 };
 
-describe('parseEvalRequest: flags', () => {
+describe('rlvr eval flags: the flags themselves', () => {
   it('turns flags into a request with the defaults', () => {
     const cwd = tempDir('rlvr-eval-in-');
-    const request = parseEvalRequest(OK, cwd);
+    const request = evalRequestOfFlags(OK, cwd);
     expect(request.refs).toEqual([
       expect.objectContaining({
         label: 'annotations-adhoc-20260125-192905:step100,final',
@@ -55,7 +56,7 @@ describe('parseEvalRequest: flags', () => {
   });
 
   it('takes labelled references and several --checkpoints/--benchmarks values', () => {
-    const request = parseEvalRequest(
+    const request = evalRequestOfFlags(
       {
         checkpoints: ['base=Qwen/Qwen3-1.7B-Base', 's3://my-bucket/ckpts/step20'],
         benchmarks: ['gsm8k_cot:8', 'minerva_math:4'],
@@ -69,7 +70,7 @@ describe('parseEvalRequest: flags', () => {
   });
 
   it('takes the options given', () => {
-    const request = parseEvalRequest(
+    const request = evalRequestOfFlags(
       {
         ...OK,
         harness: 'olmes',
@@ -95,7 +96,7 @@ describe('parseEvalRequest: flags', () => {
   });
 
   it('--local with --gpus: the GPUs to use', () => {
-    const request = parseEvalRequest({ ...OK, local: true, gpus: '0-3' }, tempDir());
+    const request = evalRequestOfFlags({ ...OK, local: true, gpus: '0-3' }, tempDir());
     expect(request.local).toEqual({ gpus: [0, 1, 2, 3] });
   });
 
@@ -119,7 +120,7 @@ describe('parseEvalRequest: flags', () => {
     expect(problem.message).toContain('gsm8k_cot');
     expect(problem.message).toMatch(/4 and 8 shots/);
 
-    const request = parseEvalRequest(
+    const request = evalRequestOfFlags(
       { checkpoints: OK.checkpoints, benchmarks: ['gsm8k_cot:4', 'gsm8k_cot:4,ifeval:0'] },
       tempDir(),
     );
@@ -174,7 +175,7 @@ describe('parseEvalRequest: flags', () => {
   it('reports every problem of one call together', () => {
     let caught: unknown;
     try {
-      parseEvalRequest(
+      evalRequestOfFlags(
         {
           ...OK,
           harness: 'helm',
@@ -201,9 +202,9 @@ describe('parseEvalRequest: flags', () => {
   });
 });
 
-describe('parseEvalRequest: suites', () => {
+describe('rlvr eval flags: suites', () => {
   it('the built-in standard suite: gsm8k_cot:8 (the watcher’s), ifeval:0, minerva_math:4 and no hendrycks_math', () => {
-    const request = parseEvalRequest({ checkpoints: OK.checkpoints, suite: 'standard' }, tempDir());
+    const request = evalRequestOfFlags({ checkpoints: OK.checkpoints, suite: 'standard' }, tempDir());
     expect(request.benchmarks).toEqual([
       { task: 'gsm8k_cot', numFewshot: 8 },
       { task: 'ifeval', numFewshot: 0 },
@@ -231,7 +232,7 @@ describe('parseEvalRequest: suites', () => {
         '',
       ].join('\n'),
     );
-    const request = parseEvalRequest(
+    const request = evalRequestOfFlags(
       { checkpoints: OK.checkpoints, suite: 'quick', suitesFile: 'my-suites.yaml' },
       dir,
     );
@@ -246,9 +247,9 @@ describe('parseEvalRequest: suites', () => {
     const dir = tempDir('rlvr-suites-');
     fs.mkdirSync(path.join(dir, 'configs', 'eval'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'configs', 'eval', 'suites.yaml'), 'suites:\n  tiny:\n    - ifeval:0\n');
-    const tiny = parseEvalRequest({ checkpoints: OK.checkpoints, suite: 'tiny' }, dir);
+    const tiny = evalRequestOfFlags({ checkpoints: OK.checkpoints, suite: 'tiny' }, dir);
     expect(tiny.benchmarks).toEqual([{ task: 'ifeval', numFewshot: 0 }]);
-    const standard = parseEvalRequest({ checkpoints: OK.checkpoints, suite: 'standard' }, dir);
+    const standard = evalRequestOfFlags({ checkpoints: OK.checkpoints, suite: 'standard' }, dir);
     expect(standard.benchmarks).toEqual(BUILT_IN_SUITES.standard);
   });
 
@@ -277,7 +278,7 @@ describe('parseEvalRequest: suites', () => {
       path.join(dir, 'suites.yaml'),
       'suites:\n  good:\n    - ifeval:0\n  broken:\n    - gsm8k_cot\n',
     );
-    const request = parseEvalRequest(
+    const request = evalRequestOfFlags(
       { checkpoints: OK.checkpoints, suite: 'good', suitesFile: 'suites.yaml' },
       dir,
     );
@@ -360,10 +361,10 @@ function edited(from: string, to: string): string {
   return next;
 }
 
-describe('parseEvalRequest: eval config in the team format', () => {
+describe('rlvr eval flags: eval config in the team format', () => {
   it('its checkpoints become labelled references and its benchmarks the benchmarks', () => {
     const { dir } = withConfig(EVAL_CONFIG);
-    const request = parseEvalRequest({ config: 'eval.yaml' }, dir);
+    const request = evalRequestOfFlags({ config: 'eval.yaml' }, dir);
     expect(request.refs.map((r) => [r.label, r.ref])).toEqual([
       ['base', { kind: 'model', name: 'Qwen/Qwen3-1.7B-Base' }],
       ['step100', { kind: 's3', uri: 's3://team-bucket/checkpoints/run_xyz/step100/' }],
@@ -380,20 +381,23 @@ describe('parseEvalRequest: eval config in the team format', () => {
 
   it('a benchmark without num_fewshot is zero-shot', () => {
     const { dir } = withConfig(edited('  - task: ifeval\n    num_fewshot: 0\n', '  - task: ifeval\n'));
-    const request = parseEvalRequest({ config: 'eval.yaml' }, dir);
+    const request = evalRequestOfFlags({ config: 'eval.yaml' }, dir);
     expect(request.benchmarks).toContainEqual({ task: 'ifeval', numFewshot: 0 });
   });
 
   it('--checkpoints add to the config checkpoints', () => {
     const { dir } = withConfig(EVAL_CONFIG);
-    const request = parseEvalRequest({ config: 'eval.yaml', checkpoints: ['other=Qwen/Qwen3-4B-Base'] }, dir);
+    const request = evalRequestOfFlags(
+      { config: 'eval.yaml', checkpoints: ['other=Qwen/Qwen3-4B-Base'] },
+      dir,
+    );
     expect(request.refs.map((r) => r.label).sort()).toEqual(['base', 'other', 'step100']);
   });
 
   it('harness: olmes in the config is the harness unless --harness says otherwise', () => {
     const { dir } = withConfig(`harness: olmes\nolmes:\n  tasks: [gsm8k_cot]\n${EVAL_CONFIG}`);
-    expect(parseEvalRequest({ config: 'eval.yaml' }, dir).harness).toBe('olmes');
-    expect(parseEvalRequest({ config: 'eval.yaml', harness: 'lm_eval' }, dir).harness).toBe('lm_eval');
+    expect(evalRequestOfFlags({ config: 'eval.yaml' }, dir).harness).toBe('olmes');
+    expect(evalRequestOfFlags({ config: 'eval.yaml', harness: 'lm_eval' }, dir).harness).toBe('lm_eval');
   });
 
   it('seed: 123 without --deviate is refused at the seed, with the --deviate to pass', () => {
@@ -408,7 +412,7 @@ describe('parseEvalRequest: eval config in the team format', () => {
 
   it('seed: 123 with --deviate seed=123 runs, the deviation recorded', () => {
     const { dir } = withConfig(edited('seed: 42', 'seed: 123'));
-    const request = parseEvalRequest({ config: 'eval.yaml', deviate: ['seed=123'] }, dir);
+    const request = evalRequestOfFlags({ config: 'eval.yaml', deviate: ['seed=123'] }, dir);
     expect(request.settings).toEqual({ ...STANDARD, seed: 123 });
     expect(request.deviations).toEqual(['seed=123']);
   });
@@ -442,7 +446,7 @@ describe('parseEvalRequest: eval config in the team format', () => {
     expect(problem.where).toBe(where);
     expect(problem.location).toEqual({ file: 'eval.yaml', ...positionOf(text, to, value) });
     expect(problem.hint).toContain(hint);
-    const request = parseEvalRequest(
+    const request = evalRequestOfFlags(
       { config: 'eval.yaml', deviate: [hint.slice('--deviate '.length)] },
       dir,
     );
@@ -462,9 +466,9 @@ describe('parseEvalRequest: eval config in the team format', () => {
 
   it('--deviate cannot let tensor_parallel_size: 2 through', () => {
     const { dir } = withConfig(edited('  tensor_parallel_size: 1', '  tensor_parallel_size: 2'));
-    expect(() => parseEvalRequest({ config: 'eval.yaml', deviate: ['tensor_parallel_size=2'] }, dir)).toThrow(
-      ProblemsError,
-    );
+    expect(() =>
+      evalRequestOfFlags({ config: 'eval.yaml', deviate: ['tensor_parallel_size=2'] }, dir),
+    ).toThrow(ProblemsError);
   });
 
   it('a config without `checkpoints` (the watch form) gives benchmarks only: nothing to evaluate without --checkpoints', () => {
@@ -477,23 +481,23 @@ describe('parseEvalRequest: eval config in the team format', () => {
     const found = problems({ config: 'eval.yaml' }, dir);
     expect(found.map((p) => [p.where, p.message])).toEqual([['--checkpoints', 'nothing to evaluate']]);
     expect(found[0].hint).toMatch(/eval\.yaml has no `checkpoints:`.*add --checkpoints/);
-    const withFlag = parseEvalRequest({ config: 'eval.yaml', checkpoints: ['job-1:final'] }, dir);
+    const withFlag = evalRequestOfFlags({ config: 'eval.yaml', checkpoints: ['job-1:final'] }, dir);
     expect(withFlag.refs.map((r) => r.label)).toEqual(['job-1:final']);
     expect(withFlag.benchmarks.length).toBeGreaterThan(0);
   });
 
   it('a relative folder in a config is a local folder; an org/Model that is no folder here is the model', () => {
     const { dir } = withConfig(edited('    path: Qwen/Qwen3-1.7B-Base', '    path: checkpoints/run/step100'));
-    const request = parseEvalRequest({ config: 'eval.yaml' }, dir);
+    const request = evalRequestOfFlags({ config: 'eval.yaml' }, dir);
     expect(request.refs[0].ref).toEqual({ kind: 'local', path: './checkpoints/run/step100' });
     const model = withConfig(EVAL_CONFIG);
-    expect(parseEvalRequest({ config: 'eval.yaml' }, model.dir).refs[0].ref).toEqual({
+    expect(evalRequestOfFlags({ config: 'eval.yaml' }, model.dir).refs[0].ref).toEqual({
       kind: 'model',
       name: 'Qwen/Qwen3-1.7B-Base',
     });
     // The same text where such a folder exists: the folder.
     fs.mkdirSync(path.join(model.dir, 'Qwen', 'Qwen3-1.7B-Base'), { recursive: true });
-    expect(parseEvalRequest({ config: 'eval.yaml' }, model.dir).refs[0].ref).toEqual({
+    expect(evalRequestOfFlags({ config: 'eval.yaml' }, model.dir).refs[0].ref).toEqual({
       kind: 'local',
       path: './Qwen/Qwen3-1.7B-Base',
     });

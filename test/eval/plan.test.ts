@@ -1,11 +1,11 @@
 import { ProblemsError } from '../../lib/errors';
-import { parseEvalRequest } from '../../lib/eval/input';
+import { evalRequestOfFlags } from '../../bin/commands/eval-flags';
 import { planEval } from '../../lib/eval/plan';
 import { offlineConnection } from '../helpers/eval';
 
 const plan = (checkpoints: string[], benchmarks = 'gsm8k_cot:8,hendrycks_math:4') =>
   planEval(
-    parseEvalRequest({ checkpoints, benchmarks: [benchmarks], instanceType: 'ml.g6e.12xlarge' }, '/w'),
+    evalRequestOfFlags({ checkpoints, benchmarks: [benchmarks], instanceType: 'ml.g6e.12xlarge' }, '/w'),
     offlineConnection(),
   );
 

@@ -4,7 +4,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
-import type { Engine, ImageBuildPlan } from '../../lib/image';
+import type { Engine } from '../../lib/image';
+import type { ImageBuildPlan } from '../../lib/image/build-plan';
 import { CUDA_MINIMUM_DRIVER } from '../../lib/job-options';
 
 /**

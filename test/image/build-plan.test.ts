@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ProblemsError } from '../../lib/errors';
-import { baseImageCuda, defaultDockerDir, planImageBuild, type ImageBuildPlan } from '../../lib/image';
+import { defaultDockerDir, planImageBuild } from '../../lib/image';
+import { baseImageCuda, type ImageBuildPlan } from '../../lib/image/build-plan';
 import { tempDir } from '../helpers/fixtures';
 import { THEIR_REPO } from '../helpers/python';
 

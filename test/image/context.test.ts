@@ -1,14 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
-import {
-  assembleContext,
-  bundleEntrypoint,
-  cachedCredentials,
-  contentTag,
-  decodeBuildkitTrace,
-  isTrainerDependencyFile,
-} from '../../lib/image';
+import { assembleContext, cachedCredentials } from '../../lib/image';
+import { decodeBuildkitTrace } from '../../lib/image/buildkit-trace';
+import { bundleEntrypoint, contentTag, isTrainerDependencyFile } from '../../lib/image/context';
 import { UserError } from '../../lib/errors';
 import { tempDir } from '../helpers/fixtures';
 

@@ -6,9 +6,9 @@ import {
   defaultDockerDir,
   ensureImage,
   planImageBuild,
-  type ImageEvent,
   type ImageResult,
 } from '../../lib/image';
+import type { ImageEvent } from '../../lib/image/engine-streams';
 import { startDockerEngine, type DockerEngine } from '../helpers/docker';
 import { tempDir } from '../helpers/fixtures';
 import { describeWithPeer } from '../helpers/moto';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { BuildProgress, PushProgress, readJsonLines, type ImageEvent } from '../../lib/image';
+import { BuildProgress, PushProgress, readJsonLines, type ImageEvent } from '../../lib/image/engine-streams';
 
 /** A protobuf encoder just large enough for BuildKit's StatusResponse (varints and bytes). */
 function varint(n: number): Buffer {

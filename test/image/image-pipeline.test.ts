@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IEcr } from '../../lib/aws';
-import { createImagePipeline, type ImageEvent } from '../../lib/image';
+import { createImagePipeline } from '../../lib/image';
+import type { ImageEvent } from '../../lib/image/engine-streams';
 import { tempDir } from '../helpers/fixtures';
 
 jest.setTimeout(60_000);

@@ -3,13 +3,13 @@ import * as path from 'node:path';
 import {
   assembleContext,
   connectEngine,
-  contextTar,
   createImagePipeline,
   imageLabels,
   parseRepositoryUri,
-  pushImage,
-  type ImageEvent,
 } from '../../lib/image';
+import { contextTar } from '../../lib/image/context';
+import type { ImageEvent } from '../../lib/image/engine-streams';
+import { pushImage } from '../../lib/image/registry';
 import { bareEnv, runCli } from '../helpers/cli';
 import {
   dockerAvailable,

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { alignCompletions, countLines, dropPartialLine } from '../../lib/container/passk-batch';
-import { campaignId, passkProfile, shardArgv } from '../../lib/passk';
+import { passkProfile } from '../../lib/passk';
+import { campaignId } from '../../lib/passk/campaign';
+import { shardArgv } from '../../lib/passk/plan';
 import { earlierCampaignRate } from '../../lib/passk/rate';
 import type { PasskCampaign } from '../../lib/passk-records';
 import { tempDir } from '../helpers/fixtures';
