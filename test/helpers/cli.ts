@@ -14,6 +14,8 @@ export function bareEnv(extra: Record<string, string> = {}): Record<string, stri
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: '/nonexistent-home',
     AWS_EC2_METADATA_DISABLED: 'true',
+    // Set by test/setup.ts: the unsupported-Node warning has its own test.
+    ...(process.env.RLVR_NODE_WARNED ? { RLVR_NODE_WARNED: process.env.RLVR_NODE_WARNED } : {}),
     ...extra,
   };
 }
