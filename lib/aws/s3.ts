@@ -88,6 +88,15 @@ export class SdkS3 implements IS3 {
     });
   }
 
+  async signedGet(bucket: string, key: string): Promise<{ readonly url: string }> {
+    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+    return this.call('GetObject', async (sdk, client) => ({
+      url: await getSignedUrl(client, new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), {
+        expiresIn: 900,
+      }),
+    }));
+  }
+
   async getObjectTags(bucket: string, key: string): Promise<Record<string, string>> {
     return this.call('GetObjectTagging', async (sdk, client) => {
       const out = await client.send(new sdk.GetObjectTaggingCommand({ Bucket: bucket, Key: key }));

@@ -58,6 +58,11 @@ export interface IS3 {
     key: string,
     options: { start?: number; end?: number; ifMatch?: string },
   ): Promise<NodeJS.ReadableStream>;
+  /**
+   * A presigned GET of the object (valid for minutes), for a reader outside the SDK's HTTP stack; absent
+   * where there is no such reader (the fakes of tests that inject faults at this interface).
+   */
+  signedGet?(bucket: string, key: string): Promise<{ readonly url: string }>;
   getObjectTags(bucket: string, key: string): Promise<Record<string, string>>;
   putObjectTags(bucket: string, key: string, tags: Record<string, string>): Promise<void>;
   /** One PUT of a body held in memory, with tags. */

@@ -65,6 +65,7 @@ export interface DownloadReport {
 }
 
 const MANIFEST = '.rlvr-download.json';
+const PROGRESS_EVERY_MS = 100;
 
 /**
  * The run folder keeps checkpoints in `checkpoints/`, and so does `results/<job>/`; a job whose
@@ -323,6 +324,7 @@ async function fetchWanted(run: DownloadRun, wanted: readonly S3ObjectInfo[]): P
   const { context, layout, options, prefix, dir, manifest, emit, tally } = run;
   const totalBytes = wanted.reduce((n, o) => n + o.size, 0);
   let progressBytes = 0;
+  let lastProgress = 0;
   const queue: S3ObjectInfo[] = [];
   for (const o of wanted) {
     if (sameLocalCopy(run, o)) {
@@ -343,6 +345,11 @@ async function fetchWanted(run: DownloadRun, wanted: readonly S3ObjectInfo[]): P
       onBytes: (n) => {
         progressBytes += n - last;
         last = n;
+        // A progress event per socket read would be 16,384 a GiB, each a line of --json output: ten a
+        // second is what a person or a program reading them can use, and the last one always comes.
+        const now = Date.now();
+        if (now - lastProgress < PROGRESS_EVERY_MS && progressBytes < totalBytes) return;
+        lastProgress = now;
         emit({ type: 'progress', bytes: progressBytes, totalBytes });
       },
     });

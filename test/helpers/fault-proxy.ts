@@ -8,6 +8,11 @@ import * as net from 'node:net';
 export class FaultProxy {
   private server?: net.Server;
   private budget = Infinity;
+  private healOnReset = false;
+  /** Connections clients opened through the proxy. */
+  connections = 0;
+  /** GETs of a presigned URL (the signature in the query, no Authorization header). */
+  presignedGets = 0;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
   resets = 0;
@@ -21,6 +26,7 @@ export class FaultProxy {
 
   async start(): Promise<void> {
     this.server = net.createServer((client) => {
+      this.connections++;
       const upstream = net.connect(this.upstreamPort, '127.0.0.1');
       this.sockets.add(client).add(upstream);
       client.on('data', (d: Buffer) => {
@@ -32,6 +38,7 @@ export class FaultProxy {
         this.budget -= d.length;
         if (this.budget < 0) {
           this.resets++;
+          if (this.healOnReset) this.heal();
           client.resetAndDestroy();
           upstream.destroy();
           return;
@@ -59,10 +66,17 @@ export class FaultProxy {
       this.methods[m[1]] = (this.methods[m[1]] ?? 0) + 1;
     }
     for (const m of chunk.toString('latin1').matchAll(/^(GET|HEAD) (\S+) HTTP\/1\.1\r$/gm)) {
+      if (m[1] === 'GET' && /[?&]X-Amz-Signature=/.test(m[2])) this.presignedGets++;
       if (m[1] === 'HEAD') this.requests.head++;
       else if (/^\/[^/?]+\/?(\?|$)/.test(m[2])) this.requests.list++;
       else this.requests.get++;
     }
+  }
+
+  /** Reset the one connection that is passing when `bytes` more response bytes have passed, then heal. */
+  resetOnceAfter(bytes: number): void {
+    this.budget = bytes;
+    this.healOnReset = true;
   }
 
   /** Reset every connection once `bytes` more response bytes have passed (until `heal`). */
@@ -77,6 +91,7 @@ export class FaultProxy {
 
   heal(): void {
     this.budget = Infinity;
+    this.healOnReset = false;
   }
 
   async stop(): Promise<void> {
