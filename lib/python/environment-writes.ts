@@ -198,13 +198,33 @@ function callArguments(text: string, open: number): string[] | undefined {
 const COMPOUND = /^(?:if|elif|else|for|while|with|try|except|finally|async\s+(?:def|for|with)|def|class)\b/;
 const MAIN_GUARD = /^if\s+__name__\s*==\s*(['"])__main__\1\s*:/;
 
+/** The names the file gives `os` and `os.environ` by its imports so far. */
+interface OsNames {
+  readonly os: Set<string>;
+  readonly environ: Set<string>;
+}
+
+/** Records one write found in a statement; `inLambda`: in a lambda's body, so not run where it stands. */
+type RecordWrite = (
+  variable: string | undefined,
+  kind: EnvironmentWrite['kind'],
+  expression: string,
+  putenv?: boolean,
+  inLambda?: boolean,
+) => void;
+
+/** Regular-expression sources for `os` and `os.environ` under the names the file gave them. */
+interface OsPatterns {
+  readonly os: string;
+  readonly environ: string;
+}
+
 /**
  * Every write to the environment in `text` whose key is a string literal, with where it runs.
  */
 export function environmentWrites(file: string, text: string): EnvironmentWrite[] {
   const out: EnvironmentWrite[] = [];
-  const osNames = new Set(['os']);
-  const environNames = new Set<string>();
+  const names: OsNames = { os: new Set(['os']), environ: new Set<string>() };
   /** Open blocks whose body does not run at import (a def) or runs only as the script (the main guard). */
   const blocks: { indent: number; kind: 'def' | 'main' }[] = [];
 
@@ -222,104 +242,9 @@ export function environmentWrites(file: string, text: string): EnvironmentWrite[
       }
       return;
     }
-    const imported = /^import\s+(.+)$/.exec(body);
-    if (imported) {
-      for (const part of splitTop(imported[1], ',')) {
-        const m = /^os(?:\s+as\s+(\w+))?$/.exec(part.trim());
-        if (m) osNames.add(m[1] ?? 'os');
-      }
-      return;
-    }
-    const fromOs = /^from\s+os\s+import\s+\(?(.+?)\)?$/.exec(body);
-    if (fromOs) {
-      for (const part of splitTop(fromOs[1], ',')) {
-        const m = /^(environ|environb)(?:\s+as\s+(\w+))?$/.exec(part.trim());
-        if (m) environNames.add(m[2] ?? m[1]);
-      }
-      return;
-    }
-    const os = [...osNames].map((n) => n.replace(/\W/g, '')).join('|');
-    const environ = `(?:(?<![\\w.])(?:${os})\\.environb?${environNames.size ? `|(?<![\\w.])(?:${[...environNames].join('|')})` : ''})`;
-    const push = (
-      variable: string | undefined,
-      kind: EnvironmentWrite['kind'],
-      expression: string,
-      putenv = false,
-      inLambda = false,
-    ) => {
-      if (variable === undefined) return;
-      const value = kind === 'unset' ? undefined : pythonStringLiteral(expression);
-      const readsItself = new RegExp(
-        `^(?:${environ}\\.get|(?:${os})\\.getenv)\\(\\s*(${STRING_SOURCE})`,
-      ).exec(expression.trim());
-      const isDefault =
-        kind === 'assign' && readsItself !== null && pythonStringLiteral(readsItself[1]) === variable;
-      out.push({
-        file,
-        line: s.line,
-        column: s.column,
-        variable,
-        kind: isDefault ? 'default' : kind,
-        ...(value !== undefined ? { value } : {}),
-        expression: expression.trim(),
-        ...(putenv ? { putenv: true as const } : {}),
-        atImport: !inDef && !inLambda,
-        inMain,
-      });
-    };
-    const key = (arg: string | undefined) => (arg === undefined ? undefined : pythonStringLiteral(arg));
-    const subscript = new RegExp(`^${environ}\\s*\\[\\s*(${STRING_SOURCE})\\s*\\]$`, 's');
-
-    const del = /^del\s+(.+)$/s.exec(body);
-    if (del) {
-      for (const target of splitTop(del[1], ',')) push(key(subscript.exec(target.trim())?.[1]), 'unset', '');
-      return;
-    }
-    const update = new RegExp(`^${environ}\\s*\\|=\\s*(.+)$`, 's').exec(body);
-    if (update) pushMapping(update[1], push);
-    const parts = assignmentParts(body);
-    if (parts.length > 1) {
-      const value = parts[parts.length - 1];
-      for (const target of parts.slice(0, -1)) push(key(subscript.exec(target)?.[1]), 'assign', value);
-    }
-    // Calls, anywhere in the statement (a lambda's body, a call's argument).
-    const calls = new RegExp(
-      `(${environ})\\s*\\.\\s*(setdefault|pop|update|__setitem__|__delitem__)\\s*\\(|(?<![\\w.])(?:${os})\\s*\\.\\s*(putenv|unsetenv)\\s*\\(`,
-      'g',
-    );
-    for (const m of body.matchAll(calls)) {
-      const args = callArguments(body, m.index + m[0].length - 1);
-      if (!args) continue;
-      // In a lambda's body it runs when the lambda is called, not here.
-      const lambda = /\blambda\b/.test(body.slice(0, m.index).replace(STRING_ANY, '""'));
-      const at = (
-        variable: string | undefined,
-        kind: EnvironmentWrite['kind'],
-        expression: string,
-        putenv = false,
-      ) => push(variable, kind, expression, putenv, lambda);
-      switch (m[2] ?? m[3]) {
-        case 'setdefault':
-          at(key(args[0]), 'default', args[1] ?? 'None');
-          break;
-        case '__setitem__':
-          at(key(args[0]), 'assign', args[1] ?? '');
-          break;
-        case 'putenv':
-          at(key(args[0]), 'assign', args[1] ?? '', true);
-          break;
-        case 'pop':
-        case '__delitem__':
-          at(key(args[0]), 'unset', '');
-          break;
-        case 'unsetenv':
-          at(key(args[0]), 'unset', '', true);
-          break;
-        case 'update':
-          for (const a of args) pushMapping(a, at);
-          break;
-      }
-    }
+    if (readImport(body, names)) return;
+    const patterns = patternsOf(names);
+    simpleStatementWrites(body, patterns, writeRecorder(file, s, inDef, inMain, patterns, out));
   };
 
   for (const s of statements(text)) {
@@ -333,6 +258,130 @@ export function environmentWrites(file: string, text: string): EnvironmentWrite[
     for (const part of splitTop(s.text, ';')) analyse(s, part.trim(), inDef, inMain);
   }
   return out;
+}
+
+/**
+ * `import os as X` or `from os import environ as E`: the name is kept in `names`. True when `body` is
+ * an import of either form.
+ */
+function readImport(body: string, names: OsNames): boolean {
+  const imported = /^import\s+(.+)$/.exec(body);
+  if (imported) {
+    for (const part of splitTop(imported[1], ',')) {
+      const m = /^os(?:\s+as\s+(\w+))?$/.exec(part.trim());
+      if (m) names.os.add(m[1] ?? 'os');
+    }
+    return true;
+  }
+  const fromOs = /^from\s+os\s+import\s+\(?(.+?)\)?$/.exec(body);
+  if (fromOs) {
+    for (const part of splitTop(fromOs[1], ',')) {
+      const m = /^(environ|environb)(?:\s+as\s+(\w+))?$/.exec(part.trim());
+      if (m) names.environ.add(m[2] ?? m[1]);
+    }
+    return true;
+  }
+  return false;
+}
+
+function patternsOf(names: OsNames): OsPatterns {
+  const os = [...names.os].map((n) => n.replace(/\W/g, '')).join('|');
+  const environ = `(?:(?<![\\w.])(?:${os})\\.environb?${names.environ.size ? `|(?<![\\w.])(?:${[...names.environ].join('|')})` : ''})`;
+  return { os, environ };
+}
+
+/** Records a write of statement `s` into `out`, with where it runs and its value when a literal gives it. */
+function writeRecorder(
+  file: string,
+  s: Statement,
+  inDef: boolean,
+  inMain: boolean,
+  { os, environ }: OsPatterns,
+  out: EnvironmentWrite[],
+): RecordWrite {
+  return (variable, kind, expression, putenv = false, inLambda = false) => {
+    if (variable === undefined) return;
+    const value = kind === 'unset' ? undefined : pythonStringLiteral(expression);
+    const readsItself = new RegExp(`^(?:${environ}\\.get|(?:${os})\\.getenv)\\(\\s*(${STRING_SOURCE})`).exec(
+      expression.trim(),
+    );
+    const isDefault =
+      kind === 'assign' && readsItself !== null && pythonStringLiteral(readsItself[1]) === variable;
+    out.push({
+      file,
+      line: s.line,
+      column: s.column,
+      variable,
+      kind: isDefault ? 'default' : kind,
+      ...(value !== undefined ? { value } : {}),
+      expression: expression.trim(),
+      ...(putenv ? { putenv: true as const } : {}),
+      atImport: !inDef && !inLambda,
+      inMain,
+    });
+  };
+}
+
+const keyOf = (arg: string | undefined) => (arg === undefined ? undefined : pythonStringLiteral(arg));
+
+/** The writes of one simple statement: `del`, `|=`, assignments to a subscript, and calls. */
+function simpleStatementWrites(body: string, patterns: OsPatterns, push: RecordWrite): void {
+  const { environ } = patterns;
+  const subscript = new RegExp(`^${environ}\\s*\\[\\s*(${STRING_SOURCE})\\s*\\]$`, 's');
+  const del = /^del\s+(.+)$/s.exec(body);
+  if (del) {
+    for (const target of splitTop(del[1], ',')) push(keyOf(subscript.exec(target.trim())?.[1]), 'unset', '');
+    return;
+  }
+  const update = new RegExp(`^${environ}\\s*\\|=\\s*(.+)$`, 's').exec(body);
+  if (update) pushMapping(update[1], push);
+  const parts = assignmentParts(body);
+  if (parts.length > 1) {
+    const value = parts[parts.length - 1];
+    for (const target of parts.slice(0, -1)) push(keyOf(subscript.exec(target)?.[1]), 'assign', value);
+  }
+  callWrites(body, patterns, push);
+}
+
+/** The writes made by calls, anywhere in the statement (a lambda's body, a call's argument). */
+function callWrites(body: string, { os, environ }: OsPatterns, push: RecordWrite): void {
+  const calls = new RegExp(
+    `(${environ})\\s*\\.\\s*(setdefault|pop|update|__setitem__|__delitem__)\\s*\\(|(?<![\\w.])(?:${os})\\s*\\.\\s*(putenv|unsetenv)\\s*\\(`,
+    'g',
+  );
+  for (const m of body.matchAll(calls)) {
+    const args = callArguments(body, m.index + m[0].length - 1);
+    if (!args) continue;
+    // In a lambda's body it runs when the lambda is called, not here.
+    const lambda = /\blambda\b/.test(body.slice(0, m.index).replace(STRING_ANY, '""'));
+    const at = (
+      variable: string | undefined,
+      kind: EnvironmentWrite['kind'],
+      expression: string,
+      putenv = false,
+    ) => push(variable, kind, expression, putenv, lambda);
+    switch (m[2] ?? m[3]) {
+      case 'setdefault':
+        at(keyOf(args[0]), 'default', args[1] ?? 'None');
+        break;
+      case '__setitem__':
+        at(keyOf(args[0]), 'assign', args[1] ?? '');
+        break;
+      case 'putenv':
+        at(keyOf(args[0]), 'assign', args[1] ?? '', true);
+        break;
+      case 'pop':
+      case '__delitem__':
+        at(keyOf(args[0]), 'unset', '');
+        break;
+      case 'unsetenv':
+        at(keyOf(args[0]), 'unset', '', true);
+        break;
+      case 'update':
+        for (const a of args) pushMapping(a, at);
+        break;
+    }
+  }
 }
 
 /** `{"K": v, …}`, `dict(K=v)` or `K=v` keyword arguments: each key a write. */
