@@ -82,7 +82,8 @@ export async function medianPair(
   baseline: () => Promise<Timed>,
   ours: () => Promise<Timed>,
   runs = RUNS,
-): Promise<{ baseline: Timed; ours: Timed; spread: string }> {
+  baselineName = 'aws',
+): Promise<{ baseline: Timed; ours: Timed; spread: string; oursCpu: number }> {
   const b: Timed[] = [];
   const o: Timed[] = [];
   const settled = async <T>(f: () => Promise<T>) => {
@@ -102,10 +103,13 @@ export async function medianPair(
   const mid = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   const list = (xs: Timed[]) => xs.map((r) => r.seconds.toFixed(2)).join(' ');
   // CPU seconds (user + sys of the command): steadier than wall time on a shared machine.
-  const cpu = (xs: Timed[]) => mid(xs.map((r) => r.cpu ?? NaN)).toFixed(2);
+  const cpu = (xs: Timed[]) => mid(xs.map((r) => r.cpu ?? NaN));
   return {
     baseline: median(b),
     ours: median(o),
-    spread: `wall s, rlvr: ${list(o)}; aws: ${list(b)}; median CPU s (user+sys), rlvr ${cpu(o)} vs aws ${cpu(b)}`,
+    oursCpu: cpu(o),
+    spread:
+      `wall s, rlvr: ${list(o)}; ${baselineName}: ${list(b)}; median CPU s (user+sys), ` +
+      `rlvr ${cpu(o).toFixed(2)} vs ${baselineName} ${cpu(b).toFixed(2)}`,
   };
 }

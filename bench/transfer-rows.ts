@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { createAwsClients } from '../lib/aws';
 import { benchCurriculum } from '../test/curriculum/bench-curriculum';
 import { FaultProxy } from '../test/helpers/fault-proxy';
-import { medianPair, MIB, movedAtLeast, run, writeSafetensorsFile, type Timed } from './measure';
+import { medianPair, MIB, movedAtLeast, run, RUNS, writeSafetensorsFile, type Timed } from './measure';
 import { BUCKET, type Peers } from './peers';
 import { row, type BenchContext, type Row } from './row';
 
@@ -28,8 +28,9 @@ function bigFile(work: string): string {
  */
 export async function downloadRows(
   { work, log }: BenchContext,
-  { aws, job, ck, fresh, downloadPair }: Peers,
+  peers: Peers,
 ): Promise<{ rows: Row[]; folderSeconds: number }> {
+  const { aws, job, ck, fresh, downloadPair } = peers;
   const rows: Row[] = [];
   const big = bigFile(work);
   writeSafetensorsFile(big, 1024 * MIB);
@@ -50,6 +51,7 @@ export async function downloadRows(
   log.push(
     `peak RSS of rlvr download (1 GiB, 8 × 16 MiB ranges in flight): ${Math.round((ours1.maxRssKb ?? 0) / 1024)} MiB`,
   );
+  rows.push(await serverLimitRow(log, peers, J1, 'run_final/model.safetensors'));
   fresh('ours-1gib');
   fresh('cli-1gib');
 
@@ -107,6 +109,45 @@ export async function downloadRows(
   log.push(`download checkpoint folder with --fsync, ${spreadDurable}`);
   for (const dir of ['ours-durable', 'cli-durable', 'cli-folder']) fresh(dir);
   return { rows, folderSeconds: ours2.seconds };
+}
+
+/**
+ * The 1 GiB download against what the server gives at most: the same object in 8 parallel range GETs by
+ * curl, written to /dev/null (no file, no checks, no start-up), in the same run; with our CPU per GiB
+ * (user + sys of the whole command, start-up included).
+ */
+async function serverLimitRow(log: string[], peers: Peers, jobName: string, relative: string): Promise<Row> {
+  const size = 1024 * MIB;
+  const url = `${peers.s3Endpoint}/${BUCKET}/rlvr-experiments/checkpoints/${jobName}/${relative}`;
+  const part = Math.ceil(size / 8);
+  const curls = Array.from(
+    { length: 8 },
+    (_, i) => `curl -s -f -o /dev/null -r ${i * part}-${Math.min(size, (i + 1) * part) - 1} '${url}' &`,
+  ).join(' ');
+  const { baseline, ours, oursCpu, spread } = await medianPair(
+    () => run('sh', ['-c', `${curls} wait`], peers.env, { time: true }),
+    async () =>
+      movedAtLeast(
+        await peers.rlvr(['download', jobName, '--results-dir', peers.fresh('ours-limit'), '--json'], {
+          time: true,
+        }),
+        size,
+      ),
+    RUNS,
+    'curl 8 ranges',
+  );
+  peers.fresh('ours-limit');
+  log.push(`download 1 GiB object vs the server's limit, ${spread}`);
+  const ratio = ours.seconds / baseline.seconds;
+  const cpuPerGib = oursCpu / (size / (1024 * MIB));
+  return {
+    name: "download 1 GiB object vs the server's limit (8 parallel range GETs by curl to /dev/null), and our CPU per GiB",
+    ours: `${ours.seconds.toFixed(2)} s, ${cpuPerGib.toFixed(2)} CPU s/GiB`,
+    baseline: `${baseline.seconds.toFixed(2)} s`,
+    ratio,
+    target: '≤ 1.3×, ≤ 1.5 CPU s/GiB',
+    pass: ratio <= 1.3 && cpuPerGib <= 1.5,
+  };
 }
 
 /** The folder download again with nothing changed: five runs through a request-counting proxy. */
