@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { segmentName, segmentSeq } from '../passk-records';
 
 /** The last lines a process wrote, for the failure file. */
 export class LineTail {
@@ -11,6 +13,89 @@ export class LineTail {
   }
   get(): string[] {
     return [...this.lines];
+  }
+}
+
+/**
+ * How a log file in the run folder is kept from growing all job: SageMaker sends a changed file whole on
+ * every sync of /opt/ml/checkpoints, so the live file (its name, e.g. `trainer.log`) is moved aside to a
+ * numbered part (`trainer.00000.log`, …, never changed again, so sent once) when it reaches `bytes`, or
+ * when its first bytes have waited `ageMs` and it has `minBytes` (a quiet log is not cut into a file a
+ * minute). Each sync then resends at most the live file: about a minute of output, or `minBytes`.
+ * Reading order: the parts by number, then the live file.
+ */
+export interface LogRotation {
+  readonly bytes: number;
+  readonly ageMs: number;
+  readonly minBytes: number;
+}
+
+export const LOG_ROTATION: LogRotation = { bytes: 4 * 1024 * 1024, ageMs: 60_000, minBytes: 64 * 1024 };
+
+/** A process's log file, appended to line by line, rotated by `rotation` (see LogRotation). */
+export class RotatingLog {
+  private fd: number | undefined;
+  private size = 0;
+  private since: number | undefined;
+  private nextSeq = 0;
+
+  constructor(
+    readonly file: string,
+    private readonly rotation: LogRotation | false = LOG_ROTATION,
+    private readonly now: () => number = Date.now,
+  ) {
+    const name = path.basename(file);
+    try {
+      for (const e of fs.readdirSync(path.dirname(file))) {
+        const seq = segmentSeq(name, e);
+        if (seq !== undefined) this.nextSeq = Math.max(this.nextSeq, seq + 1);
+      }
+    } catch {
+      // No folder yet: the open below says so.
+    }
+    this.fd = fs.openSync(file, 'a');
+    this.size = fs.fstatSync(this.fd).size;
+    // An earlier attempt's log (a restart restored the run folder) becomes a part: this attempt's starts empty.
+    if (this.rotation && this.size > 0) this.rotate();
+  }
+
+  write(text: string): void {
+    if (this.fd === undefined) return;
+    const r = this.rotation;
+    const now = this.now();
+    if (
+      r &&
+      this.size > 0 &&
+      (this.size >= r.bytes || (this.size >= r.minBytes && now - (this.since ?? now) >= r.ageMs))
+    )
+      this.rotate();
+    try {
+      const buf = Buffer.from(text);
+      fs.writeSync(this.fd, buf);
+      this.size += buf.length;
+      this.since ??= now;
+    } catch {
+      // A full disk: the line is still on stdout (CloudWatch) and in the tail.
+    }
+  }
+
+  private rotate(): void {
+    try {
+      fs.closeSync(this.fd!);
+      const part = path.join(path.dirname(this.file), segmentName(path.basename(this.file), this.nextSeq));
+      fs.renameSync(this.file, part);
+      this.nextSeq++;
+    } catch {
+      // Not moved: the live file goes on growing rather than losing lines.
+    }
+    this.fd = fs.openSync(this.file, 'a');
+    this.size = fs.fstatSync(this.fd).size;
+    this.since = undefined;
+  }
+
+  end(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 
@@ -34,9 +119,11 @@ export function startProcess(options: {
   readonly out: NodeJS.WritableStream;
   /** How many of its last lines are kept (default 40: the failure file's tail). */
   readonly keepLines?: number;
+  /** How the log file is rotated (LOG_ROTATION by default; false: one file, for a log kept elsewhere). */
+  readonly rotate?: LogRotation | false;
 }): Started {
   const { out } = options;
-  const log = fs.createWriteStream(options.logFile, { flags: 'a' });
+  const log = new RotatingLog(options.logFile, options.rotate ?? LOG_ROTATION);
   const tail = new LineTail(options.keepLines ?? 40);
   const child = spawn('sh', ['-c', options.command], {
     cwd: options.cwd,
@@ -72,9 +159,13 @@ export function startProcess(options: {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('error', (err) => {
       tail.push(`could not start: ${err.message}`);
-      log.end(() => resolve({ code: 127, signal: null }));
+      log.end();
+      resolve({ code: 127, signal: null });
     });
-    child.on('close', (code, signal) => log.end(() => resolve({ code, signal })));
+    child.on('close', (code, signal) => {
+      log.end();
+      resolve({ code, signal });
+    });
   });
   return { child, exited, tail };
 }

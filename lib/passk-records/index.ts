@@ -18,4 +18,5 @@ export {
 export { type PassAtK, type MergedPasskResults } from './merged';
 export { isCorrectScore, parsePythonJson, mergeShards, shardGaps } from './merge';
 export * from './read-folder';
+export { segmentName, segmentSeq, isStreamFile, streamOrder } from './segments';
 export { unequalNNote, passkMarkdown, passkCsv, passAtKCsv, passkJson } from './format';

@@ -1,6 +1,6 @@
 /**
- * Merging the script's shards: each shard's `verification_results.jsonl` (one line per finished prompt)
- * into one list of per-prompt counts and the pass@k table. Only the counts are kept: a line carries the
+ * Merging the script's shards: each shard's `verification_results.jsonl` (one line per finished prompt;
+ * in a run folder, its segments read as one stream: segments.ts) into one list of per-prompt counts and the pass@k table. Only the counts are kept: a line carries the
  * prompt's n completions' full text, and a campaign's files run to gigabytes.
  */
 import { UserError } from '../errors';
@@ -12,7 +12,7 @@ import type { MergedPasskResults, PromptResult } from './merged';
 export interface ShardLines {
   /** The script's --gpu-index: the `<i>` of `shard_<i>`. */
   readonly index: number;
-  /** The results file's lines, in file order. */
+  /** The results' lines in file order: the legacy single file's, then each segment's in sequence order. */
   readonly lines: Iterable<string> | AsyncIterable<string>;
 }
 

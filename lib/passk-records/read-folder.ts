@@ -1,7 +1,8 @@
 /**
  * Reading a pass@k campaign's results from a folder: a run folder our job wrote (the plan at
- * `<dir>/passk-plan.json`, the script's output under `<dir>/passk/shard_<i>/`) or a bare folder of their
- * script's output (`<dir>/shard_<i>/`, as launch_pass_at_k.sh leaves it). The folder may be a download
+ * `<dir>/passk-plan.json`, the script's output under `<dir>/passk/shard_<i>/`, each shard's results in
+ * segments: segments.ts) or a bare folder of their script's output (`<dir>/shard_<i>/`, as
+ * launch_pass_at_k.sh leaves it, one results file). The folder may be a download
  * anyone could have put files in: no symlink is followed and no FIFO opened, and nothing outside the
  * folder is read whatever its plan names.
  */
@@ -9,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { UserError } from '../errors';
-import { isObject, openRegularFile, readRegularText } from '../util';
+import { isObject, isRegularFile, openRegularFile, readRegularText } from '../util';
 import {
   PASSK_DIR,
   MAX_PLAN_SHARDS,
@@ -21,6 +22,7 @@ import {
 } from './job-plan';
 import { mergeShards } from './merge';
 import type { MergedPasskResults } from './merged';
+import { streamOrder } from './segments';
 
 /** Their script's names (eval_pass_at_k.py), for a folder without a plan saying otherwise. */
 const DEFAULT_FILES: Pick<PasskFiles, 'shardFolder' | 'results'> = {
@@ -142,21 +144,31 @@ export function linkedOutside(dir: string, file: string): string | undefined {
   }
 }
 
-/** Each present results file (a regular file itself) with, when a link leads it out of `dir`, where to. */
+/** A folder's entry names, or none when it cannot be listed (missing, not a folder). */
+function entryNames(folder: string): string[] {
+  try {
+    return fs.readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Each present file of each shard's results stream (a regular file itself), in reading order (the legacy
+ * single file, then the segments: see segments.ts), with, when a link leads it out of `dir`, where to.
+ */
 function listShardFiles(
   dir: string,
   files: Pick<PasskFiles, 'shardFolder' | 'results'>,
   plannedShards: readonly number[],
 ): { index: number; file: string; outside?: string }[] {
+  const name = path.basename(files.results);
   return locate(dir, files, plannedShards)
-    .map(({ index, folder }) => ({ index, file: path.join(folder, files.results) }))
-    .filter(({ file }) => {
-      try {
-        return fs.lstatSync(file).isFile();
-      } catch {
-        return false;
-      }
+    .flatMap(({ index, folder }) => {
+      const where = path.join(folder, path.dirname(files.results));
+      return streamOrder(name, entryNames(where)).map((e) => ({ index, file: path.join(where, e) }));
     })
+    .filter(({ file }) => isRegularFile(file))
     .map((f) => {
       const outside = linkedOutside(dir, f.file);
       return outside === undefined ? f : { ...f, outside };
@@ -164,7 +176,8 @@ function listShardFiles(
 }
 
 /**
- * The shards' results files in `dir` (either layout), by index: only those present as regular files,
+ * The shards' results files in `dir` (either layout), by index, a shard's files in reading order (its
+ * legacy file, then its segments; one entry each): only those present as regular files,
  * and inside `dir` (a link on the way out of it is not followed). The names are `files`' (a plan's),
  * else their script's; names that go up or are absolute find none.
  */
@@ -194,6 +207,11 @@ async function* fileLines(file: string): AsyncGenerator<string> {
   }
 }
 
+/** The lines of several files as one stream, each opened when the one before it is done. */
+async function* filesLines(files: readonly string[]): AsyncGenerator<string> {
+  for (const file of files) yield* fileLines(file);
+}
+
 /**
  * A folder's pass@k results merged (see mergeShards), or undefined when it has neither shard folders nor a
  * plan: it is no pass@k folder.
@@ -218,6 +236,8 @@ export async function readPasskFolder(dir: string): Promise<MergedPasskResults |
           `${out.file} leads through a link to ${out.outside}, outside the folder: not read`,
           'PasskLinkOutside',
         );
-  const shards = listed.map(({ index, file }) => ({ index, lines: fileLines(file) }));
+  const byShard = new Map<number, string[]>();
+  for (const { index, file } of listed) byShard.set(index, [...(byShard.get(index) ?? []), file]);
+  const shards = [...byShard].map(([index, list]) => ({ index, lines: filesLines(list) }));
   return mergeShards({ source: dir, plan, shards });
 }

@@ -28,6 +28,7 @@ import {
   PASSK_DIR,
   PASSK_PLAN_FILE,
   readPasskFolder,
+  isStreamFile,
   readPasskPlan,
   type PasskJobPlan,
   type PlannedShard,
@@ -310,7 +311,13 @@ async function continuedFrom(
   // SageMaker fails a job whose channel has no object only once its instances are up: an earlier job that
   // never wrote a result is refused here.
   const listed = await awsStep(`list ${uri}`, () => aws.s3.listObjects(layout.bucket, prefix));
-  const shards = listed.filter((o) => o.key.endsWith(`/${script.files.results}`) && o.size > 0).length;
+  // A shard's results are one object (older jobs) or its segments: any of them counts its shard.
+  const name = path.posix.basename(script.files.results);
+  const shards = new Set(
+    listed
+      .filter((o) => o.size > 0 && isStreamFile(name, path.posix.basename(o.key)))
+      .map((o) => o.key.slice(prefix.length).split('/')[0]),
+  ).size;
   if (shards === 0)
     throw new UserError(
       `--continue ${from}: it left no results under ${uri} (nothing to keep): run the campaign without --continue`,

@@ -14,6 +14,8 @@ import {
   PASSK_PLAN_FILE,
   readPasskFolder,
   shardFolder,
+  isStreamFile,
+  streamOrder,
   type MergedPasskResults,
   type PasskJobPlan,
 } from '../passk-records';
@@ -66,26 +68,26 @@ async function jobResults(context: JobContext, job: string): Promise<MergedPassk
     const prefix = `${layout.checkpointsPrefix(job)}${PASSK_DIR}/`;
     const files = plan?.files ?? { shardFolder: 'shard_{shard}', results: 'verification_results.jsonl' };
     const listed = await aws.s3.listObjects(layout.bucket, prefix);
-    const keys = new Set(listed.map((o) => o.key));
     const indices = plan
       ? plan.shards.map((s) => s.index)
       : listed
-          .map(
-            (o) => /^shard_(0|[1-9]\d*)\/verification_results\.jsonl$/.exec(o.key.slice(prefix.length))?.[1],
-          )
-          .filter((m): m is string => m !== undefined)
-          .map(Number);
+          .map((o) => /^shard_(0|[1-9]\d*)\/(.+)$/.exec(o.key.slice(prefix.length)))
+          .filter((m): m is RegExpExecArray => m !== null && isStreamFile(files.results, m[2]))
+          .map((m) => Number(m[1]));
     if (!plan && indices.length === 0)
       throw new UserError(
         `${job}: no pass@k results (neither ${planKey} nor shard results under ${layout.uri(prefix)})`,
         'NoPasskResults',
       );
-    const shards = indices
-      .map((index) => ({ index, key: `${prefix}${shardFolder(files, index)}/${files.results}` }))
-      .filter((s) => keys.has(s.key))
+    const shards = [...new Set(indices)]
+      .map((index) => ({
+        index,
+        keys: shardKeys(listed, `${prefix}${shardFolder(files, index)}/`, files.results),
+      }))
+      .filter((s) => s.keys.length > 0)
       .map((s) => ({
         index: s.index,
-        lines: streamLines(() => aws.s3.getObjectStream(layout.bucket, s.key, {})),
+        lines: keysLines(s.keys.map((key) => () => aws.s3.getObjectStream(layout.bucket, key, {}))),
       }));
     return await mergeShards({ source: job, ...(plan ? { plan } : {}), shards });
   } catch (err) {
@@ -100,8 +102,24 @@ async function jobResults(context: JobContext, job: string): Promise<MergedPassk
   }
 }
 
-/** The lines of an object, opened only when the merge reaches its shard. */
-async function* streamLines(open: () => Promise<NodeJS.ReadableStream>): AsyncIterable<string> {
-  const stream = await open();
-  yield* readline.createInterface({ input: stream, crlfDelay: Infinity });
+/**
+ * A shard's results keys in reading order: the legacy single object, then its segments by sequence number
+ * (see passk-records' segments.ts). `results` may name a subfolder of the shard folder.
+ */
+function shardKeys(listed: readonly { key: string }[], shardPrefix: string, results: string): string[] {
+  const slash = results.lastIndexOf('/');
+  const where = `${shardPrefix}${results.slice(0, slash + 1)}`;
+  const name = results.slice(slash + 1);
+  const entries = listed
+    .filter((o) => o.key.startsWith(where) && !o.key.slice(where.length).includes('/'))
+    .map((o) => o.key.slice(where.length));
+  return streamOrder(name, entries).map((e) => `${where}${e}`);
+}
+
+/** The lines of objects as one stream, each opened only when the merge reaches it. */
+async function* keysLines(opens: readonly (() => Promise<NodeJS.ReadableStream>)[]): AsyncIterable<string> {
+  for (const open of opens) {
+    const stream = await open();
+    yield* readline.createInterface({ input: stream, crlfDelay: Infinity });
+  }
 }

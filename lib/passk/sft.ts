@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { UserError } from '../errors';
-import { isCorrectScore, parsePythonJson } from '../passk-records';
+import { isCorrectScore, parsePythonJson, streamOrder } from '../passk-records';
 import { isRegularFile, openRegularFile } from '../util';
 
 /*
@@ -349,6 +349,20 @@ const PASS_RATE =
   /^\{"prompt_id": "(?:[^"\\]|\\.)*", "num_completions": \d+, "num_correct": \d+, "pass_rate": ([-+.\deE]+|NaN)[,}]/;
 
 /**
+ * A shard folder's files of one output (`name` itself, which older jobs and their script leave, then its
+ * segments in sequence order, as our job leaves them): read one after another as one file.
+ */
+function streamFiles(folder: string, name: string): string[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return streamOrder(name, entries).map((e) => path.join(folder, e));
+}
+
+/**
  * The shards of a pass@k output folder (`<dir>/shard_*`), streamed: a results line outside the band is
  * dropped after its pass rate is read (the lines are matched before they are parsed), and only the
  * correct completions of those in the band are kept (the choice is among them alone, in the same order,
@@ -377,9 +391,9 @@ export async function readSftShards(
   let resultsRead = 0;
   let duplicates = 0;
 
-  for (const shard of shards) {
-    const file = path.join(dir, shard, 'verification_results.jsonl');
-    if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue;
+  for (const file of shards.flatMap((shard) =>
+    streamFiles(path.join(dir, shard), 'verification_results.jsonl'),
+  )) {
     if (!isRegularFile(file)) badLines.push({ file, line: 0, why: 'not a regular file: not read' });
     for await (const { line, n } of lines(file)) {
       const quick = PASS_RATE.exec(line);
@@ -440,9 +454,7 @@ export async function readSftShards(
 
   const wanted = new Set(results.map((r) => r.promptId));
   const prompts = new Map<string, SftPrompt>();
-  for (const shard of shards) {
-    const file = path.join(dir, shard, 'completions.jsonl');
-    if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue;
+  for (const file of shards.flatMap((shard) => streamFiles(path.join(dir, shard), 'completions.jsonl'))) {
     if (!isRegularFile(file)) badLines.push({ file, line: 0, why: 'not a regular file: not read' });
     for await (const { line, n } of lines(file)) {
       const lead = LEADING_ID.exec(line);

@@ -242,6 +242,8 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
     expect(fs.readFileSync(path.join(cwd, 'job_log.md'), 'utf8')).toContain(`| ${passkJob} |`);
 
     // What the job streamed: shards 0-2 (shard 3 never wrote), prompt 5 twice (a restart), a cut-off line.
+    // Shard 0 in segments (numbered past the padding: read by number), shard 1 an older job's single file
+    // followed by a segment, shard 2 the single file; a temporary name a sync caught is not read.
     const line = (i: number, c: number) =>
       JSON.stringify({
         prompt_id: `gsm8k_${i}`,
@@ -250,8 +252,11 @@ describeWithPeer('moto_server', motoAvailable())('rlvr passk against the emulato
         scores: [...Array(4 - c).fill(0), ...Array(c).fill(1)],
       });
     const out = `rlvr-experiments/checkpoints/${passkJob}/passk`;
-    await put(`${out}/shard_0/verification_results.jsonl`, `${line(0, 0)}\n${line(1, 1)}\n`);
-    await put(`${out}/shard_1/verification_results.jsonl`, `${line(5, 2)}\n${line(6, 4)}\n${line(5, 2)}\n`);
+    await put(`${out}/shard_0/verification_results.99999.jsonl`, `${line(0, 0)}\n`);
+    await put(`${out}/shard_0/verification_results.100000.jsonl`, `${line(1, 1)}\n`);
+    await put(`${out}/shard_0/.verification_results.00000.jsonl.7.abcdef.tmp`, `${line(7, 1)}\n`);
+    await put(`${out}/shard_1/verification_results.jsonl`, `${line(5, 2)}\n`);
+    await put(`${out}/shard_1/verification_results.00000.jsonl`, `${line(6, 4)}\n${line(5, 2)}\n`);
     await put(`${out}/shard_2/verification_results.jsonl`, `${line(9, 3)}\n{"prompt_id": "gsm8k_10", "sco`);
     const results = await runCli(['passk', 'results', passkJob, '--format', 'json'], {
       cwd,
