@@ -2,7 +2,7 @@
  * The plan of a submit, as text (the dry-run) and as JSON (`--json`): its sections in order
  * (bin/plan-sections/, one file per planning step), each giving its rows and its JSON entries.
  */
-import type { SubmitPlan } from '../lib/jobs';
+import type { SubmitPlan } from '../lib/training';
 import { platformEnvSection, sourceSection, uploadsSection } from './plan-sections/artifacts';
 import { clusterSection, costSection } from './plan-sections/cluster';
 import { forecastSection } from './plan-sections/forecast';

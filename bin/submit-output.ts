@@ -1,6 +1,6 @@
 /** What `rlvr submit` prints once it is done: the submitted job, a sweep, a local run, a waited job. */
 import { formatProblem } from '../lib/errors';
-import { PROVISIONAL_NAMES, type PlannedSweep, type SubmitResult } from '../lib/jobs';
+import { PROVISIONAL_NAMES, type PlannedSweep, type SubmitResult } from '../lib/training';
 import { type WaitResult } from '../lib/operate';
 import { formatUsd, PRICES_AS_OF, PRICES_SOURCE } from '../lib/job-options';
 import type { LocalSubmitResult } from '../lib/local';

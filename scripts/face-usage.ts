@@ -92,7 +92,7 @@ function exportedNames(file: string, seen = new Set<string>()): Set<string> {
   return names;
 }
 
-/** `lib/jobs/plan.ts` → `lib/jobs`; `lib/errors.ts` → `lib`; `bin/x/y.ts` → `bin`; `test/…` → `test`. */
+/** `lib/training/plan.ts` → `lib/training`; `lib/errors.ts` → `lib`; `bin/x/y.ts` → `bin`; `test/…` → `test`. */
 function folderOf(relative: string): string {
   const parts = relative.split('/');
   return parts[0] === 'lib' && parts.length > 2 ? `lib/${parts[1]}` : parts[0];

@@ -61,7 +61,7 @@ describe('the house', () => {
   it('reads the imports it checks (the graph is not empty)', () => {
     // A reader that found nothing would pass every test below.
     expect(EDGES.length).toBeGreaterThan(500);
-    expect(EDGES).toContainEqual({ from: 'bin/commands/submit.ts', to: 'lib/jobs/index.ts' });
+    expect(EDGES).toContainEqual({ from: 'bin/commands/submit.ts', to: 'lib/training/index.ts' });
   });
 
   it('has no two files importing each other', () => {
@@ -106,9 +106,9 @@ describe('the house', () => {
     expect(Object.keys(FACE_EXTRAS).filter((e) => !extra.includes(e))).toEqual([]);
   });
 
-  it('keeps the stack apart from the planner: lib/infra imports nothing of lib/jobs', () => {
+  it('keeps the stack apart from the planner: lib/infra imports nothing of lib/training', () => {
     const graph = folderGraph(EDGES);
-    expect([...(graph.get('lib/infra') ?? [])]).not.toContain('lib/jobs');
+    expect([...(graph.get('lib/infra') ?? [])]).not.toContain('lib/training');
   });
 
   describe("docs/architecture.md's picture", () => {

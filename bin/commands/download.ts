@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { downloadJob, parseCheckpointSelection, type DownloadReport } from '../../lib/results';
+import { downloadJob, parseCheckpointSelection, type DownloadReport } from '../../lib/transfers';
 import { formatBytes } from '../output';
 import { createReporter } from '../reporter';
 import {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ALL_RULES, EVAL_RULES, ruleOf, SCHEMA_RULES, type AllowedFinding } from '../../lib/config';
-import { lintConfigFile, type LintCurricula, type LintReport } from '../../lib/jobs';
+import { lintConfigFile, type LintCurricula, type LintReport } from '../../lib/training';
 import { formatLocation, formatProblem, UserError, type Problem } from '../../lib/errors';
 import { requireLayout } from '../../lib/aws';
 import { defaultCacheDir } from '../../lib/curriculum';

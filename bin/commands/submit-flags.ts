@@ -1,7 +1,7 @@
 import { parseGpuList } from '../../lib/config';
 import { UserError } from '../../lib/errors';
 import { createImagePipeline, type ImagePipeline } from '../../lib/image';
-import { type SubmitInput } from '../../lib/jobs';
+import { type SubmitInput } from '../../lib/training';
 import { OPTION_FLAGS, type JobOptionFlags } from '../../lib/job-options';
 import type { ProgressListener } from '../../lib/progress';
 import { settingsOf } from './common';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SWEEP_MAX_JOBS } from '../../lib/jobs';
+import { SWEEP_MAX_JOBS } from '../../lib/training';
 import { collect, type SettingsFlagValues } from './common';
 import type { ImageFlagValues } from './image-flags';
 

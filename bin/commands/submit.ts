@@ -6,7 +6,7 @@ import {
   submitPlanned,
   submitSweep,
   type SubmitInput,
-} from '../../lib/jobs';
+} from '../../lib/training';
 import { waitForJob } from '../../lib/operate';
 import { openJobContext } from '../../lib/aws';
 import { openSubmitSession, type SubmitSession } from '../../lib/submission';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { syncTraces } from '../../lib/results';
+import { syncTraces } from '../../lib/transfers';
 import { withInterrupt } from '../interrupt';
 import { formatBytes } from '../output';
 import { createReporter } from '../reporter';

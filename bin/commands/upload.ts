@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
-import { uploadPath, type UploadKind } from '../../lib/results';
+import { uploadPath, type UploadKind } from '../../lib/transfers';
 import { withInterrupt } from '../interrupt';
 import { formatBytes } from '../output';
 import { createReporter } from '../reporter';

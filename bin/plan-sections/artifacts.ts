@@ -1,5 +1,5 @@
 /** The sections of what the job ships: the trainer's writes to the platform's variables, its source, the uploads. */
-import { describeWrite } from '../../lib/jobs';
+import { describeWrite } from '../../lib/training';
 import { describeSource, hasEfa } from '../../lib/job-options';
 import { formatBytes } from '../output';
 import { planSection, row } from './section';

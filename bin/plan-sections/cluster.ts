@@ -1,6 +1,6 @@
 /** The sections of the job's hosts: how a multi-host job's hosts split and talk, and what they cost. */
 import { formatDuration } from '../../lib/config';
-import type { SubmitPlan } from '../../lib/jobs';
+import type { SubmitPlan } from '../../lib/training';
 import { EFA_LABEL } from '../../lib/image';
 import { describeSource, formatUsd, hasEfa, PRICES_AS_OF, PRICES_SOURCE } from '../../lib/job-options';
 import { planSection, row } from './section';

@@ -1,6 +1,6 @@
 /** The section of the job's inputs: the models, datasets, order files and local files, and their channels. */
 import { formatKeyPath } from '../../lib/config';
-import { s3Uri } from '../../lib/jobs';
+import { s3Uri } from '../../lib/training';
 import { planSection, row } from './section';
 
 export const inputsSection = planSection({

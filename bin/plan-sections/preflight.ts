@@ -1,6 +1,6 @@
 /** The sections of the checks: the pre-flight in S3, the plan's warnings, and the rules launcher.allow lifts. */
 import { formatProblem } from '../../lib/errors';
-import type { SubmitPlan } from '../../lib/jobs';
+import type { SubmitPlan } from '../../lib/training';
 import { planSection, row } from './section';
 
 export const preflightSection = planSection({

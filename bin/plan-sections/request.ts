@@ -1,6 +1,6 @@
 /** The sections of the job's request: what runs (config, trainer, template), its settings and its options. */
 import { formatDuration } from '../../lib/config';
-import { sharedFileSystemIsolationNote, type SubmitPlan } from '../../lib/jobs';
+import { sharedFileSystemIsolationNote, type SubmitPlan } from '../../lib/training';
 import { describeSource } from '../../lib/job-options';
 import { SETTINGS_ENV_PATTERN, SETTINGS_PARAMETER_NAME } from '../../lib/layout';
 import type { SettingName } from '../../lib/settings';

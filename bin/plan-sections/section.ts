@@ -3,7 +3,7 @@
  * carries them, in one place. A new fact of the plan is an edit in its step's section; the plan's text is
  * its sections in order, its JSON their entries together.
  */
-import type { SubmitPlan } from '../../lib/jobs';
+import type { SubmitPlan } from '../../lib/training';
 
 export interface PlanSection<J extends object = object> {
   readonly id: string;

@@ -4,7 +4,7 @@ import {
   sharedFileSystemIsolationNote,
   sharedFileSystemPath,
   type SubmitPlan,
-} from '../../lib/jobs';
+} from '../../lib/training';
 import { SHARED_FILE_SYSTEM } from '../../lib/layout';
 import { isPlaceholder, planSection } from './section';
 

@@ -78,7 +78,7 @@ export interface IS3 {
   /** Multipart for large bodies (lib-storage), with an S3-verified SHA-256 checksum. */
   uploadObject(bucket: string, key: string, body: Uint8Array, contentType?: string): Promise<void>;
   deleteObjects(bucket: string, keys: readonly string[]): Promise<void>;
-  /** Starts a multipart upload: its upload id. (lib/results/multipart-upload.ts drives the parts.) */
+  /** Starts a multipart upload: its upload id. (lib/transfers/multipart-upload.ts drives the parts.) */
   createMultipartUpload(bucket: string, key: string): Promise<string>;
   /** Uploads one part, signed with its SHA-256: its ETag. */
   uploadPart(part: UploadPartInput): Promise<string>;

@@ -94,7 +94,7 @@ let arrowModule: Arrow | undefined;
 
 /**
  * apache-arrow, loaded when a copy is first read: it costs ~50 ms, which every command that loads
- * lib/jobs (status, logs, download, …) would otherwise pay at start.
+ * lib/training (status, logs, download, …) would otherwise pay at start.
  */
 function arrow(): Arrow {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy, synchronous load (see above)

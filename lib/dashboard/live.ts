@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import type { JobContext } from '../aws';
-import { syncTraces } from '../results';
+import { syncTraces } from '../transfers';
 import { listRunIds, runFiles } from './runs';
 
 /*
  * Live: the server keeps running jobs' traces current with the incremental sync `rlvr sync-traces` uses
- * (lib/results/sync-traces.ts: only the bytes a trace grew by), and tells open pages when a run's trace
+ * (lib/transfers/sync-traces.ts: only the bytes a trace grew by), and tells open pages when a run's trace
  * changed — whether the sync grew it, a local run is writing it, or a download replaced it.
  */
 

@@ -3,11 +3,11 @@ import { parse as parseYaml } from 'yaml';
 import { RUN_FOLDER } from '../layout';
 import { isObject, readRegularText } from '../util';
 
-export { isRunId, listRunIds, runDir, runFiles, type RunFiles } from '../results';
+export { isRunId, listRunIds, runDir, runFiles, type RunFiles } from '../transfers';
 
 /*
  * What the dashboard reads of a run folder besides its traces: its documents, the job facts it saw in
- * SageMaker, and names for runs by what differs between their configs. Finding the runs is lib/results'.
+ * SageMaker, and names for runs by what differs between their configs. Finding the runs is lib/transfers'.
  */
 
 /** Facts about a job the dashboard saw in SageMaker (status, tags), kept for when AWS is not reachable. */

@@ -10,7 +10,7 @@ import { loadTrainerProfiles, mergeProfiles } from '../config';
 import { ProblemsError, RlvrError, UserError, formatProblem } from '../errors';
 import { defaultDockerDir, describeArgSource, planImageBuild } from '../image';
 import { BUILT_IN_DEFAULTS } from '../job-options';
-import { describeImportRoots, describeWrite, importTimeWrites, judgeWrite, sourceReader } from '../jobs';
+import { describeImportRoots, describeWrite, importTimeWrites, judgeWrite, sourceReader } from '../training';
 import {
   findImportRoots,
   missingRoots,

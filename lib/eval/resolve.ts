@@ -11,7 +11,7 @@ import { isTerminal, type AwsClients, type S3ObjectInfo } from '../aws';
 import { folderVerdict, localCheckpointFiles, weightsNamedByIndex, type FolderVerdict } from '../checkpoints';
 import type { Problem } from '../errors';
 import { JOB_ENV, MODEL_INDEX_FILE, parseS3Uri, type S3Layout } from '../layout';
-import { judgeJobCheckpoints, readJobListing } from '../results';
+import { judgeJobCheckpoints, readJobListing } from '../transfers';
 import type { CheckpointRef, LabelledRef } from './refs';
 
 export interface S3Folder {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { CONTAINER, RUN_FOLDER } from '../layout';
-import { listRunIds, runFiles } from '../results';
+import { listRunIds, runFiles } from '../transfers';
 import { isMap, type YamlMap } from '../trainers';
 import { isObject, readRegularText } from '../util';
 import { maxStepsOf, readShape, shapeOf, type RunShape } from './shape';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { classifyAwsError, describeAwsError, type IS3, type ISageMaker } from '../aws';
 import type { SageMakerPastRuns } from './forecast';
 import type { S3Layout } from '../layout';
-import { checkpointOfKey, newestTrace, readJobListing, readJobRunInfo } from '../results';
+import { checkpointOfKey, newestTrace, readJobListing, readJobRunInfo } from '../transfers';
 import { isObject, mapLimited, readJsonFile, rlvrCacheDir, writeFileAtomic } from '../util';
 import { runMeasure, type PastRun, type RunsSeen } from './past-runs';
 import { readShape, shapeDifferences, type RunShape } from './shape';

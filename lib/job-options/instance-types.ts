@@ -19,7 +19,7 @@ function knownTypes(): ReadonlySet<string> {
 
 /**
  * GPUs per instance for the GPU families we run on (AWS instance specifications). Every entry is a
- * SageMaker training instance type (test/jobs/instance-types.test.ts checks it against the SDK), so a
+ * SageMaker training instance type (test/training/instance-types.test.ts checks it against the SDK), so a
  * type found here needs no look-up in the SDK's list.
  */
 const GPU_COUNTS: Readonly<Record<string, number>> = {

@@ -57,7 +57,7 @@ export interface CheckpointFolderKey {
  * inside any `…/checkpoints/` (the entrypoint's RLVR_CHECKPOINT_DIR `checkpoints/`, or a trainer's own run
  * folder's `<folder>/checkpoints/`), inside a folder in `checkpointDirs`, or at the top of the job prefix.
  * A folder of that name elsewhere (e.g. `evals/<checkpoint>/`) is not a checkpoint. The checkpoint-expiry
- * function and download (lib/results/run-folders.ts) read the job prefix by this one rule.
+ * function and download (lib/transfers/run-folders.ts) read the job prefix by this one rule.
  */
 export function checkpointFolderOfKey(
   relative: string,

@@ -12,7 +12,7 @@ import type { AwsClients } from '../aws';
 import { RuntimeFailure, UserError } from '../errors';
 import type { ProgressOf } from '../progress';
 import { connectEngine, type ContainerSpec, type Engine } from '../image';
-import { jobUploads, type SubmitPlan } from '../jobs';
+import { jobUploads, type SubmitPlan } from '../training';
 import { valueAtPath } from '../trainers';
 import {
   channelPath,
@@ -26,7 +26,7 @@ import {
   RUN_FOLDER,
   workerFileName,
 } from '../layout';
-import { fetchObject } from '../results';
+import { fetchObject } from '../transfers';
 import { rlvrCacheDir } from '../util';
 
 /**

@@ -1,7 +1,7 @@
 import { formatProblem } from '../errors';
 import type { ProgressListener } from '../progress';
 import { ensureImage } from '../image';
-import { planSubmit, type SubmitInput, type SubmitPlan } from '../jobs';
+import { planSubmit, type SubmitInput, type SubmitPlan } from '../training';
 import { type SubmitSession } from '../submission';
 import { localJobOfPlan, runLocal, type LocalRunResult } from './run';
 

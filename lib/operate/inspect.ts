@@ -2,7 +2,13 @@ import type { DescribeTrainingJobResponse, TrainingJobStatus } from '@aws-sdk/cl
 import { describeJob, isTerminal, requireLayout, type IS3, type JobContext } from '../aws';
 import { parseCheckpointFolder, type S3Layout } from '../layout';
 import { writesResultsOnly } from '../job-kinds';
-import { checkpointOfKey, newestTrace, readJobListing, resumeFromRunInfo, type ResumeInfo } from '../results';
+import {
+  checkpointOfKey,
+  newestTrace,
+  readJobListing,
+  resumeFromRunInfo,
+  type ResumeInfo,
+} from '../transfers';
 import { readJobLogDescriptions } from '../submission';
 import { costOf } from '../job-options';
 import { isObject, mapLimited } from '../util';

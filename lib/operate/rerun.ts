@@ -358,7 +358,7 @@ function launcherInputs(
   );
   const iterators = (profile?.dataSections ?? []).map((s) => s.iterator);
   const roles = Array.isArray(c.roles) ? c.roles : [];
-  // The keys lib/jobs/inputs.ts modelReferences maps to model channels (that planner is a layer above).
+  // The keys lib/training/inputs.ts modelReferences maps to model channels (that planner is a layer above).
   const modelKeys: (string | number)[][] = [
     ['model', 'path'],
     ['tokenizer', 'pretrained_model_name_or_path'],

@@ -538,7 +538,7 @@ export interface CurriculumLoaderParams {
  * The config lines that train on the order file at `uri`, in their configs' form
  * (configs/qwen3-1.7B-gsm8k-grpo-stale0-curriculum.yaml: `data: dataset: mixed, datasets: [{name, order}]`).
  * The launcher takes `order` as an S3 URI of the file itself (a channel), an absolute path (mapped by its
- * name to the bucket's curricula/) or a path relative to the trainer's source (lib/jobs/inputs.ts).
+ * name to the bucket's curricula/) or a path relative to the trainer's source (lib/training/inputs.ts).
  */
 export function curriculumConfigLines(
   uri: string,

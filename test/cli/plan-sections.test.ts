@@ -1,6 +1,6 @@
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { planSection, renderSections } from '../../bin/plan-sections/section';
-import type { SubmitPlan } from '../../lib/jobs';
+import type { SubmitPlan } from '../../lib/training';
 import { GSM8K_EXAMPLE, planInSession, REPO_ROOT } from '../helpers/fixtures';
 
 const IMAGE = `123456789012.dkr.ecr.us-west-2.amazonaws.com/rlvr-experiments@sha256:${'a'.repeat(64)}`;

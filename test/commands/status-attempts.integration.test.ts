@@ -1,6 +1,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DescribeTrainingJobCommand, type SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { RUN_FOLDER, S3Layout } from '../../lib/layout';
 import { runCli } from '../helpers/cli';
 import { BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';

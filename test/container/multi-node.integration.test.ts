@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
-import { type SubmitInput } from '../../lib/jobs';
+import { type SubmitInput } from '../../lib/training';
 import { openSubmitSession } from '../../lib/submission';
 import { localJobOfPlan, runLocal, type LocalRunResult } from '../../lib/local/run';
 import { prepareLocalRun } from '../../lib/local/submit-local';

@@ -8,7 +8,7 @@ import { DashboardData } from '../../lib/dashboard/data';
 import { jobViews } from '../../lib/dashboard/jobs';
 import { startLive } from '../../lib/dashboard/live';
 import { JOB_FACTS } from '../../lib/dashboard/runs';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { openJobContext } from '../../lib/aws';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';

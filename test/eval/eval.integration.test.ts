@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { runCli } from '../helpers/cli';
 import { allKeys, BUCKET, clients, IMAGE, jobNames } from '../helpers/emulator-data';

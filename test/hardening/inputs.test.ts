@@ -7,7 +7,7 @@ import { firstInvalidUtf8, YAML_LIMITS } from '../../lib/config/yaml-file';
 import { ProblemsError, UserError } from '../../lib/errors';
 import { imageReferenceProblem, parseImageReference } from '../../lib/image/reference';
 import { jobLogPathProblem } from '../../lib/submission/job-log';
-import { checkSweepSize, SWEEP_MAX_JOBS, sweepSize } from '../../lib/jobs/sweep';
+import { checkSweepSize, SWEEP_MAX_JOBS, sweepSize } from '../../lib/training/sweep';
 import { tempDir } from '../helpers/fixtures';
 
 /** The first problem's position and message of what `run` throws. */

@@ -1,4 +1,4 @@
-import type { SubmitInput } from '../../lib/jobs';
+import type { SubmitInput } from '../../lib/training';
 import { bareEnv } from './cli';
 import { closeClients, IMAGE, seed, SETTINGS_ENV } from './emulator-data';
 import { startMoto, type MotoServer } from './moto';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { planSubmit, type SubmitInput, type SubmitPlan } from '../../lib/jobs';
+import { planSubmit, type SubmitInput, type SubmitPlan } from '../../lib/training';
 import { openSubmitSession } from '../../lib/submission';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');

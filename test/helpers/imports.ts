@@ -49,7 +49,7 @@ export function importEdges(roots: readonly string[] = ['lib', 'bin']): ImportEd
   return edges;
 }
 
-/** `lib/jobs/plan.ts` → `lib/jobs`; `lib/errors.ts` → `lib`; `bin/commands/x.ts` → `bin`. */
+/** `lib/training/plan.ts` → `lib/training`; `lib/errors.ts` → `lib`; `bin/commands/x.ts` → `bin`. */
 export function folderOf(file: string): string {
   const parts = file.split('/');
   if (parts[0] === 'bin') return 'bin';

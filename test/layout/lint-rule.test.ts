@@ -32,7 +32,7 @@ const PLANTED: Record<string, string> = {
 
 describe('the layout lint rule', () => {
   it.each(Object.entries(PLANTED))('reports %s in lib/', async (_what, code) => {
-    expect(await layoutFindings(code, 'lib/jobs/planted.ts')).toEqual([MESSAGE]);
+    expect(await layoutFindings(code, 'lib/training/planted.ts')).toEqual([MESSAGE]);
   });
 
   it('reports them in bin/ too', async () => {
@@ -53,7 +53,7 @@ describe('the layout lint rule', () => {
       "export { normalisePrefix } from '../layout';",
       '',
     ].join('\n');
-    expect(await layoutFindings(code, 'lib/jobs/planted.ts')).toEqual([]);
+    expect(await layoutFindings(code, 'lib/training/planted.ts')).toEqual([]);
   });
 
   it('passes on the files that use lib/layout', async () => {
@@ -80,7 +80,7 @@ describe('the layout lint rule', () => {
         input: PLANTED['a container path'],
         encoding: 'utf8',
       });
-    const planted = run('lib/jobs/planted.ts');
+    const planted = run('lib/training/planted.ts');
     expect(planted.status).toBe(1);
     expect(planted.stdout).toContain(MESSAGE.replace(/\.$/, ''));
     expect(run('lib/layout/planted.ts').status).toBe(0);

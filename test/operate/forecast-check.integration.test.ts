@@ -1,5 +1,5 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { runCli } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { makeTrainerRepo } from '../helpers/fixtures';

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { ListTagsCommand, type SageMakerClient, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { jobStatus, listJobs } from '../../lib/operate';
 import { openJobContext } from '../../lib/aws';
 import { runCli } from '../helpers/cli';

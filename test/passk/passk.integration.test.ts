@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { unbiasedPassAtK } from '../../lib/passk-records/estimator';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { runCli } from '../helpers/cli';

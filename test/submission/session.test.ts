@@ -1,5 +1,5 @@
 import { ProblemsError, UserError } from '../../lib/errors';
-import { planSubmit, submitPlanned, type SubmitInput } from '../../lib/jobs';
+import { planSubmit, submitPlanned, type SubmitInput } from '../../lib/training';
 import { openSubmitSession } from '../../lib/submission';
 import { exampleConfigs, gsm8kWith, REPO_ROOT, tempDir, writeConfig } from '../helpers/fixtures';
 

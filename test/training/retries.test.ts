@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DescribeTrainingJobResponse } from '@aws-sdk/client-sagemaker';
 import { YamlFile } from '../../lib/config';
-import { type SubmitPlan } from '../../lib/jobs';
-import { buildCreateTrainingJobRequest } from '../../lib/jobs/request';
+import { type SubmitPlan } from '../../lib/training';
+import { buildCreateTrainingJobRequest } from '../../lib/training/request';
 import {
   BUILT_IN_TEMPLATES,
   checkRequestLimits,

@@ -1,7 +1,7 @@
 import type { IS3, S3ObjectInfo } from '../../lib/aws';
 import { YamlFile } from '../../lib/config';
-import type { DatasetInput, InputPlan, ModelInput, OrderFileInput } from '../../lib/jobs/inputs';
-import { runPreflight } from '../../lib/jobs/preflight';
+import type { DatasetInput, InputPlan, ModelInput, OrderFileInput } from '../../lib/training/inputs';
+import { runPreflight } from '../../lib/training/preflight';
 import { safetensorsWith } from '../helpers/fixtures';
 
 /*
@@ -114,7 +114,7 @@ describe('pre-flight', () => {
     );
     expect(result.problems).toEqual([]);
     // An order file that names no single dataset entry (as an iterator over a mix does) is said to be
-    // unchecked, never passed in silence (the curriculum check: test/jobs/curriculum-submit.*).
+    // unchecked, never passed in silence (the curriculum check: test/training/curriculum-submit.*).
     expect(result.warnings.map((w) => w.message)).toEqual([
       'the ids in s3://b/o.txt could not be checked against the mixed dataset: the order file orders several datasets at once',
     ]);

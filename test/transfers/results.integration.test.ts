@@ -13,12 +13,12 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients, openJobContext } from '../../lib/aws';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { jobStatus } from '../../lib/operate';
-import { fetchObject, syncTraces, uploadPath } from '../../lib/results';
-import { OVERLAP } from '../../lib/results/sync-traces';
-import { partSizeFor } from '../../lib/results/upload';
-import { uploadFile } from '../../lib/results/multipart-upload';
+import { fetchObject, syncTraces, uploadPath } from '../../lib/transfers';
+import { OVERLAP } from '../../lib/transfers/sync-traces';
+import { partSizeFor } from '../../lib/transfers/upload';
+import { uploadFile } from '../../lib/transfers/multipart-upload';
 import { runCli, runCommand } from '../helpers/cli';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { FaultProxy } from '../helpers/fault-proxy';

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { IS3, S3ObjectInfo } from '../../lib/aws';
 import type { JobContext } from '../../lib/aws/session';
 import { S3Layout } from '../../lib/layout';
-import { downloadJob, type TransferEvent } from '../../lib/results/download';
+import { downloadJob, type TransferEvent } from '../../lib/transfers/download';
 import { safetensorsWith, tempDir } from '../helpers/fixtures';
 
 /*

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sagemaker';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { RuntimeFailure } from '../../lib/errors';
-import { submit } from '../../lib/jobs/submit';
+import { submit } from '../../lib/training/submit';
 import { jobNameCandidate, templateParameterName } from '../../lib/layout';
 import { runCli, bareEnv } from '../helpers/cli';
 import {

@@ -1,6 +1,6 @@
 import { loadTrainingConfigText, YamlFile } from '../../lib/config';
-import { parseSweepFlag } from '../../lib/jobs';
-import { expandSweep, resolveSweepKey, sweepLiteral } from '../../lib/jobs/sweep';
+import { parseSweepFlag } from '../../lib/training';
+import { expandSweep, resolveSweepKey, sweepLiteral } from '../../lib/training/sweep';
 import { hostOf } from '../../lib/operate/watch';
 import { jobCost } from '../../lib/operate/inspect';
 import { costOf } from '../../lib/job-options';

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
-import { type SubmitPlan } from '../../lib/jobs';
-import { newPlanCache } from '../../lib/jobs/plan';
-import { buildCreateTrainingJobRequest } from '../../lib/jobs/request';
+import { type SubmitPlan } from '../../lib/training';
+import { newPlanCache } from '../../lib/training/plan';
+import { buildCreateTrainingJobRequest } from '../../lib/training/request';
 import { checkRequestLimits } from '../../lib/job-options';
 import { loadBotocoreModel, validateAgainstModel } from '../helpers/botocore-model';
 import { EVAL_DIR, exampleConfigs, planInSession, REPO_ROOT } from '../helpers/fixtures';

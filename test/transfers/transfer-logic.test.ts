@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IS3 } from '../../lib/aws';
 import { describeResume } from '../../lib/operate/inspect';
-import { fetchObject } from '../../lib/results';
-import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/results/job-checkpoints';
-import { matchesTag, partsTag } from '../../lib/results/hash';
+import { fetchObject } from '../../lib/transfers';
+import { listedCheckpoints, listedCheckpointVerdict } from '../../lib/transfers/job-checkpoints';
+import { matchesTag, partsTag } from '../../lib/transfers/hash';
 import {
   checkpointOfKey,
   resolveRunFolders,
@@ -14,7 +14,7 @@ import {
   runFoldersFromListing,
   runFoldersFromRunInfo,
   TOP_RUN_FOLDER,
-} from '../../lib/results/run-folders';
+} from '../../lib/transfers/run-folders';
 import { tempDir } from '../helpers/fixtures';
 
 /*

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { ProblemsError } from '../../lib/errors';
-import { type SubmitInput, type SubmitPlan } from '../../lib/jobs';
+import { type SubmitInput, type SubmitPlan } from '../../lib/training';
 import { hourlyPrice } from '../../lib/job-options';
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { runCli } from '../helpers/cli';

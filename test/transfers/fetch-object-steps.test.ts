@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IS3, S3ObjectInfo } from '../../lib/aws';
-import { fetchObject, PARTIAL_SUFFIX } from '../../lib/results/fetch-object';
+import { fetchObject, PARTIAL_SUFFIX } from '../../lib/transfers/fetch-object';
 import { tempDir } from '../helpers/fixtures';
 
 /*

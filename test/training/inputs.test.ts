@@ -1,5 +1,5 @@
 import { loadTrainingConfig } from '../../lib/config';
-import { planInputs, resolveConfigForJob } from '../../lib/jobs/inputs';
+import { planInputs, resolveConfigForJob } from '../../lib/training/inputs';
 import { S3Layout } from '../../lib/layout';
 import type { TrainerSelection } from '../../lib/trainers';
 import { EXAMPLES_DIR, exampleConfigs, gsm8kWith, tempDir, writeConfig } from '../helpers/fixtures';

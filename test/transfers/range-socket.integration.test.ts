@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createAwsClients, type IS3 } from '../../lib/aws';
-import { fetchObject } from '../../lib/results';
+import { fetchObject } from '../../lib/transfers';
 import { FaultProxy } from '../helpers/fault-proxy';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures';
 import {

@@ -8,7 +8,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createAwsClients } from '../../lib/aws';
-import { uploadFile } from '../../lib/results/multipart-upload';
+import { uploadFile } from '../../lib/transfers/multipart-upload';
 import { BUCKET, clients } from '../helpers/emulator-data';
 import { useEmulator } from '../helpers/emulator-suite';
 import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
@@ -16,7 +16,7 @@ import { RecordingProxy } from '../helpers/recording-proxy';
 import { tempDir } from '../helpers/fixtures';
 
 /*
- * The transfer layer's multipart upload (lib/results/multipart-upload.ts) on the primitive S3 calls,
+ * The transfer layer's multipart upload (lib/transfers/multipart-upload.ts) on the primitive S3 calls,
  * against a real S3 (moto), with a recording proxy to see what went over the wire.
  */
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { judgeWrite, type SubmitPlan } from '../../lib/jobs';
-import { checkPlatformEnv } from '../../lib/jobs/platform-env';
+import { judgeWrite, type SubmitPlan } from '../../lib/training';
+import { checkPlatformEnv } from '../../lib/training/platform-env';
 import { environmentWrites } from '../../lib/python';
 import { planJson, renderPlan } from '../../bin/plan-output';
 import { bareEnv, runCli } from '../helpers/cli';
