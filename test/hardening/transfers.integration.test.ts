@@ -372,12 +372,21 @@ describeWithPeer('moto_server', motoAvailable())('#19 transfers (moto)', () => {
       const getObjectStream = context.aws.s3.getObjectStream.bind(context.aws.s3);
       const changed = randomBytes(3 * 1024 * 1024 + 7);
       let replaced = false;
-      // The fault's timing only: the object is replaced (a real PUT) just before the download's first GET of it.
-      context.aws.s3.getObjectStream = async (bucket, key, options) => {
+      const signedGet = context.aws.s3.signedGet!.bind(context.aws.s3);
+      // The fault's timing only: the object is replaced (a real PUT) just before the download's first GET
+      // of it, on the direct sockets (its presigned URL) or through the SDK.
+      const replaceOnce = async (key: string) => {
         if (key === traceKey && !replaced) {
           replaced = true;
           await put(traceKey, changed);
         }
+      };
+      context.aws.s3.signedGet = async (bucket, key) => {
+        await replaceOnce(key);
+        return signedGet(bucket, key);
+      };
+      context.aws.s3.getObjectStream = async (bucket, key, options) => {
+        await replaceOnce(key);
         return getObjectStream(bucket, key, options);
       };
       try {
