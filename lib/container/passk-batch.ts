@@ -27,7 +27,7 @@ import {
   type ShardAttempt,
   type ShardRecord,
 } from '../passk-records';
-import { readJsonFile, writeFileAtomic } from '../util';
+import { copyFileAtomic, readJsonFile, writeFileAtomic } from '../util';
 import { hostIndex, localizer, prepareView } from './eval-batch';
 import { runBatchMode } from './batch-mode';
 import { shellQuote, signalGroup, startProcess, type Started } from './process';
@@ -209,7 +209,7 @@ function seedFromResume(c: Campaign, shard: PlannedShard, dir: string): void {
     const to = path.join(dir, path.dirname(name));
     fs.mkdirSync(to, { recursive: true });
     for (const f of streamedFiles(path.join(earlier, path.dirname(name)), path.basename(name)))
-      fs.copyFileSync(f, path.join(to, path.basename(f)));
+      copyFileAtomic(f, path.join(to, path.basename(f)));
   }
   c.job.say(`shard ${shard.index}: continues the earlier campaign's finished prompt(s)`);
 }
@@ -231,16 +231,7 @@ function otherFiles(plan: PasskJobPlan, folder: string): string[] {
 
 /** Copies `names` from one folder to another, each replaced atomically (a sync never sees half of one). */
 function copyFiles(from: string, to: string, names: readonly string[]): void {
-  for (const name of names) {
-    const tmp = path.join(to, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      fs.copyFileSync(path.join(from, name), tmp, fs.constants.COPYFILE_EXCL);
-      fs.renameSync(tmp, path.join(to, name));
-    } catch (e) {
-      fs.rmSync(tmp, { force: true });
-      throw e;
-    }
-  }
+  for (const name of names) copyFileAtomic(path.join(from, name), path.join(to, name));
 }
 
 /**

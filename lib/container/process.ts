@@ -2,6 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { segmentName, segmentSeq } from '../passk-records';
+import { NOFOLLOW } from '../util';
+
+/** A log is appended to in place, never through a link planted at its name. */
+const APPEND_NOFOLLOW = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | NOFOLLOW;
 
 /** The last lines a process wrote, for the failure file. */
 export class LineTail {
@@ -53,7 +57,7 @@ export class RotatingLog {
     } catch {
       // No folder yet: the open below says so.
     }
-    this.fd = fs.openSync(file, 'a');
+    this.fd = fs.openSync(file, APPEND_NOFOLLOW, 0o644);
     this.size = fs.fstatSync(this.fd).size;
     // An earlier attempt's log (a restart restored the run folder) becomes a part: this attempt's starts empty.
     if (this.rotation && this.size > 0) this.rotate();
@@ -88,7 +92,7 @@ export class RotatingLog {
     } catch {
       // Not moved: the live file goes on growing rather than losing lines.
     }
-    this.fd = fs.openSync(this.file, 'a');
+    this.fd = fs.openSync(this.file, APPEND_NOFOLLOW, 0o644);
     this.size = fs.fstatSync(this.fd).size;
     this.since = undefined;
   }

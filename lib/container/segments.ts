@@ -9,10 +9,10 @@
  * of them has waited an age bound (what a hard kill can lose), and at once when the process ends or the
  * job is told to stop. A partial last line is never copied (the process is still writing it).
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { segmentName, segmentSeq, streamOrder } from '../passk-records';
+import { copyBytes, NOFOLLOW, openRegularFile, writeFileAtomicWith } from '../util';
 
 export interface SegmentBounds {
   /** Complete bytes waiting that seal a segment. */
@@ -26,17 +26,6 @@ export interface SegmentBounds {
 export const SEGMENT_BOUNDS: SegmentBounds = { bytes: 8 * 1024 * 1024, ageMs: 60_000, tickMs: 2_000 };
 
 const CHUNK = 1024 * 1024;
-
-/** Copies bytes [from, to) of the open `src` to the open `dest` at its current end. */
-function copyRange(src: number, dest: number, from: number, to: number): void {
-  const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, to - from)));
-  for (let at = from; at < to;) {
-    const n = fs.readSync(src, buf, 0, Math.min(buf.length, to - at), at);
-    if (n === 0) throw new Error(`the file ended at ${at} bytes, before ${to}`);
-    fs.writeSync(dest, buf, 0, n);
-    at += n;
-  }
-}
 
 /** Where the last complete line of bytes [from, to) of `fd` ends (from when there is none). */
 function lastLineEnd(fd: number, from: number, to: number): number {
@@ -89,25 +78,22 @@ export function nextSegmentSeq(dir: string, name: string): number {
  */
 export function rebuildWorkFile(dir: string, name: string, work: string): { bytes: number; cut: number } {
   fs.mkdirSync(path.dirname(work), { recursive: true });
-  const out = fs.openSync(work, 'w');
   let bytes = 0;
   let cut = 0;
-  try {
+  writeFileAtomicWith(work, (out) => {
     for (const file of streamedFiles(dir, name)) {
-      const fd = fs.openSync(file, 'r');
+      const from = openRegularFile(file);
+      if (!from) continue;
       try {
-        const size = fs.fstatSync(fd).size;
-        const keep = lastLineEnd(fd, 0, size);
-        copyRange(fd, out, 0, keep);
+        const keep = lastLineEnd(from.fd, 0, from.size);
+        copyBytes(from.fd, out, 0, keep);
         bytes += keep;
-        cut += size - keep;
+        cut += from.size - keep;
       } finally {
-        fs.closeSync(fd);
+        fs.closeSync(from.fd);
       }
     }
-  } finally {
-    fs.closeSync(out);
-  }
+  });
   return { bytes, cut };
 }
 
@@ -141,7 +127,7 @@ export class SegmentedFile {
   observe(now: number): { waiting: number; since: number | undefined } {
     const size = fileSize(this.work);
     if (size > this.complete) {
-      const fd = fs.openSync(this.work, 'r');
+      const fd = fs.openSync(this.work, fs.constants.O_RDONLY | NOFOLLOW);
       try {
         this.complete = lastLineEnd(fd, this.complete, size);
       } finally {
@@ -161,20 +147,10 @@ export class SegmentedFile {
     const end = ended && !this.lines ? Math.max(this.complete, fileSize(this.work)) : this.complete;
     if (end <= this.sealed) return;
     const target = path.join(this.dir, segmentName(this.name, this.nextSeq));
-    // A name no reader takes for a segment, created exclusively (a planted link is never followed).
-    const tmp = path.join(this.dir, `.${this.name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    const src = fs.openSync(this.work, 'r');
+    const src = fs.openSync(this.work, fs.constants.O_RDONLY | NOFOLLOW);
     try {
-      const dest = fs.openSync(tmp, 'wx');
-      try {
-        copyRange(src, dest, this.sealed, end);
-      } finally {
-        fs.closeSync(dest);
-      }
-      fs.renameSync(tmp, target);
-    } catch (e) {
-      fs.rmSync(tmp, { force: true });
-      throw e;
+      // The one atomic writer: a fresh temporary name no reader takes for a segment, renamed once whole.
+      writeFileAtomicWith(target, (dest) => copyBytes(src, dest, this.sealed, end));
     } finally {
       fs.closeSync(src);
     }

@@ -17,7 +17,10 @@ export {
   readInto,
   readRegularText,
   appendFileAtomic,
+  copyBytes,
+  copyFileAtomic,
   writeFileAtomic,
+  writeFileAtomicWith,
 } from './safe-file';
 export { sleep } from './sleep';
 export { walkTree } from './walk';

@@ -17,20 +17,64 @@ export function writeFileAtomic(
   data: string | Uint8Array,
   options: { readonly mode?: number; readonly durable?: boolean; readonly beforeRename?: () => void } = {},
 ): void {
+  writeFileAtomicWith(
+    file,
+    (fd) => {
+      if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
+      fs.writeFileSync(fd, data);
+      if (options.durable) fs.fsyncSync(fd);
+    },
+    options.beforeRename,
+  );
+}
+
+/**
+ * Replaces `file` atomically with what `fill` writes to the descriptor of the fresh temporary file (for
+ * contents made piece by piece, such as bytes copied from another file).
+ */
+export function writeFileAtomicWith(
+  file: string,
+  fill: (fd: number) => void,
+  beforeRename?: () => void,
+): void {
   replaceAtomically(
     file,
     (tmp) => {
       const fd = fs.openSync(tmp, 'wx', 0o666);
       try {
-        if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
-        fs.writeFileSync(fd, data);
-        if (options.durable) fs.fsyncSync(fd);
+        fill(fd);
       } finally {
         fs.closeSync(fd);
       }
     },
-    options.beforeRename,
+    beforeRename,
   );
+}
+
+/** Copies bytes [from, to) of the open `src` to the open `dest` at its current end, 1 MiB at a time. */
+export function copyBytes(src: number, dest: number, from: number, to: number): void {
+  const buf = Buffer.allocUnsafe(Math.min(1024 * 1024, Math.max(1, to - from)));
+  for (let at = from; at < to;) {
+    const n = fs.readSync(src, buf, 0, Math.min(buf.length, to - at), at);
+    if (n === 0) throw new Error(`the file ended at ${at} bytes, before ${to}`);
+    fs.writeSync(dest, buf, 0, n);
+    at += n;
+  }
+}
+
+/**
+ * Copies the regular file `src` (never through a link) to `dest`, replacing it atomically: a reader or a
+ * sync of the folder sees the old file or the whole new one. False when `src` is not a regular file.
+ */
+export function copyFileAtomic(src: string, dest: string): boolean {
+  const from = openRegularFile(src);
+  if (!from) return false;
+  try {
+    writeFileAtomicWith(dest, (fd) => copyBytes(from.fd, fd, 0, from.size));
+  } finally {
+    fs.closeSync(from.fd);
+  }
+  return true;
 }
 
 /**
