@@ -6,7 +6,8 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const semver = require('semver');
+// The one function needed on every call, not the whole package (half its load time).
+const satisfies = require('semver/functions/satisfies');
 
 const WARNED = 'RLVR_NODE_WARNED';
 
@@ -18,9 +19,9 @@ function supportedRange() {
 
 /** The warning for `version` (e.g. '20.20.2'), or undefined when the version is supported. */
 function nodeWarning(version, range) {
-  if (semver.satisfies(version, range)) return undefined;
+  if (satisfies(version, range)) return undefined;
   const why =
-    semver.major(version) <= 20
+    require('semver/functions/major')(version) <= 20
       ? "Node 20's end of life was April 2026 (older lines' earlier), and AWS SDK releases from January 2027 need Node 22"
       : 'rlvr is not tested on this release line';
   return (

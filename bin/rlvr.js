@@ -3,10 +3,10 @@
 // One warning, ours, on a Node outside package.json's engines (bin/node-support.js); the AWS SDK's own
 // (a multi-line notice on every run on Node 20) would say the same again.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-require('./node-support').warnOnUnsupportedNode();
 // Node 22.1+ keeps the compiled code of the modules it loads on disk (a per-user folder in the temporary
 // directory): a command starts with less work from the second run on. Earlier Nodes have no such call.
 require('node:module').enableCompileCache?.();
+require('./node-support').warnOnUnsupportedNode();
 
 // `npm ci` builds dist/ (the prepare script): plain JavaScript starts about twice as fast as
 // compiling TypeScript on the fly. Any source file newer than the build means an edit since: then
