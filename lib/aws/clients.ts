@@ -4,6 +4,7 @@ import { SdkLogs } from './logs';
 import { SdkS3 } from './s3';
 import { SdkSageMaker } from './sagemaker';
 import { SdkSsm } from './ssm';
+import { loadEcr, loadLogs, loadQuotas, loadSdk, loadSts } from './load-sdk';
 import type { AwsClientOptions, AwsClients } from './types';
 
 /*
@@ -48,13 +49,13 @@ export function createAwsClients(
         return c;
       }));
   };
-  const ecr = lazy(async () => new (await import('@aws-sdk/client-ecr')).ECRClient(common));
+  const ecr = lazy(async () => new (loadEcr().ECRClient)(common));
   return {
     region: options.region,
     s3: new SdkS3(
       lazy(
         async () =>
-          new (await import('@aws-sdk/client-s3')).S3Client({
+          new (loadSdk().S3Client)({
             ...common,
             ...(options.s3Endpoint ? { endpoint: options.s3Endpoint } : {}),
             forcePathStyle: Boolean(options.s3Endpoint) || usesCustomEndpoint(env),
@@ -65,20 +66,18 @@ export function createAwsClients(
     sagemaker: new SdkSageMaker(
       lazy(
         async () =>
-          new (await import('@aws-sdk/client-sagemaker')).SageMakerClient({
+          new (loadSdk().SageMakerClient)({
             ...common,
             maxAttempts: Math.max(common.maxAttempts, 8),
           }),
       ),
     ),
-    ssm: new SdkSsm(lazy(async () => new (await import('@aws-sdk/client-ssm')).SSMClient(common))),
-    logs: new SdkLogs(
-      lazy(async () => new (await import('@aws-sdk/client-cloudwatch-logs')).CloudWatchLogsClient(common)),
-    ),
+    ssm: new SdkSsm(lazy(async () => new (loadSdk().SSMClient)(common))),
+    logs: new SdkLogs(lazy(async () => new (loadLogs().CloudWatchLogsClient)(common))),
     diagnostics: new SdkDiagnostics(
-      lazy(async () => new (await import('@aws-sdk/client-sts')).STSClient(common)),
+      lazy(async () => new (loadSts().STSClient)(common)),
       ecr,
-      lazy(async () => new (await import('@aws-sdk/client-service-quotas')).ServiceQuotasClient(common)),
+      lazy(async () => new (loadQuotas().ServiceQuotasClient)(common)),
     ),
     ecr: new SdkEcr(ecr),
     close: () => made.splice(0).forEach((c) => c.destroy()),

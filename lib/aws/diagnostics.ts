@@ -2,6 +2,7 @@ import type { ECRClient } from '@aws-sdk/client-ecr';
 import type { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import type { STSClient } from '@aws-sdk/client-sts';
 import { isAwsError, mapAwsErrors } from './errors';
+import { loadEcr, loadQuotas, loadSts } from './load-sdk';
 import type { IDiagnostics } from './types';
 
 /** IDiagnostics (`rlvr doctor`) on the SDK's STS, ECR and Service Quotas clients. */
@@ -13,7 +14,8 @@ export class SdkDiagnostics implements IDiagnostics {
   ) {}
 
   async callerIdentity(): Promise<{ account: string; arn: string }> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-sts'), this.sts()]);
+    const sdk = loadSts();
+    const client = await this.sts();
     const out = await mapAwsErrors({ operation: 'STS GetCallerIdentity' }, () =>
       client.send(new sdk.GetCallerIdentityCommand({})),
     );
@@ -21,7 +23,8 @@ export class SdkDiagnostics implements IDiagnostics {
   }
 
   async repositoryExists(name: string): Promise<boolean> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ecr'), this.ecr()]);
+    const sdk = loadEcr();
+    const client = await this.ecr();
     try {
       await mapAwsErrors({ operation: 'ECR DescribeRepositories' }, () =>
         client.send(new sdk.DescribeRepositoriesCommand({ repositoryNames: [name] })),
@@ -34,7 +37,8 @@ export class SdkDiagnostics implements IDiagnostics {
   }
 
   async sagemakerQuotas(text: string): Promise<Record<string, number>> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-service-quotas'), this.quotas()]);
+    const sdk = loadQuotas();
+    const client = await this.quotas();
     return mapAwsErrors({ operation: 'Service Quotas ListServiceQuotas' }, async () => {
       const out: Record<string, number> = {};
       for await (const page of sdk.paginateListServiceQuotas({ client }, { ServiceCode: 'sagemaker' })) {

@@ -1,5 +1,6 @@
 import type { ECRClient } from '@aws-sdk/client-ecr';
 import { mapAwsErrors } from './errors';
+import { loadEcr } from './load-sdk';
 import type { IEcr } from './types';
 
 /** IEcr on the SDK's ECR client. */
@@ -7,7 +8,8 @@ export class SdkEcr implements IEcr {
   constructor(private readonly client: () => Promise<ECRClient>) {}
 
   async authorizationToken(): Promise<{ username: string; password: string; expiresAt?: Date }> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ecr'), this.client()]);
+    const sdk = loadEcr();
+    const client = await this.client();
     const out = await mapAwsErrors({ operation: 'ECR GetAuthorizationToken' }, () =>
       client.send(new sdk.GetAuthorizationTokenCommand({})),
     );

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AwsError } from './errors';
+import { loadSdk } from './load-sdk';
 
 /**
  * Whether the SDK's credential chain has anything to find, without asking it. A dry-run on a laptop
@@ -35,7 +36,7 @@ function looksLikeEc2(): boolean {
 
 /** The region from the SDK's own sources (AWS_REGION, profile config), or undefined. */
 export async function sdkDefaultRegion(): Promise<string | undefined> {
-  const { SSMClient } = await import('@aws-sdk/client-ssm');
+  const { SSMClient } = loadSdk();
   const client = new SSMClient({});
   try {
     return await client.config.region();

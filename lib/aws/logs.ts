@@ -1,5 +1,6 @@
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { isAwsError, mapAwsErrors } from './errors';
+import { loadLogs } from './load-sdk';
 import type { ILogs, LogEvent, LogStreamInfo } from './types';
 
 type LogsSdk = typeof import('@aws-sdk/client-cloudwatch-logs');
@@ -12,7 +13,8 @@ export class SdkLogs implements ILogs {
     operation: string,
     run: (sdk: LogsSdk, client: CloudWatchLogsClient) => Promise<T>,
   ): Promise<T> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-cloudwatch-logs'), this.client()]);
+    const sdk = loadLogs();
+    const client = await this.client();
     return mapAwsErrors({ operation: `CloudWatch Logs ${operation}` }, () => run(sdk, client));
   }
 

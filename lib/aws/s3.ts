@@ -1,8 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { isAwsError, mapAwsErrors } from './errors';
+import { loadSdk, loadStorage, type Sdk } from './load-sdk';
 import type { CompletedPart, IS3, S3ObjectInfo, UploadPartInput } from './types';
 
-type S3Sdk = typeof import('@aws-sdk/client-s3');
+type S3Sdk = Sdk;
 
 /** IS3 on the SDK's S3 client: one request per call (or the pages of one listing). */
 export class SdkS3 implements IS3 {
@@ -10,7 +11,8 @@ export class SdkS3 implements IS3 {
 
   /** Runs `run` with the SDK module and the client; a failure of a kind in errors.ts as AwsError. */
   private async call<T>(operation: string, run: (sdk: S3Sdk, client: S3Client) => Promise<T>): Promise<T> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-s3'), this.client()]);
+    const sdk = loadSdk();
+    const client = await this.client();
     return mapAwsErrors({ operation: `S3 ${operation}` }, () => run(sdk, client));
   }
 
@@ -89,9 +91,8 @@ export class SdkS3 implements IS3 {
   }
 
   async signedGet(bucket: string, key: string): Promise<{ readonly url: string }> {
-    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
     return this.call('GetObject', async (sdk, client) => ({
-      url: await getSignedUrl(client, new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), {
+      url: await sdk.getSignedUrl(client, new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), {
         expiresIn: 900,
       }),
     }));
@@ -170,7 +171,7 @@ export class SdkS3 implements IS3 {
   }
 
   async uploadObject(bucket: string, key: string, body: Uint8Array, contentType?: string) {
-    const { Upload } = await import('@aws-sdk/lib-storage');
+    const { Upload } = loadStorage();
     await this.call('Upload', (_sdk, client) =>
       new Upload({
         client,

@@ -6,9 +6,10 @@ import type {
   TrainingJobSummary,
 } from '@aws-sdk/client-sagemaker';
 import { isAwsError, mapAwsErrors, type AwsErrorContext } from './errors';
+import { loadSdk, type Sdk } from './load-sdk';
 import type { ISageMaker } from './types';
 
-type SageMakerSdk = typeof import('@aws-sdk/client-sagemaker');
+type SageMakerSdk = Sdk;
 
 /** SageMaker answers a missing job with ValidationException "Requested resource not found" (moto: "Could not find …"). */
 const JOB_NOT_FOUND = /could not find|not found|does not exist/i;
@@ -22,7 +23,8 @@ export class SdkSageMaker implements ISageMaker {
     run: (sdk: SageMakerSdk, client: SageMakerClient) => Promise<T>,
     context: AwsErrorContext = {},
   ): Promise<T> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-sagemaker'), this.client()]);
+    const sdk = loadSdk();
+    const client = await this.client();
     const mapping = { notFoundByStatus: false, ...context, operation: `SageMaker ${operation}` };
     return mapAwsErrors(mapping, () => run(sdk, client));
   }

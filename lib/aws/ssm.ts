@@ -1,5 +1,6 @@
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { isAwsError, mapAwsErrors } from './errors';
+import { loadSdk } from './load-sdk';
 import type { ISsm } from './types';
 
 /** ISsm on the SDK's SSM client. */
@@ -7,7 +8,8 @@ export class SdkSsm implements ISsm {
   constructor(private readonly client: () => Promise<SSMClient>) {}
 
   async getParameter(name: string): Promise<string | undefined> {
-    const [sdk, client] = await Promise.all([import('@aws-sdk/client-ssm'), this.client()]);
+    const sdk = loadSdk();
+    const client = await this.client();
     try {
       return await mapAwsErrors({ operation: 'SSM GetParameter' }, async () => {
         const out = await client.send(new sdk.GetParameterCommand({ Name: name }));
