@@ -8,9 +8,10 @@ import { RangeSockets, RangeSocketFailure } from './range-socket';
 
 /*
  * One object to one local file: byte ranges in parallel, written in place into `<file>.rlvr-partial`,
- * with the finished ranges recorded beside it so an interrupted download resumes where it stopped
- * (every range asks If-Match the ETag it started with, so a changed object restarts instead of
- * mixing versions). Renamed into place only after the size — and S3's full-object SHA-256, when the
+ * with the finished blocks (16 MiB) recorded beside it so an interrupted download resumes where it
+ * stopped (every range asks If-Match the ETag it started with, so a changed object restarts instead of
+ * mixing versions). A GET asks for several consecutive blocks (up to 64 MiB) and each block goes on
+ * record as its last byte is written. Renamed into place only after the size — and S3's full-object SHA-256, when the
  * object has one — is verified. Nothing in the SDK (lib-storage included) does ranged,
  * resumable downloads, hence this file.
  */
@@ -19,8 +20,12 @@ export const PARTIAL_SUFFIX = '.rlvr-partial';
 const STATE_SUFFIX = '.rlvr-partial.json';
 
 export interface FetchOptions {
+  /** The unit the resume record counts in: a block of the object, finished or not. */
   readonly partSize?: number;
+  /** GETs in flight for this object. */
   readonly concurrency?: number;
+  /** The most one GET asks for: consecutive blocks up to this many bytes. */
+  readonly maxGetBytes?: number;
   /** Called with bytes written so far (this run). */
   readonly onBytes?: (bytes: number) => void;
   /**
@@ -112,14 +117,33 @@ async function writeAt(
 /** One object's direct reader: its sockets, until a connection fails before any answer. */
 interface Direct {
   sockets?: RangeSockets;
+  /** The object's presigned GET, shared by its ranges (Range and If-Match go unsigned beside it). */
+  signed?: Promise<{ readonly url: string } | undefined>;
+  signedAt?: number;
+}
+
+/*
+ * Ranges share one presigned URL: signing one costs about 5 ms of CPU here (the SDK's endpoint rules
+ * and SigV4), a quarter of a second over a GiB in 16 MiB ranges. It is signed for 15 minutes and
+ * replaced after 10, so no range starts on a URL about to expire.
+ */
+const RESIGN_AFTER_MS = 10 * 60 * 1000;
+
+function signedUrl(s3: IS3, bucket: string, key: string, direct: Direct) {
+  const now = Date.now();
+  if (!direct.signed || now - direct.signedAt! > RESIGN_AFTER_MS) {
+    direct.signedAt = now;
+    direct.signed = s3.signedGet!(bucket, key).catch(() => undefined);
+  }
+  return direct.signed;
 }
 
 /**
  * The range read on a direct socket (range-socket.ts: a quarter of the SDK's CPU); false when it was
  * not, and the caller reads it through the SDK: no presigner (a fake client) or no presigned URL, the
  * server unreachable that way (then no later range of the object tries), or a failed answer (an error
- * status, a reset), whose meaning or retry the SDK gives. Bytes written by a failed attempt are taken
- * back from the progress count; a failure of the file itself (a full disk) is thrown as it is.
+ * status, a reset), whose meaning or retry the SDK gives. A failure of the file itself (a full disk)
+ * is thrown as it is.
  */
 async function readDirect(
   s3: IS3,
@@ -132,23 +156,20 @@ async function readDirect(
 ): Promise<boolean> {
   const sockets = direct.sockets;
   if (!sockets || !s3.signedGet) return false;
-  const signed = await s3.signedGet(bucket, plan.key).catch(() => undefined);
+  const signed = await signedUrl(s3, bucket, plan.key, direct);
   if (!signed) return false;
-  let written = 0;
   try {
     const headers: Record<string, string> = plan.etag ? { 'If-Match': plan.etag } : {};
-    await sockets.read({ url: new URL(signed.url), headers }, range, fd, (n) => {
-      written += n;
-      onBytes(n);
-    });
+    await sockets.read({ url: new URL(signed.url), headers }, range, fd, onBytes);
     return true;
   } catch (err) {
     if (!(err instanceof RangeSocketFailure)) throw err;
+    // A refusal may be the URL's (credentials that expired before it): the next range signs anew.
+    direct.signed = undefined;
     if (err.unreachable && direct.sockets === sockets) {
       direct.sockets = undefined;
       sockets.close();
     }
-    if (written > 0) onBytes(-written);
     return false;
   }
 }
@@ -156,6 +177,35 @@ async function readDirect(
 const SYNC_EVERY_BYTES = 128 * 1024 * 1024;
 const STATE_EVERY_MS = 500;
 const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
+/*
+ * Each GET costs the server a request and the connection a round trip before its first byte. Measured
+ * on a 1 GiB object from the local S3 server, 8 connections: 64 GETs of 16 MiB took 2.2–2.55 s against
+ * curl's 1.7–1.9 s for 8 ranges; 16 GETs of 64 MiB 2.0–2.2 s, and 5% less CPU.
+ */
+const DEFAULT_MAX_GET_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The blocks to fetch as GETs of consecutive blocks: as many blocks to a GET as keep every one of the
+ * `concurrency` connections busy, and no more than `maxGetBytes` (at least one block).
+ */
+export function groupBlocks(
+  blocks: readonly number[],
+  concurrency: number,
+  partSize: number,
+  maxGetBytes: number,
+): number[][] {
+  const perGet = Math.max(
+    1,
+    Math.min(Math.ceil(blocks.length / Math.max(1, concurrency)), Math.floor(maxGetBytes / partSize)),
+  );
+  const gets: number[][] = [];
+  for (const block of blocks) {
+    const last = gets[gets.length - 1];
+    if (last && last.length < perGet && last[last.length - 1] === block - 1) last.push(block);
+    else gets.push([block]);
+  }
+  return gets;
+}
 
 export interface FetchResult {
   readonly bytesDownloaded: number;
@@ -232,17 +282,33 @@ async function fetchRanges(s3: IS3, bucket: string, plan: RangePlan, options: Fe
       flushing = flushing.then(() => fd.datasync()).catch(() => undefined);
     }
   };
-  const fetchPart = async (i: number) => {
-    const start = i * partSize;
-    const end = Math.min(size, start + partSize) - 1;
-    if (!(await readDirect(s3, bucket, plan, direct, { start, end }, fd.fd, onBytes))) {
-      const body = await s3.getObjectStream(bucket, key, { start, end, ifMatch: etag || undefined });
-      const n = await writeAt(fd.fd, body, start, onBytes);
-      if (n !== end - start + 1)
-        throw new RuntimeFailure(`short read of ${key} at ${start}: ${n} bytes`, 'ShortRead');
-    }
-    done.add(i);
-    void saveState();
+  const blockEnd = (i: number) => Math.min(size, (i + 1) * partSize);
+  /**
+   * One GET of consecutive blocks: on a direct socket, else (or for what a failed direct read left)
+   * through the SDK. Each block goes on record as its last byte is written.
+   */
+  const fetchGet = async (blocks: readonly number[]) => {
+    const end = blockEnd(blocks[blocks.length - 1]) - 1;
+    let next = 0;
+    let position = blocks[0] * partSize;
+    const onGetBytes = (n: number) => {
+      position += n;
+      onBytes(n);
+      while (next < blocks.length && position >= blockEnd(blocks[next])) {
+        done.add(blocks[next++]);
+        void saveState();
+      }
+    };
+    if (await readDirect(s3, bucket, plan, direct, { start: position, end }, fd.fd, onGetBytes)) return;
+    // The whole blocks a failed direct read wrote stay; the rest of the GET is read again.
+    const start = next < blocks.length ? blocks[next] * partSize : end + 1;
+    if (position > start) onBytes(start - position);
+    position = start;
+    if (start > end) return;
+    const body = await s3.getObjectStream(bucket, key, { start, end, ifMatch: etag || undefined });
+    const n = await writeAt(fd.fd, body, start, onGetBytes);
+    if (n !== end - start + 1)
+      throw new RuntimeFailure(`short read of ${key} at ${start}: ${n} bytes`, 'ShortRead');
   };
   let finished = false;
   try {
@@ -250,9 +316,11 @@ async function fetchRanges(s3: IS3, bucket: string, plan: RangePlan, options: Fe
     await saveState(true);
     const parts = Math.max(1, Math.ceil(size / partSize));
     const queue = Array.from({ length: parts }, (_, i) => i).filter((i) => !done.has(i));
-    // On the first failure the other ranges in flight finish and no new one starts; nothing runs after
+    const concurrency = options.concurrency ?? 8;
+    const gets = groupBlocks(queue, concurrency, partSize, options.maxGetBytes ?? DEFAULT_MAX_GET_BYTES);
+    // On the first failure the other GETs in flight finish and no new one starts; nothing runs after
     // this returns. An empty object has no range to fetch.
-    await mapLimited(size > 0 ? queue : [], options.concurrency ?? 8, fetchPart);
+    await mapLimited(size > 0 ? gets : [], concurrency, fetchGet);
     if (options.fsync) {
       await flushing;
       await fd.sync();

@@ -43,7 +43,12 @@ export class FaultProxy {
           upstream.destroy();
           return;
         }
-        client.write(d);
+        // Upstream waits while the client is behind: the bytes counted are about the bytes the client
+        // has (give or take the sockets' buffers), not what the proxy holds for it.
+        if (!client.write(d)) {
+          upstream.pause();
+          client.once('drain', () => upstream.resume());
+        }
       });
       const close = () => {
         client.destroy();

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { IS3, S3ObjectInfo } from '../../lib/aws';
-import { fetchObject, PARTIAL_SUFFIX } from '../../lib/transfers/fetch-object';
+import { fetchObject, groupBlocks, PARTIAL_SUFFIX } from '../../lib/transfers/fetch-object';
 import { tempDir } from '../helpers/fixtures';
 
 /*
@@ -23,7 +23,8 @@ interface Stub {
 }
 
 /**
- * One object `k`. `failAt`: a range starting there fails; `shortAt`: a range starting there ends early;
+ * One object `k`. `failAt`: a range holding that offset breaks there (its bytes before it arrive, then
+ * the connection resets); `shortAt`: a range starting there ends early;
  * `head`: what HEAD says (defaults to the object itself); `headError`: HEAD rejects.
  */
 function objectS3(
@@ -50,8 +51,17 @@ function objectS3(
       const start = o.start ?? 0;
       const end = o.end ?? body.length - 1;
       stub.ranges.push(`${start}-${end}`);
-      if (faults.failAt === start) throw new Error('connection reset');
+      const failAt = faults.failAt;
+      if (failAt === start) throw new Error('connection reset');
       const slice = body.subarray(start, end + 1);
+      if (failAt !== undefined && failAt > start && failAt <= end) {
+        return Readable.from(
+          (async function* () {
+            yield body.subarray(start, failAt);
+            throw new Error('connection reset');
+          })(),
+        );
+      }
       return Readable.from([faults.shortAt === start ? slice.subarray(0, slice.length - 1) : slice]);
     },
   } as unknown as IS3;
@@ -65,10 +75,12 @@ describe('fetchObject, step by step', () => {
   it('an interrupted download leaves only the partial file and its state; the next run resumes the missing ranges', async () => {
     const body = randomBytes(5 * MiB + 3);
     const dest = path.join(tempDir(), 'sub', 'w.bin');
-    const failing = objectS3(body, { failAt: 2 * MiB });
+    // One GET for all six blocks, broken half a block into the third: the two whole blocks are on record.
+    const failing = objectS3(body, { failAt: 2 * MiB + MiB / 2 });
     await expect(
       fetchObject(failing.s3, 'b', listed(body), dest, { partSize: MiB, concurrency: 1 }),
     ).rejects.toThrow('connection reset');
+    expect(failing.ranges).toEqual([`0-${body.length - 1}`]);
     expect(fs.existsSync(dest)).toBe(false);
     expect(fs.statSync(dest + PARTIAL_SUFFIX).size).toBe(body.length);
     const state = JSON.parse(fs.readFileSync(dest + STATE_SUFFIX, 'utf8'));
@@ -87,12 +99,8 @@ describe('fetchObject, step by step', () => {
       resumed: true,
       checksumVerified: false,
     });
-    expect(working.ranges.map((r) => Number(r.split('-')[0])).sort((a, b) => a - b)).toEqual([
-      2 * MiB,
-      3 * MiB,
-      4 * MiB,
-      5 * MiB,
-    ]);
+    // The four blocks left, two to a GET for the two connections.
+    expect(working.ranges.sort()).toEqual([`${2 * MiB}-${4 * MiB - 1}`, `${4 * MiB}-${body.length - 1}`]);
     expect(events[events.length - 1]).toBe(body.length - 2 * MiB);
     expect(fs.readFileSync(dest).equals(body)).toBe(true);
     expect(fs.readdirSync(path.dirname(dest))).toEqual(['w.bin']);
@@ -121,6 +129,51 @@ describe('fetchObject, step by step', () => {
     const otherParts = objectS3(body);
     const third = await fetchObject(otherParts.s3, 'b', listed(body), dest, { partSize: 2 * MiB });
     expect(third).toMatchObject({ resumed: false, bytesDownloaded: body.length });
+    expect(fs.readFileSync(dest).equals(body)).toBe(true);
+  });
+
+  it('groups the blocks left into GETs of consecutive blocks: every connection busy, none over the limit', () => {
+    expect(groupBlocks([0, 1, 2, 3, 4, 5, 6, 7], 2, MiB, 64 * MiB)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+    ]);
+    expect(groupBlocks([0, 1, 2, 3, 4, 5, 6, 7], 2, MiB, 3 * MiB)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7],
+    ]);
+    // A gap (a block done earlier) ends a GET; one block to a GET when there are more connections.
+    expect(groupBlocks([0, 1, 3, 4, 5], 2, MiB, 64 * MiB)).toEqual([
+      [0, 1],
+      [3, 4, 5],
+    ]);
+    expect(groupBlocks([0, 1, 2], 8, MiB, 64 * MiB)).toEqual([[0], [1], [2]]);
+    // A limit below one block still makes GETs of one block.
+    expect(groupBlocks([0, 1], 1, 16 * MiB, MiB)).toEqual([[0], [1]]);
+    // 1 GiB in 16 MiB blocks over 8 connections: 16 GETs of 64 MiB.
+    const gib = groupBlocks(
+      Array.from({ length: 64 }, (_, i) => i),
+      8,
+      16 * MiB,
+      64 * MiB,
+    );
+    expect(gib).toHaveLength(16);
+    expect(gib.every((g) => g.length === 4)).toBe(true);
+  });
+
+  it('a GET broken mid-body through the SDK keeps its whole blocks on record and rereads from the first unfinished one', async () => {
+    const body = randomBytes(4 * MiB);
+    const dest = path.join(tempDir(), 'w.bin');
+    const failing = objectS3(body, { failAt: 3 * MiB + 5 });
+    await expect(
+      fetchObject(failing.s3, 'b', listed(body), dest, { partSize: MiB, concurrency: 1 }),
+    ).rejects.toThrow('connection reset');
+    const state = JSON.parse(fs.readFileSync(dest + STATE_SUFFIX, 'utf8'));
+    expect([...state.done].sort()).toEqual([0, 1, 2]);
+    const working = objectS3(body);
+    const again = await fetchObject(working.s3, 'b', listed(body), dest, { partSize: MiB });
+    expect(working.ranges).toEqual([`${3 * MiB}-${4 * MiB - 1}`]);
+    expect(again).toMatchObject({ resumed: true, bytesDownloaded: MiB });
     expect(fs.readFileSync(dest).equals(body)).toBe(true);
   });
 
