@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { ProblemsError, UserError, type Problem } from '../errors';
 import {
   DEFAULT_JOB_NAME_PREFIX,
@@ -10,36 +9,21 @@ import {
 
 /**
  * The launcher settings: what the infrastructure stack publishes (one SSM parameter, JSON) and what
- * flags and environment variables can override. The stack validates its parameter with this schema.
+ * flags and environment variables can override.
  */
-export const settingsSchema = z.strictObject({
-  bucket: z
-    .string()
-    .regex(
-      /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
-      'an S3 bucket name (3–63 lowercase letters, digits, "." and "-")',
-    ),
-  prefix: z.string().default(DEFAULT_ROOT_PREFIX),
-  roleArn: z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, 'an IAM role ARN'),
-  repositoryUri: z.string().regex(/^[a-zA-Z0-9.-]+(:\d+)?\/[a-z0-9._/-]+$/, 'a repository URI (host/name)'),
-  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-west-2'),
-  subnets: z
-    .array(z.string().regex(/^subnet-[0-9a-f]+$/))
-    .max(16)
-    .optional(),
-  securityGroups: z
-    .array(z.string().regex(/^sg-[0-9a-f]+$/))
-    .max(5)
-    .optional(),
-  kmsKeyId: z.string().min(1).optional(),
+export interface Settings {
+  bucket: string;
+  prefix: string;
+  roleArn: string;
+  repositoryUri: string;
+  region: string;
+  subnets?: string[];
+  securityGroups?: string[];
+  kmsKeyId?: string;
   /** The file system multi-host jobs share (the stack's EFS, `-c rlvr:sharedFileSystem=efs`). */
-  fileSystemId: z
-    .string()
-    .regex(/^fs-[0-9a-f]{8,}$/, 'a file system id like fs-0123456789abcdef0')
-    .optional(),
-  jobNamePrefix: z.string().default(DEFAULT_JOB_NAME_PREFIX),
-});
-export type Settings = z.infer<typeof settingsSchema>;
+  fileSystemId?: string;
+  jobNamePrefix: string;
+}
 export type SettingName = keyof Settings;
 
 /** Where a setting came from, shown in the plan. */
@@ -61,21 +45,77 @@ export interface SettingFlags {
 interface SettingSpec {
   readonly flag: string;
   readonly env?: readonly string[];
-  readonly list?: boolean;
+  /** A list (comma-separated in a flag or variable) of at most this many values. */
+  readonly listMax?: number;
+  /** What a valid value (each, for a list) matches, and how a problem says it. */
+  readonly form?: { readonly pattern: RegExp; readonly what: string };
 }
 
+/*
+ * Checked by hand, not with a zod schema: every AWS command validates its settings, and loading zod
+ * cost 68 ms of its start on the 2-core bench host (ten fields of strings and lists of strings).
+ */
+
 const SPECS: Record<SettingName, SettingSpec> = {
-  bucket: { flag: 'bucket', env: [SETTINGS_ENV.bucket] },
+  bucket: {
+    flag: 'bucket',
+    env: [SETTINGS_ENV.bucket],
+    form: {
+      pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      what: 'an S3 bucket name (3–63 lowercase letters, digits, "." and "-")',
+    },
+  },
   prefix: { flag: 'prefix', env: [SETTINGS_ENV.prefix] },
-  roleArn: { flag: 'role-arn', env: [SETTINGS_ENV.roleArn] },
-  repositoryUri: { flag: 'repository-uri', env: [SETTINGS_ENV.repositoryUri] },
-  region: { flag: 'region', env: ['AWS_REGION', 'AWS_DEFAULT_REGION'] },
-  subnets: { flag: 'subnets', env: [SETTINGS_ENV.subnets], list: true },
-  securityGroups: { flag: 'security-groups', env: [SETTINGS_ENV.securityGroups], list: true },
-  kmsKeyId: { flag: 'kms-key', env: [SETTINGS_ENV.kmsKeyId] },
+  roleArn: {
+    flag: 'role-arn',
+    env: [SETTINGS_ENV.roleArn],
+    form: { pattern: /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, what: 'an IAM role ARN' },
+  },
+  repositoryUri: {
+    flag: 'repository-uri',
+    env: [SETTINGS_ENV.repositoryUri],
+    form: { pattern: /^[a-zA-Z0-9.-]+(:\d+)?\/[a-z0-9._/-]+$/, what: 'a repository URI (host/name)' },
+  },
+  region: {
+    flag: 'region',
+    env: ['AWS_REGION', 'AWS_DEFAULT_REGION'],
+    form: { pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, what: 'an AWS region such as us-west-2' },
+  },
+  subnets: {
+    flag: 'subnets',
+    env: [SETTINGS_ENV.subnets],
+    listMax: 16,
+    form: { pattern: /^subnet-[0-9a-f]+$/, what: 'subnet ids like subnet-0123abcd' },
+  },
+  securityGroups: {
+    flag: 'security-groups',
+    env: [SETTINGS_ENV.securityGroups],
+    listMax: 5,
+    form: { pattern: /^sg-[0-9a-f]+$/, what: 'security group ids like sg-0123abcd' },
+  },
+  kmsKeyId: { flag: 'kms-key', env: [SETTINGS_ENV.kmsKeyId], form: { pattern: /./, what: 'a KMS key id' } },
   jobNamePrefix: { flag: 'job-name-prefix', env: [SETTINGS_ENV.jobNamePrefix] },
-  fileSystemId: { flag: 'file-system-id', env: [SETTINGS_ENV.fileSystemId] },
+  fileSystemId: {
+    flag: 'file-system-id',
+    env: [SETTINGS_ENV.fileSystemId],
+    form: { pattern: /^fs-[0-9a-f]{8,}$/, what: 'a file system id like fs-0123456789abcdef0' },
+  },
 };
+
+/** What is wrong with a setting's value, or undefined when it is valid. */
+function settingProblem(name: SettingName, value: unknown): string | undefined {
+  const spec = SPECS[name];
+  const one = (v: unknown): string | undefined =>
+    typeof v !== 'string'
+      ? 'expected a string'
+      : spec.form && !spec.form.pattern.test(v)
+        ? spec.form.what
+        : undefined;
+  if (spec.listMax === undefined) return one(value);
+  if (!Array.isArray(value)) return 'expected a list of strings';
+  if (value.length > spec.listMax) return `at most ${spec.listMax} values`;
+  return value.map(one).find((problem) => problem !== undefined);
+}
 
 const FLAG_KEYS: Partial<Record<SettingName, keyof SettingFlags>> = {
   bucket: 'bucket',
@@ -145,7 +185,7 @@ export function mergeSettings(
             : 'not set';
       continue;
     }
-    values[name] = spec.list ? splitList(String(raw)) : raw;
+    values[name] = spec.listMax !== undefined ? splitList(String(raw)) : raw;
   }
   values.prefix = normalisePrefix((values.prefix as string | undefined) ?? DEFAULT_ROOT_PREFIX);
   values.jobNamePrefix ??= DEFAULT_JOB_NAME_PREFIX;
@@ -155,14 +195,13 @@ export function mergeSettings(
 
 /** Checks each resolved value; problems name the flag or variable it came from. */
 export function validateSettings(resolved: ResolvedSettings): Problem[] {
-  const shape = settingsSchema.shape;
   const problems: Problem[] = [];
   for (const [name, value] of Object.entries(resolved.values) as [SettingName, unknown][]) {
-    const result = (shape[name] as z.ZodType).safeParse(value);
-    if (!result.success) {
+    const problem = settingProblem(name, value);
+    if (problem) {
       problems.push({
         where: `setting ${name} (from ${resolved.sources[name]})`,
-        message: `${JSON.stringify(value)} is not valid: ${result.error.issues[0].message}`,
+        message: `${JSON.stringify(value)} is not valid: ${problem}`,
       });
     }
   }
@@ -181,7 +220,8 @@ export function requireSettings(resolved: ResolvedSettings): Settings {
     });
   }
   if (problems.length > 0) throw new ProblemsError('The launcher settings are incomplete', problems);
-  return settingsSchema.parse(resolved.values);
+  // Every required setting is present and every value valid; mergeSettings gave the defaults.
+  return resolved.values as Settings;
 }
 
 /** Parses the published parameter; a malformed parameter is a user-fixable error (redeploy). */
@@ -195,16 +235,27 @@ export function parseSettingsParameter(text: string): Partial<Settings> {
       'BadSettingsParameter',
     );
   }
-  const result = settingsSchema.partial().safeParse(json);
-  if (!result.success) {
+  const problems = settingsObjectProblems(json);
+  if (problems.length > 0) {
     throw new UserError(
-      `The parameter ${SETTINGS_PARAMETER_NAME} does not hold valid settings (${result.error.issues
-        .map((i) => `${i.path.join('.')}: ${i.message}`)
-        .join('; ')}). Redeploy the infrastructure stack.`,
+      `The parameter ${SETTINGS_PARAMETER_NAME} does not hold valid settings (${problems.join('; ')}). Redeploy the infrastructure stack.`,
       'BadSettingsParameter',
     );
   }
-  return result.data;
+  return json as Partial<Settings>;
+}
+
+/**
+ * What is wrong with a settings object as the stack publishes it (each key a setting, each value
+ * valid; none is required), as `key: problem`.
+ */
+export function settingsObjectProblems(json: unknown): string[] {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return ['not a JSON object'];
+  return Object.entries(json).flatMap(([key, value]) => {
+    if (!Object.hasOwn(SPECS, key)) return [`${key}: not a setting`];
+    const problem = settingProblem(key as SettingName, value);
+    return problem ? [`${key}: ${problem}`] : [];
+  });
 }
 
 /** Reads the parameter the stack publishes (an ISsm). */

@@ -3,7 +3,7 @@ import type { CreateTrainingJobRequest } from '@aws-sdk/client-sagemaker';
 import { Match } from 'aws-cdk-lib/assertions';
 import { parseInfraProps } from '../../lib/infra/props';
 import { SETTINGS_PARAMETER_NAME, SHARED_FILE_SYSTEM } from '../../lib/layout';
-import { settingsSchema } from '../../lib/settings/settings';
+import { REQUIRED_SETTINGS, settingsObjectProblems } from '../../lib/settings/settings';
 import { itWithPeer } from '../helpers/moto';
 import {
   ACCOUNT,
@@ -158,11 +158,14 @@ describe('the shared file system (rlvr:sharedFileSystem=efs)', () => {
     const parts = value['Fn::Join'][1];
     const at = parts.findIndex((p) => typeof p === 'string' && p.endsWith('"fileSystemId":"'));
     expect(parts[at + 1]).toEqual({ Ref: fileSystemId });
-    // Resolved as a deployment would (a stand-in id per resource), the settings pass the launcher's schema.
+    // Resolved as a deployment would (a stand-in id per resource), the settings pass the launcher's checks.
     const settings = JSON.parse(resolver(s.json as never)(value) as string);
     expect(settings.fileSystemId).toMatch(/^fs-0{13}\d{4}$/);
-    expect(settingsSchema.safeParse(settings)).toMatchObject({ success: true });
-    expect(settingsSchema.safeParse({ ...settings, fileSystemId: 'fs-x' }).success).toBe(false);
+    expect(settingsObjectProblems(settings)).toEqual([]);
+    expect(REQUIRED_SETTINGS.filter((name) => settings[name] === undefined)).toEqual([]);
+    expect(settingsObjectProblems({ ...settings, fileSystemId: 'fs-x' })).toEqual([
+      'fileSystemId: a file system id like fs-0123456789abcdef0',
+    ]);
     s.template.hasOutput('FileSystemId', { Value: { Ref: fileSystemId } });
   });
 

@@ -52,11 +52,19 @@ describe('settings resolution', () => {
 
   it('rejects malformed values, naming their source', () => {
     const problems = validateSettings(
-      mergeSettings({ roleArn: 'not-an-arn' }, { RLVR_BUCKET: 'Bad_Bucket' }, undefined),
+      mergeSettings(
+        { roleArn: 'not-an-arn', subnets: Array.from({ length: 17 }, (_, i) => `subnet-${i}a`).join(',') },
+        { RLVR_BUCKET: 'Bad_Bucket', AWS_REGION: 'us-west-2' },
+        undefined,
+      ),
     );
-    expect(problems.map((p) => p.where)).toEqual([
-      'setting bucket (from env RLVR_BUCKET)',
-      'setting roleArn (from flag --role-arn)',
+    expect(problems.map((p) => [p.where, p.message])).toEqual([
+      [
+        'setting bucket (from env RLVR_BUCKET)',
+        '"Bad_Bucket" is not valid: an S3 bucket name (3–63 lowercase letters, digits, "." and "-")',
+      ],
+      ['setting roleArn (from flag --role-arn)', '"not-an-arn" is not valid: an IAM role ARN'],
+      ['setting subnets (from flag --subnets)', expect.stringMatching(/is not valid: at most 16 values$/)],
     ]);
   });
 
@@ -64,7 +72,11 @@ describe('settings resolution', () => {
     expect(parseSettingsParameter(JSON.stringify(parameter)).bucket).toBe('from-parameter');
     expect(() => parseSettingsParameter('{not json')).toThrow(/is not JSON/);
     expect(() => parseSettingsParameter(JSON.stringify({ bucket: 'x', extra: 1 }))).toThrow(
-      /does not hold valid settings/,
+      /does not hold valid settings \(bucket: an S3 bucket name .*; extra: not a setting\)/,
     );
+    expect(() => parseSettingsParameter('[]')).toThrow(/not a JSON object/);
+    expect(() =>
+      parseSettingsParameter(JSON.stringify({ subnets: ['subnet-1a', 'subnet-zz'], securityGroups: 'sg-1' })),
+    ).toThrow(/subnets: subnet ids like subnet-0123abcd; securityGroups: expected a list of strings/);
   });
 });
