@@ -11,9 +11,9 @@ import { RangeSockets, RangeSocketFailure } from './range-socket';
  * with the finished blocks (16 MiB) recorded beside it so an interrupted download resumes where it
  * stopped (every range asks If-Match the ETag it started with, so a changed object restarts instead of
  * mixing versions). A GET asks for several consecutive blocks (up to 64 MiB) and each block goes on
- * record as its last byte is written. Renamed into place only after the size — and S3's full-object SHA-256, when the
- * object has one — is verified. Nothing in the SDK (lib-storage included) does ranged,
- * resumable downloads, hence this file.
+ * record as its last byte is written. Renamed into place only after the size — and S3's full-object
+ * SHA-256, when the object has one — is verified. Nothing in the SDK (lib-storage included) does
+ * ranged, resumable downloads, hence this file.
  */
 
 export const PARTIAL_SUFFIX = '.rlvr-partial';

@@ -1,9 +1,11 @@
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 
 /**
  * A TCP proxy on loopback in front of a real server that can be told to reset connections once a
  * number of response bytes has passed — a connection dropped mid-object, as on a flaky network —
- * and that counts the S3 requests passing through it (GET of an object, LIST, HEAD).
+ * and that counts the S3 requests passing through it (GET of an object, LIST, HEAD). Given a key and
+ * certificate, it speaks TLS to its clients (as S3 does) and plain TCP to the server.
  */
 export class FaultProxy {
   private server?: net.Server;
@@ -21,11 +23,16 @@ export class FaultProxy {
   readonly requests = { get: 0, list: 0, head: 0 };
   /** Every request by method (uploads are PUT/PATCH/POST). */
   readonly methods: Record<string, number> = {};
+  /** The path (without the query) of each object GET, and whether it was presigned. */
+  readonly gets: { readonly path: string; readonly presigned: boolean }[] = [];
 
-  constructor(private readonly upstreamPort: number) {}
+  constructor(
+    private readonly upstreamPort: number,
+    private readonly tlsOptions?: { readonly key: string; readonly cert: string },
+  ) {}
 
   async start(): Promise<void> {
-    this.server = net.createServer((client) => {
+    const onClient = (client: net.Socket) => {
       this.connections++;
       const upstream = net.connect(this.upstreamPort, '127.0.0.1');
       this.sockets.add(client).add(upstream);
@@ -58,7 +65,10 @@ export class FaultProxy {
       };
       client.on('error', close).on('close', close);
       upstream.on('error', close).on('close', close);
-    });
+    };
+    this.server = this.tlsOptions
+      ? tls.createServer({ key: this.tlsOptions.key, cert: this.tlsOptions.cert }, onClient)
+      : net.createServer(onClient);
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server!.address() as net.AddressInfo).port;
   }
@@ -71,10 +81,14 @@ export class FaultProxy {
       this.methods[m[1]] = (this.methods[m[1]] ?? 0) + 1;
     }
     for (const m of chunk.toString('latin1').matchAll(/^(GET|HEAD) (\S+) HTTP\/1\.1\r$/gm)) {
-      if (m[1] === 'GET' && /[?&]X-Amz-Signature=/.test(m[2])) this.presignedGets++;
+      const presigned = m[1] === 'GET' && /[?&]X-Amz-Signature=/.test(m[2]);
+      if (presigned) this.presignedGets++;
       if (m[1] === 'HEAD') this.requests.head++;
       else if (/^\/[^/?]+\/?(\?|$)/.test(m[2])) this.requests.list++;
-      else this.requests.get++;
+      else {
+        this.requests.get++;
+        this.gets.push({ path: decodeURIComponent(m[2].split('?')[0]), presigned });
+      }
     }
   }
 

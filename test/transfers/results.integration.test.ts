@@ -25,6 +25,7 @@ import { FaultProxy } from '../helpers/fault-proxy';
 import { RecordingProxy } from '../helpers/recording-proxy';
 import { makeTrainerRepo, REPO_ROOT, safetensorsWith, tempDir } from '../helpers/fixtures';
 import { useEmulator } from '../helpers/emulator-suite';
+import { loopbackCertificate } from '../helpers/tls-cert';
 import { describeWithPeer, motoAvailable, TEST_REGION } from '../helpers/moto';
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
@@ -233,6 +234,52 @@ describeWithPeer('moto_server', motoAvailable())('results and data against a rea
       expect(fs.readdirSync(path.dirname(dest))).toEqual(['big.bin']);
     } finally {
       aws.close();
+      await proxy.stop();
+    }
+  });
+
+  it('download over TLS, as from S3: every object on the direct sockets, none through the SDK, byte for byte', async () => {
+    const { job, weights } = await jobWithResults();
+    const { key, cert, certFile } = loopbackCertificate();
+    const proxy = new FaultProxy(Number(new URL(moto.endpoint).port), { key, cert });
+    await proxy.start();
+    const out = tempDir();
+    try {
+      // The process trusts the endpoint's certificate as it would a private CA's (the SDK and the
+      // sockets alike); nothing else about it is special.
+      const result = await runCli(['download', job, '--results-dir', out, '--json'], {
+        env: emulator.cliEnv({
+          AWS_ENDPOINT_URL_S3: `https://127.0.0.1:${proxy.port}`,
+          NODE_EXTRA_CA_CERTS: certFile,
+        }),
+      });
+      expect(result.code).toBe(0);
+      const dir = path.join(out, job);
+      expect(fileSha(path.join(dir, 'checkpoints/r_final/model-00001-of-00001.safetensors'))).toBe(
+        sha256(weights),
+      );
+      const at = (f: string) => `/${BUCKET}/rlvr-experiments/checkpoints/${job}/${f}`;
+      const gets = proxy.gets.filter((g) => g.path.includes('/checkpoints/'));
+      // Every file came on the direct sockets (a presigned GET each); the SDK read only the index, for
+      // the checkpoint rule before the download.
+      expect(
+        gets
+          .filter((g) => g.presigned)
+          .map((g) => g.path)
+          .sort(),
+      ).toEqual(
+        [
+          'config.yaml',
+          'r_final/config.json',
+          'r_final/model.safetensors',
+          'r_final/model.safetensors.index.json',
+          'traces/trace.jsonl',
+        ].map(at),
+      );
+      expect(gets.filter((g) => !g.presigned).map((g) => g.path)).toEqual([
+        at('r_final/model.safetensors.index.json'),
+      ]);
+    } finally {
       await proxy.stop();
     }
   });
