@@ -51,9 +51,8 @@ export async function downloadRows(
   log.push(
     `peak RSS of rlvr download (1 GiB, 8 × 16 MiB ranges in flight): ${Math.round((ours1.maxRssKb ?? 0) / 1024)} MiB`,
   );
-  rows.push(await serverLimitRow(log, peers, J1, 'run_final/model.safetensors'));
-  const limitSeconds = parseFloat(rows[rows.length - 1].baseline);
-  rows.push(await pageCacheRow(log, peers, J1, 'run_final/model.safetensors', limitSeconds));
+  const limit = await serverLimitRow(log, peers, J1, 'run_final/model.safetensors');
+  rows.push(limit.row, await pageCacheRow(log, peers, J1, 'run_final/model.safetensors', limit.seconds));
   fresh('ours-1gib');
   fresh('cli-1gib');
 
@@ -113,21 +112,36 @@ export async function downloadRows(
   return { rows, folderSeconds: ours2.seconds };
 }
 
+/** The URL of a job's checkpoint object on the bench's s3rver. */
+function checkpointUrl(peers: Peers, jobName: string, relative: string): string {
+  return `${peers.s3Endpoint}/${BUCKET}/rlvr-experiments/checkpoints/${jobName}/${relative}`;
+}
+
+/** `size` bytes of `url` in 8 parallel range GETs by curl, range i written to `output(i)`; one shell line. */
+function curlRanges(url: string, size: number, output: (i: number) => string): string {
+  const part = Math.ceil(size / 8);
+  const curls = Array.from(
+    { length: 8 },
+    (_, i) => `curl -s -f -o '${output(i)}' -r ${i * part}-${Math.min(size, (i + 1) * part) - 1} '${url}' &`,
+  );
+  return `${curls.join(' ')} wait`;
+}
+
 /**
  * The 1 GiB download against what the server gives at most: the same object in 8 parallel range GETs by
  * curl, written to /dev/null (no file, no checks, no start-up), in the same run; with our CPU per GiB
  * (user + sys of the whole command, start-up included).
  */
-async function serverLimitRow(log: string[], peers: Peers, jobName: string, relative: string): Promise<Row> {
+async function serverLimitRow(
+  log: string[],
+  peers: Peers,
+  jobName: string,
+  relative: string,
+): Promise<{ row: Row; seconds: number }> {
   const size = 1024 * MIB;
-  const url = `${peers.s3Endpoint}/${BUCKET}/rlvr-experiments/checkpoints/${jobName}/${relative}`;
-  const part = Math.ceil(size / 8);
-  const curls = Array.from(
-    { length: 8 },
-    (_, i) => `curl -s -f -o /dev/null -r ${i * part}-${Math.min(size, (i + 1) * part) - 1} '${url}' &`,
-  ).join(' ');
+  const curls = curlRanges(checkpointUrl(peers, jobName, relative), size, () => '/dev/null');
   const { baseline, ours, oursCpu, spread } = await medianPair(
-    () => run('sh', ['-c', `${curls} wait`], peers.env, { time: true }),
+    () => run('sh', ['-c', curls], peers.env, { time: true }),
     async () =>
       movedAtLeast(
         await peers.rlvr(['download', jobName, '--results-dir', peers.fresh('ours-limit'), '--json'], {
@@ -142,7 +156,7 @@ async function serverLimitRow(log: string[], peers: Peers, jobName: string, rela
   log.push(`download 1 GiB object vs the server's limit, ${spread}`);
   const ratio = ours.seconds / baseline.seconds;
   const cpuPerGib = oursCpu / (size / (1024 * MIB));
-  return {
+  const row = {
     name: "download 1 GiB object vs the server's limit (8 parallel range GETs by curl to /dev/null), and our CPU per GiB",
     ours: `${ours.seconds.toFixed(2)} s, ${cpuPerGib.toFixed(2)} CPU s/GiB`,
     baseline: `${baseline.seconds.toFixed(2)} s`,
@@ -150,6 +164,7 @@ async function serverLimitRow(log: string[], peers: Peers, jobName: string, rela
     target: '≤ 1.3×, ≤ 1.5 CPU s/GiB',
     pass: ratio <= 1.3 && cpuPerGib <= 1.5,
   };
+  return { row, seconds: baseline.seconds };
 }
 
 /**
@@ -164,20 +179,14 @@ async function pageCacheRow(
   relative: string,
   limitSeconds: number,
 ): Promise<Row> {
-  const size = 1024 * MIB;
-  const url = `${peers.s3Endpoint}/${BUCKET}/rlvr-experiments/checkpoints/${jobName}/${relative}`;
-  const part = Math.ceil(size / 8);
+  const url = checkpointUrl(peers, jobName, relative);
   const runs: Timed[] = [];
   for (let i = 0; i < 3; i++) {
     const dir = peers.fresh('curl-files');
     fs.mkdirSync(dir, { recursive: true });
     spawnSync('sync');
-    const curls = Array.from(
-      { length: 8 },
-      (_, k) =>
-        `curl -s -f -o '${path.join(dir, `part${k}`)}' -r ${k * part}-${Math.min(size, (k + 1) * part) - 1} '${url}' &`,
-    ).join(' ');
-    runs.push(await run('sh', ['-c', `${curls} wait`], peers.env, { time: true }));
+    const curls = curlRanges(url, 1024 * MIB, (k) => path.join(dir, `part${k}`));
+    runs.push(await run('sh', ['-c', curls], peers.env, { time: true }));
   }
   peers.fresh('curl-files');
   const median = [...runs].sort((a, b) => a.seconds - b.seconds)[1];

@@ -3,14 +3,12 @@ import { isAwsError, mapAwsErrors } from './errors';
 import { loadSdk, loadStorage, type Sdk } from './load-sdk';
 import type { CompletedPart, IS3, S3ObjectInfo, UploadPartInput } from './types';
 
-type S3Sdk = Sdk;
-
 /** IS3 on the SDK's S3 client: one request per call (or the pages of one listing). */
 export class SdkS3 implements IS3 {
   constructor(private readonly client: () => Promise<S3Client>) {}
 
   /** Runs `run` with the SDK module and the client; a failure of a kind in errors.ts as AwsError. */
-  private async call<T>(operation: string, run: (sdk: S3Sdk, client: S3Client) => Promise<T>): Promise<T> {
+  private async call<T>(operation: string, run: (sdk: Sdk, client: S3Client) => Promise<T>): Promise<T> {
     const sdk = loadSdk();
     const client = await this.client();
     return mapAwsErrors({ operation: `S3 ${operation}` }, () => run(sdk, client));

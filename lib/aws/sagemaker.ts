@@ -9,8 +9,6 @@ import { isAwsError, mapAwsErrors, type AwsErrorContext } from './errors';
 import { loadSdk, type Sdk } from './load-sdk';
 import type { ISageMaker } from './types';
 
-type SageMakerSdk = Sdk;
-
 /** SageMaker answers a missing job with ValidationException "Requested resource not found" (moto: "Could not find …"). */
 const JOB_NOT_FOUND = /could not find|not found|does not exist/i;
 
@@ -20,7 +18,7 @@ export class SdkSageMaker implements ISageMaker {
 
   private async call<T>(
     operation: string,
-    run: (sdk: SageMakerSdk, client: SageMakerClient) => Promise<T>,
+    run: (sdk: Sdk, client: SageMakerClient) => Promise<T>,
     context: AwsErrorContext = {},
   ): Promise<T> {
     const sdk = loadSdk();
