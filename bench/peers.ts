@@ -6,11 +6,14 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CreateTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { S3Layout } from '../lib/layout';
 import { freePort, startMoto } from '../test/helpers/moto';
 import { medianPair, movedAtLeast, run, type Timed } from './measure';
 
 const ROOT = path.resolve(__dirname, '..');
 export const BUCKET = 'bench';
+/** The team's layout in the bench's bucket (the default root prefix, as the CLI resolves it here). */
+export const LAYOUT = new S3Layout(BUCKET);
 
 export interface Peers {
   readonly env: NodeJS.ProcessEnv;
@@ -107,12 +110,12 @@ export async function startPeers(work: string): Promise<Peers> {
         TrainingJobName: name,
         RoleArn: 'arn:aws:iam::123456789012:role/bench',
         AlgorithmSpecification: { TrainingImage: 'img:1', TrainingInputMode: 'File' },
-        OutputDataConfig: { S3OutputPath: `s3://${BUCKET}/rlvr-experiments/output` },
+        OutputDataConfig: { S3OutputPath: LAYOUT.uri(LAYOUT.outputPath()) },
         ResourceConfig: { InstanceType: 'ml.g5.2xlarge', InstanceCount: 1, VolumeSizeInGB: 1 },
         StoppingCondition: { MaxRuntimeInSeconds: 3600 },
       }),
     );
-  const ck = (j: string) => `s3://${BUCKET}/rlvr-experiments/checkpoints/${j}/`;
+  const ck = (j: string) => LAYOUT.uri(LAYOUT.checkpointsPrefix(j));
   const fresh = (name: string) => {
     const dir = path.join(work, name);
     fs.rmSync(dir, { recursive: true, force: true });

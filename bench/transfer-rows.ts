@@ -10,7 +10,7 @@ import { createAwsClients } from '../lib/aws';
 import { benchCurriculum } from '../test/curriculum/bench-curriculum';
 import { FaultProxy } from '../test/helpers/fault-proxy';
 import { medianPair, MIB, movedAtLeast, run, RUNS, writeSafetensorsFile, type Timed } from './measure';
-import { BUCKET, type Peers } from './peers';
+import { BUCKET, LAYOUT, type Peers } from './peers';
 import { row, type BenchContext, type Row } from './row';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -114,7 +114,7 @@ export async function downloadRows(
 
 /** The URL of a job's checkpoint object on the bench's s3rver. */
 function checkpointUrl(peers: Peers, jobName: string, relative: string): string {
-  return `${peers.s3Endpoint}/${BUCKET}/rlvr-experiments/checkpoints/${jobName}/${relative}`;
+  return `${peers.s3Endpoint}/${BUCKET}/${LAYOUT.checkpointsPrefix(jobName)}${relative}`;
 }
 
 /** `size` bytes of `url` in 8 parallel range GETs by curl, range i written to `output(i)`; one shell line. */
@@ -364,7 +364,7 @@ export async function curriculumRow({ log }: BenchContext, { env, s3Endpoint }: 
     process.env[k] = env[k];
   const clients = createAwsClients({ region: 'us-west-2', s3Endpoint }, env);
   try {
-    const b = await benchCurriculum(clients.s3, BUCKET, 'rlvr-experiments/datasets/math_train/');
+    const b = await benchCurriculum(clients.s3, BUCKET, LAYOUT.datasetPrefix('math_train'));
     const mib = (n: number) => `${(n / MIB).toFixed(1)} MiB`;
     log.push(
       `curriculum id check: ${b.rows} rows, copy ${mib(b.copyBytes)}; cold ${b.cold.seconds.toFixed(2)} s, ${mib(b.cold.bytesRead)} read in ${b.cold.gets} GETs; cached ${b.cached.seconds.toFixed(3)} s, ${b.cached.gets} GETs`,
@@ -392,7 +392,7 @@ export async function curriculumRow({ log }: BenchContext, { env, s3Endpoint }: 
  * harness's results JSON) against `aws s3 cp --recursive` of the same files, the first step of the
  * team's gathering script; then the repeat, which the local cache answers without a GET.
  */
-export async function evalResultsRow({ work, log }: BenchContext, { aws, rlvr }: Peers): Promise<Row> {
+export async function evalResultsRow({ work, log }: BenchContext, { aws, rlvr, ck }: Peers): Promise<Row> {
   const job = 'annotations-adhoc-eval-20261123-000000';
   const local = path.join(work, 'eval-results-src');
   const tasks = ['gsm8k_cot', 'minerva_math', 'ifeval', 'mbpp', 'humaneval'];
@@ -426,26 +426,12 @@ export async function evalResultsRow({ work, log }: BenchContext, { aws, rlvr }:
         }),
       );
     }
-  await aws([
-    's3',
-    'cp',
-    '--recursive',
-    '--quiet',
-    local,
-    `s3://${BUCKET}/rlvr-experiments/checkpoints/${job}/evals/`,
-  ]);
+  await aws(['s3', 'cp', '--recursive', '--quiet', local, `${ck(job)}evals/`]);
   const cache = path.join(work, 'eval-cache');
   const ours = () => rlvr(['eval', 'results', job, '--format', 'csv'], {}, { XDG_CACHE_HOME: cache });
   const fetchedOf = (r: Timed) => Number(/(\d+) from S3/.exec(r.stderr)?.[1] ?? NaN);
   const baselineDir = path.join(work, 'eval-results-aws');
-  const baseline = await aws([
-    's3',
-    'cp',
-    '--recursive',
-    '--quiet',
-    `s3://${BUCKET}/rlvr-experiments/checkpoints/${job}/evals/`,
-    baselineDir,
-  ]);
+  const baseline = await aws(['s3', 'cp', '--recursive', '--quiet', `${ck(job)}evals/`, baselineDir]);
   const cold = await ours();
   const warm = await ours();
   const lines = cold.stdout.trim().split('\n').length - 1;
